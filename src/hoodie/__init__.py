@@ -1,0 +1,32 @@
+"""hoodie: Apache Hudi tables from Python and PySpark.
+
+Public entry points:
+
+* :func:`hoodie.write` / :func:`hoodie.read` — the in-process engine (no JVM);
+* :class:`hoodie.HoodieTable` — open a table, inspect its timeline and file groups;
+* ``hoodie.spark.register(spark)`` — ``df.write.format("hoodie")`` and
+  ``spark.read.format("hoodie")`` for PySpark.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["HoodieError", "HoodieTable", "read", "write"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily so that executors importing hoodie.formats do not load the whole stack.
+    if name in ("read", "write"):
+        from hoodie import api
+
+        return getattr(api, name)
+    if name == "HoodieTable":
+        from hoodie.table.table import HoodieTable
+
+        return HoodieTable
+    if name == "HoodieError":
+        from hoodie.errors import HoodieError
+
+        return HoodieError
+    raise AttributeError(f"module 'hoodie' has no attribute {name!r}")

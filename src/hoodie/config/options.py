@@ -1,0 +1,185 @@
+"""Every user-facing option, declared once with Hudi's key, type, default and doc."""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from hoodie.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def _bool(v: str) -> bool:
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes"):
+        return True
+    if s in ("false", "0", "no"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _upper(v: str) -> str:
+    return str(v).strip().upper()
+
+
+def _lower(v: str) -> str:
+    return str(v).strip().lower()
+
+
+def _fields(v: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in str(v).split(",") if p.strip())
+
+
+@dataclass(frozen=True)
+class Option(Generic[T]):
+    """One option: ``key`` is Hudi's name; ``aliases`` are older names that mean the same."""
+
+    key: str
+    default: T | None
+    parse: Callable[[str], T]
+    doc: str
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+
+    def convert(self, raw: Any) -> T:
+        try:
+            value = self.parse(raw) if isinstance(raw, str) else self.parse(str(raw).lower() if isinstance(raw, bool) else str(raw))
+        except (ValueError, TypeError) as e:
+            raise ConfigError(f"invalid value {raw!r} for option {self.key}: {e}") from None
+        if self.choices and value not in self.choices:
+            raise ConfigError(f"invalid value {raw!r} for option {self.key}: expected one of {', '.join(self.choices)}")
+        return value
+
+
+OPTIONS: dict[str, Option[Any]] = {}
+
+
+def _opt(key: str, default: Any, parse: Callable[[str], Any], doc: str, aliases: tuple[str, ...] = (), choices: tuple[str, ...] = ()) -> Option[Any]:
+    o = Option(key, default, parse, doc, aliases, choices)
+    OPTIONS[key] = o
+    return o
+
+
+# --- table identity -----------------------------------------------------------------------
+TABLE_NAME = _opt("hoodie.table.name", None, str, "Table name (required to create a table).", ("hoodie.datasource.write.table.name",))
+DATABASE_NAME = _opt("hoodie.database.name", "", str, "Database name, part of the table checksum.")
+TABLE_TYPE = _opt("hoodie.datasource.write.table.type", "COPY_ON_WRITE", _upper, "COPY_ON_WRITE or MERGE_ON_READ.", ("hoodie.table.type",), ("COPY_ON_WRITE", "MERGE_ON_READ"))
+
+# --- keys and partitions ------------------------------------------------------------------
+RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, _fields, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))
+PARTITION_PATH_FIELD = _opt("hoodie.datasource.write.partitionpath.field", (), _fields, "Comma-separated partition path field(s); empty for a non-partitioned table.", ("hoodie.table.partition.fields",))
+PRECOMBINE_FIELD = _opt("hoodie.datasource.write.precombine.field", None, str, "Ordering field: the record with the larger value wins.", ("hoodie.table.precombine.field", "hoodie.payload.ordering.field", "hoodie.table.ordering.fields"))
+KEYGEN_CLASS = _opt("hoodie.datasource.write.keygenerator.class", None, str, "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased).", ("hoodie.table.keygenerator.class",))
+KEYGEN_TYPE = _opt("hoodie.datasource.write.keygenerator.type", None, _upper, "Key generator type: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP.", ("hoodie.table.keygenerator.type",), ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"))
+HIVE_STYLE = _opt("hoodie.datasource.write.hive_style_partitioning", False, _bool, "Write partition directories as field=value.")
+URL_ENCODE = _opt("hoodie.datasource.write.partitionpath.urlencode", False, _bool, "Percent-encode partition path values.")
+TS_TYPE = _opt("hoodie.keygen.timebased.timestamp.type", None, _upper, "Timestamp key generator input type.", ("hoodie.deltastreamer.keygen.timebased.timestamp.type",), ("UNIX_TIMESTAMP", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "DATE_STRING", "SCALAR"))
+TS_INPUT_FORMAT = _opt("hoodie.keygen.timebased.input.dateformat", "", str, "Input date format (Java pattern) for DATE_STRING.", ("hoodie.deltastreamer.keygen.timebased.input.dateformat",))
+TS_OUTPUT_FORMAT = _opt("hoodie.keygen.timebased.output.dateformat", "yyyy-MM-dd", str, "Output date format (Java pattern) of the partition path.", ("hoodie.deltastreamer.keygen.timebased.output.dateformat",))
+TS_TIMEZONE = _opt("hoodie.keygen.timebased.timezone", "UTC", str, "Time zone of the timestamp key generator.", ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"))
+TS_SCALAR_UNIT = _opt("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", _upper, "Unit of SCALAR timestamps.")
+CONSISTENT_LOGICAL_TS = _opt("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, _bool, "Accepted for compatibility.")
+
+# --- write --------------------------------------------------------------------------------
+OPERATION = _opt("hoodie.datasource.write.operation", "upsert", _lower, "Write operation.", (), ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"))
+POPULATE_META_FIELDS = _opt("hoodie.populate.meta.fields", True, _bool, "Fill the five _hoodie_ meta columns.")
+COMBINE_BEFORE_INSERT = _opt("hoodie.combine.before.insert", False, _bool, "Deduplicate a batch by key before insert/bulk_insert.")
+COMBINE_BEFORE_UPSERT = _opt("hoodie.combine.before.upsert", True, _bool, "Deduplicate a batch by key before upsert.")
+COMBINE_BEFORE_DELETE = _opt("hoodie.combine.before.delete", True, _bool, "Deduplicate a batch by key before delete.")
+INSERT_DROP_DUPS = _opt("hoodie.datasource.write.insert.drop.duplicates", False, _bool, "On insert, drop incoming records whose key already exists.")
+PAYLOAD_CLASS = _opt("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload", str, "Merge payload (event-time semantics).", ("hoodie.compaction.payload.class",))
+SMALL_FILE_LIMIT = _opt("hoodie.parquet.small.file.limit", 104857600, int, "Files smaller than this receive inserts first (bytes; 0 disables).")
+MAX_FILE_SIZE = _opt("hoodie.parquet.max.file.size", 125829120, int, "Target size of a base file (bytes).")
+RECORD_SIZE_ESTIMATE = _opt("hoodie.copyonwrite.record.size.estimate", 1024, int, "Record size estimate before any commit exists (bytes).")
+INSERT_SPLIT_SIZE = _opt("hoodie.copyonwrite.insert.split.size", 500000, int, "Records per new file group when auto split is off.")
+INSERT_AUTO_SPLIT = _opt("hoodie.copyonwrite.insert.auto.split", True, _bool, "Size new file groups from the average record size.")
+RECORD_SIZE_MIN_COMMIT = _opt("hoodie.record.size.estimation.threshold", 1.0, float, "Use a past commit for the record size only if it wrote more than threshold × small.file.limit bytes.")
+PARQUET_CODEC = _opt("hoodie.parquet.compression.codec", "gzip", _lower, "Parquet compression codec.", (), ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"))
+PARQUET_BLOCK_SIZE = _opt("hoodie.parquet.block.size", 125829120, int, "Parquet row group size (bytes).")
+PARQUET_PAGE_SIZE = _opt("hoodie.parquet.page.size", 1048576, int, "Parquet page size (bytes).")
+MARKERS_TYPE = _opt("hoodie.write.markers.type", "DIRECT", _upper, "DIRECT or TIMELINE_SERVER_BASED markers.", (), ("DIRECT", "TIMELINE_SERVER_BASED"))
+ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
+UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")
+INSERT_PARALLELISM = _opt("hoodie.insert.shuffle.parallelism", 0, int, "Shuffle parallelism for insert (0 = automatic).")
+BULK_INSERT_PARALLELISM = _opt("hoodie.bulkinsert.shuffle.parallelism", 0, int, "Shuffle parallelism for bulk_insert (0 = automatic).")
+DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int, "Shuffle parallelism for delete (0 = automatic).")
+METADATA_ENABLE = _opt("hoodie.metadata.enable", False, _bool, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
+FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, _bool, "Accepted for compatibility.")
+
+# --- index --------------------------------------------------------------------------------
+INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", _upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE"))
+BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int, "Keys per bloom filter row.")
+BLOOM_FPP = _opt("hoodie.index.bloom.fpp", 1e-9, float, "Bloom filter false positive probability.")
+BLOOM_FILTER_TYPE = _opt("hoodie.bloom.index.filter.type", "DYNAMIC_V0", _upper, "SIMPLE or DYNAMIC_V0.", (), ("SIMPLE", "DYNAMIC_V0"))
+BLOOM_MAX_ENTRIES = _opt("hoodie.bloom.index.filter.dynamic.max.entries", 100000, int, "Maximum keys of a dynamic bloom filter.")
+BLOOM_PRUNE_BY_RANGES = _opt("hoodie.bloom.index.prune.by.ranges", True, _bool, "Prune candidate files by min/max record key.")
+
+# --- read ---------------------------------------------------------------------------------
+QUERY_TYPE = _opt("hoodie.datasource.query.type", "snapshot", _lower, "snapshot, incremental or read_optimized.", (), ("snapshot", "incremental", "read_optimized"))
+BEGIN_INSTANT = _opt("hoodie.datasource.read.begin.instanttime", None, str, "Incremental pull: exclusive start instant.")
+END_INSTANT = _opt("hoodie.datasource.read.end.instanttime", None, str, "Incremental pull: inclusive end instant (default: latest).")
+AS_OF_INSTANT = _opt("as.of.instant", None, str, "Time travel: read the table as of this instant.", ("hoodie.datasource.read.as.of.instant",))
+READ_PATHS = _opt("hoodie.datasource.read.paths", None, str, "Accepted for compatibility; not used.")
+
+_ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}
+
+# Keys Spark or Hudi users pass that carry no meaning for hoodie but are not mistakes.
+_IGNORED = {"path", "hoodie.datasource.write.hive_style_partitioning.default"}
+
+
+def lookup(key: str) -> Option[Any] | None:
+    return OPTIONS.get(key) or _ALIASES.get(key)
+
+
+@dataclass(frozen=True)
+class HoodieConfig:
+    """User options parsed against :data:`OPTIONS`.
+
+    Unknown ``hoodie.*`` keys raise :class:`ConfigError` with the closest known key; keys
+    outside the ``hoodie.`` namespace are kept but not interpreted.
+    """
+
+    raw: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any] | None) -> "HoodieConfig":
+        raw: dict[str, str] = {}
+        for key, value in (options or {}).items():
+            if value is None:
+                continue
+            opt = lookup(key)
+            if opt is None and key.startswith("hoodie.") and key not in _IGNORED:
+                close = difflib.get_close_matches(key, list(OPTIONS) + list(_ALIASES), n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                raise ConfigError(f"unknown option {key}{hint}")
+            if opt is not None:
+                canonical = opt.key
+                if canonical in raw and raw[canonical] != str(value):
+                    raise ConfigError(f"option {key}={value!r} conflicts with {canonical}={raw[canonical]!r}")
+                opt.convert(value)  # validate early: the error names the key and value
+                raw[canonical] = value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
+            else:
+                raw[key] = str(value)
+        return cls(raw)
+
+    def get(self, opt: Option[T]) -> T | None:
+        if opt.key in self.raw:
+            return opt.convert(self.raw[opt.key])
+        return opt.default
+
+    def has(self, opt: Option[Any]) -> bool:
+        return opt.key in self.raw
+
+    def require(self, opt: Option[T]) -> T:
+        value = self.get(opt)
+        if value is None or value == ():
+            raise ConfigError(f"missing required option {opt.key}")
+        return value
+
+    def with_defaults(self, defaults: Mapping[str, str]) -> "HoodieConfig":
+        """Options where ``defaults`` fill keys the user did not set (e.g. from the table)."""
+        merged = dict(defaults)
+        merged.update(self.raw)
+        return HoodieConfig(merged)

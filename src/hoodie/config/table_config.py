@@ -1,0 +1,176 @@
+"""``.hoodie/hoodie.properties``: the table's identity, read and written with its checksum.
+
+Updates follow Java's protocol (``HoodieTableConfig.modify``): write a backup, replace
+the file, re-read and verify the checksum, drop the backup; a reader that finds a bad
+checksum or a missing file falls back to the backup.
+"""
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hoodie.config.properties import parse_properties, render_properties
+from hoodie.errors import TableError, UnsupportedTableError
+from hoodie.storage.base import Storage, join
+
+PROPERTIES_FILE = "hoodie.properties"
+BACKUP_FILE = "hoodie.properties.backup"
+CHECKSUM_KEY = "hoodie.table.checksum"
+
+KEYGEN_TYPE_TO_CLASS = {
+    "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
+    "COMPLEX": "org.apache.hudi.keygen.ComplexKeyGenerator",
+    "NON_PARTITION": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+    "CUSTOM": "org.apache.hudi.keygen.CustomKeyGenerator",
+}
+SUPPORTED_READ_VERSIONS = (6, 8, 9)
+
+
+def table_checksum(database: str, table: str) -> int:
+    """CRC-32 of ``"<database>.<table>"`` (``HoodieTableConfig.generateChecksum``)."""
+    return zlib.crc32(f"{database}.{table}".encode("utf-8")) & 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The parsed ``hoodie.properties`` of a table (all keys kept in ``props``)."""
+
+    props: Mapping[str, str] = field(default_factory=dict)
+
+    # --- typed views ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.props["hoodie.table.name"]
+
+    @property
+    def database(self) -> str:
+        return self.props.get("hoodie.database.name", "")
+
+    @property
+    def table_type(self) -> str:
+        return self.props.get("hoodie.table.type", "COPY_ON_WRITE")
+
+    @property
+    def version(self) -> int:
+        return int(self.props.get("hoodie.table.version", "6"))
+
+    @property
+    def timeline_layout_version(self) -> int:
+        return int(self.props.get("hoodie.timeline.layout.version", "1" if self.version < 8 else "2"))
+
+    @property
+    def timeline_path(self) -> str:
+        """Folder of the active timeline relative to ``.hoodie`` ("" for layout 1)."""
+        return self.props.get("hoodie.timeline.path", "timeline") if self.timeline_layout_version >= 2 else ""
+
+    @property
+    def record_key_fields(self) -> tuple[str, ...]:
+        return _split(self.props.get("hoodie.table.recordkey.fields", ""))
+
+    @property
+    def partition_fields(self) -> tuple[str, ...]:
+        # v8+ may write "field:type" for the custom key generator
+        return tuple(p.split(":")[0] for p in _split(self.props.get("hoodie.table.partition.fields", "")))
+
+    @property
+    def precombine_field(self) -> str | None:
+        value = self.props.get("hoodie.table.precombine.field") or self.props.get("hoodie.table.ordering.fields")
+        return value.split(",")[0].strip() if value else None
+
+    @property
+    def keygen_class(self) -> str | None:
+        cls = self.props.get("hoodie.table.keygenerator.class")
+        if cls:
+            return cls
+        kg_type = self.props.get("hoodie.table.keygenerator.type")
+        return KEYGEN_TYPE_TO_CLASS.get(kg_type.upper()) if kg_type else None
+
+    @property
+    def hive_style_partitioning(self) -> bool:
+        return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
+
+    @property
+    def url_encode_partitions(self) -> bool:
+        return self.props.get("hoodie.datasource.write.partitionpath.urlencode", "false").lower() == "true"
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
+
+    @property
+    def base_file_format(self) -> str:
+        return self.props.get("hoodie.table.base.file.format", "PARQUET").upper()
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields) and "Nonpartitioned" not in (self.keygen_class or "")
+
+    @property
+    def metadata_partitions(self) -> tuple[str, ...]:
+        return _split(self.props.get("hoodie.table.metadata.partitions", ""))
+
+    @property
+    def create_schema(self) -> str | None:
+        return self.props.get("hoodie.table.create.schema")
+
+    def with_updates(self, updates: Mapping[str, str | None]) -> "TableConfig":
+        props = dict(self.props)
+        for k, v in updates.items():
+            if v is None:
+                props.pop(k, None)
+            else:
+                props[k] = v
+        return TableConfig(props)
+
+    def validate_readable(self, path: str) -> None:
+        if "hoodie.table.name" not in self.props:
+            raise TableError(f"{path}: hoodie.properties has no hoodie.table.name")
+        if self.version not in SUPPORTED_READ_VERSIONS:
+            raise UnsupportedTableError(f"{path}: table version {self.version} is not supported (readable: 6, 8, 9)")
+
+    # --- I/O ------------------------------------------------------------------------------
+    @staticmethod
+    def load(storage: Storage, meta_path: str) -> "TableConfig":
+        """Read ``<meta_path>/hoodie.properties``, falling back to the backup if it is bad."""
+        main = join(meta_path, PROPERTIES_FILE)
+        backup = join(meta_path, BACKUP_FILE)
+        for candidate in (main, backup):
+            try:
+                props = parse_properties(storage.read_bytes(candidate).decode("utf-8"))
+            except FileNotFoundError:
+                continue
+            if _checksum_ok(props):
+                return TableConfig(props)
+        raise TableError(f"no valid {PROPERTIES_FILE} under {meta_path}")
+
+    def store(self, storage: Storage, meta_path: str, create: bool = False) -> None:
+        """Write the properties with a fresh checksum; ``create`` refuses an existing table."""
+        props = dict(self.props)
+        props[CHECKSUM_KEY] = str(table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"]))
+        data = render_properties(props, last_key=CHECKSUM_KEY)
+        main = join(meta_path, PROPERTIES_FILE)
+        if create:
+            storage.create_new(main, data)
+            return
+        backup = join(meta_path, BACKUP_FILE)
+        storage.write_bytes(backup, storage.read_bytes(main))
+        storage.delete(main)
+        storage.write_bytes(main, data)
+        if not _checksum_ok(parse_properties(storage.read_bytes(main).decode("utf-8"))):
+            raise TableError(f"{main}: checksum mismatch right after writing it")
+        storage.delete(backup)
+
+
+def _checksum_ok(props: Mapping[str, str]) -> bool:
+    if "hoodie.table.name" not in props:
+        return False
+    stored = props.get(CHECKSUM_KEY)
+    if stored is None:  # very old tables carry no checksum
+        return True
+    return stored.strip() == str(table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"]))
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value.split(",") if p.strip())

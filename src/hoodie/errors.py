@@ -1,0 +1,70 @@
+"""Errors raised by hoodie.
+
+Every error a user can meet derives from :class:`HoodieError`; its message names the
+offending value (the option, key, path or instant) so that the cause is visible without a
+debugger. This module holds no logic.
+
+::
+
+    HoodieError
+    ├── ConfigError              unknown option, bad option value, missing required option
+    ├── TableError               no table at a path, a different table at a path, bad table config
+    │   └── UnsupportedTableError    table version / feature hoodie cannot read or write
+    ├── TimelineError            instant transitions, missing or conflicting instants
+    │   └── InstantNotFoundError     a requested instant is not on the timeline
+    ├── StorageError             a storage operation failed
+    │   └── FileAlreadyExistsError   a write-once file already exists
+    ├── FormatError              a data file, log block or metadata file cannot be decoded
+    ├── SchemaError              a batch's schema does not fit the table's schema
+    ├── RecordError              a record is unusable: null/empty key, missing field
+    └── WriteError               a write could not be committed
+"""
+from __future__ import annotations
+
+
+class HoodieError(Exception):
+    """Base of every hoodie error."""
+
+
+class ConfigError(HoodieError):
+    """An option is unknown, malformed or missing."""
+
+
+class TableError(HoodieError):
+    """The table at a path is missing, different from what was asked, or misconfigured."""
+
+
+class UnsupportedTableError(TableError):
+    """The table uses a version or feature that hoodie does not support."""
+
+
+class TimelineError(HoodieError):
+    """An instant could not be created, transitioned or found."""
+
+
+class InstantNotFoundError(TimelineError):
+    """A requested instant is not (or no longer) on the active timeline."""
+
+
+class StorageError(HoodieError):
+    """A storage operation failed."""
+
+
+class FileAlreadyExistsError(StorageError):
+    """A write-once file already exists."""
+
+
+class FormatError(HoodieError):
+    """A file or block cannot be decoded."""
+
+
+class SchemaError(HoodieError):
+    """Incoming data does not match the table schema."""
+
+
+class RecordError(HoodieError):
+    """A record cannot be written as given (null key, missing field, ...)."""
+
+
+class WriteError(HoodieError):
+    """A write could not be completed."""

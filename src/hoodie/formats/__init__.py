@@ -1,0 +1,7 @@
+"""Byte-level formats shared by the reader and writer.
+
+* :mod:`hoodie.formats.bloom` — Hudi's Hadoop-derived bloom filters and the parquet footer
+  keys that carry them (``org.apache.hudi.bloomfilter``, min/max record key).
+* :mod:`hoodie.formats.avro_schema` — Arrow schema ⇄ Hudi Avro schema JSON, as written into
+  commit metadata (``extraMetadata.schema``) and Avro log blocks.
+"""

@@ -1,0 +1,172 @@
+"""Pure file-name grammar of a Hudi table: instant times, base, log and marker file names,
+write tokens and partition paths. Nothing here touches storage.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+HOODIE_FOLDER = ".hoodie"
+PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
+TEMP_FOLDER = ".temp"
+AUX_FOLDER = ".aux"
+SCHEMA_FOLDER = ".schema"
+ARCHIVED_FOLDER = "archived"
+METADATA_FOLDER = "metadata"
+NON_PARTITIONED = ""
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+INSTANT_FORMAT = "%Y%m%d%H%M%S"
+_INSTANT_RE = re.compile(r"^\d{14}(\d{3})?$|^\d{17}\d{3}$")
+
+
+def format_instant(dt: datetime) -> str:
+    """``yyyyMMddHHmmssSSS`` of a datetime (converted to UTC)."""
+    dt = dt.astimezone(timezone.utc)
+    return dt.strftime(INSTANT_FORMAT) + f"{dt.microsecond // 1000:03d}"
+
+
+def parse_instant(instant: str) -> datetime:
+    """UTC datetime of an instant time (14, 17 or 20 digits; MDT suffixes are ignored)."""
+    if not instant.isdigit() or len(instant) not in (14, 17, 20):
+        raise ValueError(f"not an instant time: {instant!r}")
+    base = datetime.strptime(instant[:14], INSTANT_FORMAT).replace(tzinfo=timezone.utc)
+    millis = int(instant[14:17]) if len(instant) >= 17 else 999
+    return base.replace(microsecond=millis * 1000)
+
+
+def is_instant_time(text: str) -> bool:
+    return bool(_INSTANT_RE.match(text))
+
+
+def normalize_instant(text: str) -> str:
+    """Accept ``yyyyMMddHHmmss[SSS]`` or an ISO date/time (``2024-01-02 03:04:05[.678]``)."""
+    t = text.strip()
+    if t.isdigit() and len(t) in (14, 17, 20):
+        return t
+    digits = re.sub(r"[-:T .]", "", t)
+    if digits.isdigit() and len(digits) in (8, 14, 17):
+        return digits.ljust(17, "0") if len(digits) == 8 else digits
+    raise ValueError(f"not an instant time: {text!r} (expected yyyyMMddHHmmssSSS or an ISO timestamp)")
+
+
+def compare_key(instant: str) -> str:
+    """Sort key that makes 14-digit (second precision) instants compare like Java does."""
+    return instant + "999" if len(instant) == 14 else instant
+
+
+# --- file ids and write tokens ------------------------------------------------------------
+
+
+def new_file_id(index: int = 0) -> str:
+    """A new file group id: UUID4 plus ``-<index>``."""
+    return f"{uuid.uuid4()}-{index}"
+
+
+def write_token(task_partition_id: int, stage_id: int, task_attempt_id: int) -> str:
+    return f"{task_partition_id}-{stage_id}-{task_attempt_id}"
+
+
+# --- base files ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BaseFileName:
+    file_id: str
+    write_token: str
+    instant: str
+    extension: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.file_id}_{self.write_token}_{self.instant}{self.extension}"
+
+
+BASE_FILE_EXTENSIONS = (".parquet", ".hfile", ".orc", ".lance")
+
+
+def base_file_name(file_id: str, token: str, instant: str, extension: str = ".parquet") -> str:
+    return f"{file_id}_{token}_{instant}{extension}"
+
+
+def parse_base_file_name(name: str) -> BaseFileName | None:
+    """Parse ``<fileId>_<token>_<instant>.<ext>``; None when ``name`` is not a base file."""
+    if name.startswith("."):
+        return None
+    stem, dot, ext = name.rpartition(".")
+    if not dot or f".{ext}" not in BASE_FILE_EXTENSIONS:
+        return None
+    parts = stem.split("_")
+    if len(parts) != 3 or not parts[2].isdigit():
+        return None
+    return BaseFileName(parts[0], parts[1], parts[2], f".{ext}")
+
+
+# --- log files ----------------------------------------------------------------------------
+
+_LOG_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    file_id: str
+    instant: str  # v6: base instant of the slice; v8+: the writing deltacommit's instant
+    version: int
+    write_token: str
+    extension: str = "log"
+    cdc: bool = False
+
+    @property
+    def name(self) -> str:
+        token = f"_{self.write_token}" if self.write_token else ""
+        return f".{self.file_id}_{self.instant}.{self.extension}.{self.version}{token}{'.cdc' if self.cdc else ''}"
+
+    def sort_key(self) -> tuple[str, int, str]:
+        return (self.instant, self.version, self.write_token)
+
+
+def parse_log_file_name(name: str) -> LogFileName | None:
+    m = _LOG_RE.match(name)
+    if not m:
+        return None
+    return LogFileName(m.group(1), m.group(2), int(m.group(4)), m.group(6) or "", m.group(3), bool(m.group(10)))
+
+
+# --- markers ------------------------------------------------------------------------------
+
+MARKER_EXTENSION = ".marker"
+MARKER_IO_TYPES = ("CREATE", "MERGE", "APPEND")
+
+
+def marker_name(partition_path: str, data_file_name: str, io_type: str) -> str:
+    """Relative marker path: ``<partition>/<file>.marker.<IOType>``."""
+    if io_type not in MARKER_IO_TYPES:
+        raise ValueError(f"unknown marker IO type {io_type!r}")
+    rel = f"{data_file_name}{MARKER_EXTENSION}.{io_type}"
+    return f"{partition_path}/{rel}" if partition_path else rel
+
+
+def parse_marker_name(marker: str) -> tuple[str, str, str] | None:
+    """``(partition_path, data_file_name, io_type)`` of a marker path, or None."""
+    head, sep, io_type = marker.rpartition(f"{MARKER_EXTENSION}.")
+    if not sep or io_type not in MARKER_IO_TYPES:
+        return None
+    partition, _, file_name = head.rpartition("/")
+    return partition, file_name, io_type
+
+
+# --- partition paths ----------------------------------------------------------------------
+
+
+def partition_depth(partition_path: str) -> int:
+    return 0 if partition_path == NON_PARTITIONED else partition_path.count("/") + 1
+
+
+def partition_metadata_content(instant: str, partition_path: str, written_at: datetime | None = None) -> bytes:
+    """The ``.hoodie_partition_metadata`` properties file Java writes."""
+    when = (written_at or datetime.now(timezone.utc)).strftime("%a %b %d %H:%M:%S UTC %Y")
+    return (
+        f"#partition metadata\n#{when}\ncommitTime={instant}\npartitionDepth={partition_depth(partition_path)}\n"
+    ).encode()

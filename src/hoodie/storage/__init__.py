@@ -1,0 +1,12 @@
+"""Where bytes live.
+
+A :class:`~hoodie.storage.base.Storage` reads, writes, lists, renames and deletes files
+under absolute paths. Backends: local POSIX files, any fsspec filesystem (S3, GCS, ...)
+and an in-memory store for fast tests. Storage knows nothing of Hudi.
+"""
+from __future__ import annotations
+
+from hoodie.storage.base import FileInfo, Storage, StorageCounters
+from hoodie.storage.factory import storage_for
+
+__all__ = ["FileInfo", "Storage", "StorageCounters", "storage_for"]

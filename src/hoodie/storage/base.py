@@ -1,0 +1,109 @@
+"""The storage protocol shared by every backend.
+
+Paths are plain strings: absolute POSIX paths for local files, ``scheme://...`` URIs for
+fsspec filesystems. Every backend counts its calls (``counters``) so that tests and
+benchmarks can prove that a lookup did not turn into a listing.
+"""
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One entry of a directory listing."""
+
+    path: str
+    name: str
+    size: int
+    is_dir: bool
+    mtime_ms: int = 0
+
+
+@dataclass
+class StorageCounters:
+    """How many calls of each kind a storage served (reads, writes, lists, ...)."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+
+    def bump(self, op: str) -> None:
+        self.calls[op] += 1
+
+    def __getitem__(self, op: str) -> int:
+        return self.calls[op]
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """File operations hoodie needs; implementations must be picklable."""
+
+    counters: StorageCounters
+
+    def read_bytes(self, path: str) -> bytes:
+        """Whole content of a file; raises ``FileNotFoundError`` if absent."""
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Create or replace a file (parents are created)."""
+
+    def create_new(self, path: str, data: bytes) -> None:
+        """Write a file that must not exist yet, atomically: it appears whole or not at all.
+
+        Raises :class:`hoodie.errors.FileAlreadyExistsError` if the path exists.
+        """
+
+    def exists(self, path: str) -> bool: ...
+
+    def size(self, path: str) -> int: ...
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """Direct children of a directory; empty list if it does not exist."""
+
+    def delete(self, path: str) -> bool:
+        """Delete a file; returns False if it did not exist."""
+
+    def delete_dir(self, path: str) -> None:
+        """Delete a directory tree if present."""
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file, refusing to overwrite ``dst``."""
+
+    def makedirs(self, path: str) -> None: ...
+
+    def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
+        """A pyarrow filesystem for Parquet I/O and the prefix to strip from paths.
+
+        Use :func:`arrow_path` to turn a storage path into a path for that filesystem.
+        """
+
+
+def join(*parts: str) -> str:
+    """Join path segments, ignoring empty ones (a non-partitioned table's partition is "")."""
+    head, *rest = [p for p in parts if p != ""] or [""]
+    if "://" in head:
+        scheme, _, tail = head.partition("://")
+        return f"{scheme}://{posixpath.join(tail, *rest)}" if rest else head
+    return posixpath.join(head, *rest)
+
+
+def relative_to(path: str, base: str) -> str:
+    """``path`` relative to ``base`` (both storage paths); "" when equal."""
+    base = base.rstrip("/")
+    if path == base:
+        return ""
+    if not path.startswith(base + "/"):
+        raise ValueError(f"path {path!r} is not under {base!r}")
+    return path[len(base) + 1 :]
+
+
+def arrow_path(storage: Storage, path: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem of ``storage`` and ``path`` in that filesystem's terms."""
+    fs, prefix = storage.arrow_filesystem()
+    return fs, path[len(prefix) :] if path.startswith(prefix) else path

@@ -1,0 +1,156 @@
+"""The active timeline of a table: which instants exist, in which state, and transitions.
+
+Layout 1 (table v6) keeps instant files flat in ``.hoodie/``; layout 2 (v8/v9) keeps them
+in ``.hoodie/timeline/`` and names completed instants ``<requested>_<completed>.<action>``.
+hoodie writes layout 1 only. Every transition creates its file write-once, so two writers
+can never complete the same instant and a reader never sees a half-written one.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
+from hoodie.layout import HOODIE_FOLDER, compare_key, format_instant
+from hoodie.storage.base import Storage, join
+from hoodie.timeline.commit_metadata import CommitMetadata
+from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
+
+
+@dataclass(frozen=True)
+class ActiveTimeline:
+    """An immutable snapshot of the active timeline; call :meth:`reload` to refresh."""
+
+    storage: Storage
+    base_path: str
+    layout_version: int
+    timeline_dir: str
+    instants: tuple[Instant, ...]
+
+    # --- loading --------------------------------------------------------------------------
+    @classmethod
+    def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> "ActiveTimeline":
+        timeline_dir = join(base_path, HOODIE_FOLDER, timeline_path)
+        by_key: dict[str, Instant] = {}
+        for info in storage.list_dir(timeline_dir):
+            if info.is_dir:
+                continue
+            inst = parse_timeline_file_name(info.name)
+            if inst is None:
+                continue
+            prev = by_key.get(inst.timestamp)
+            if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
+                # a completed compaction shows as commit, a completed clustering as replacecommit
+                by_key[inst.timestamp] = inst
+            elif inst.state is prev.state and inst.action != prev.action:
+                raise TimelineError(f"two actions at instant {inst.timestamp}: {prev.action} and {inst.action}")
+        instants = tuple(sorted(by_key.values(), key=Instant.sort_key))
+        return cls(storage, base_path, layout_version, timeline_dir, instants)
+
+    def reload(self) -> "ActiveTimeline":
+        rel = self.timeline_dir[len(join(self.base_path, HOODIE_FOLDER)) :].strip("/")
+        return ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
+
+    # --- queries --------------------------------------------------------------------------
+    def filter(self, actions: Iterable[str] | None = None, states: Iterable[State] | None = None) -> list[Instant]:
+        acts = set(actions) if actions is not None else None
+        sts = set(states) if states is not None else None
+        return [
+            i for i in self.instants
+            if (acts is None or i.action in acts) and (sts is None or i.state in sts)
+        ]
+
+    def completed(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        return self.filter(actions, [State.COMPLETED])
+
+    def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        return self.filter(actions, [State.REQUESTED, State.INFLIGHT])
+
+    def completed_writes(self) -> list[Instant]:
+        """Completed commits, delta commits and replace commits, oldest first."""
+        return self.completed(Action.WRITE_ACTIONS)
+
+    def last_completed_write(self) -> Instant | None:
+        writes = self.completed_writes()
+        return writes[-1] if writes else None
+
+    def get(self, timestamp: str) -> Instant:
+        for i in self.instants:
+            if i.timestamp == timestamp:
+                return i
+        raise InstantNotFoundError(f"instant {timestamp} is not on the active timeline of {self.base_path}")
+
+    def contains(self, timestamp: str) -> bool:
+        return any(i.timestamp == timestamp for i in self.instants)
+
+    def completion_time(self, instant: Instant) -> str:
+        """When an instant completed: its layout-2 completion time, else its own time."""
+        return instant.completion_time or instant.timestamp
+
+    # --- instant content ------------------------------------------------------------------
+    def instant_path(self, instant: Instant) -> str:
+        return join(self.timeline_dir, instant.file_name(self.layout_version))
+
+    def read_content(self, instant: Instant) -> bytes:
+        try:
+            return self.storage.read_bytes(self.instant_path(instant))
+        except FileNotFoundError:
+            raise InstantNotFoundError(f"instant file {instant.file_name(self.layout_version)} is gone from {self.timeline_dir}") from None
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """Commit metadata of a completed commit, delta commit or replace commit."""
+        return CommitMetadata.decode(self.read_content(instant), instant.timestamp)
+
+    # --- writing (layout 1 only) ------------------------------------------------------------
+    def new_instant_time(self) -> str:
+        """A UTC instant strictly greater than every instant on this timeline."""
+        floor = max((compare_key(i.timestamp) for i in self.instants), default="")
+        floor = max(floor, max((i.completion_time or "" for i in self.instants), default=""))
+        while True:
+            candidate = format_instant(datetime.now(timezone.utc))
+            if candidate > floor:
+                return candidate
+            time.sleep(0.001)
+
+    def _require_writable(self) -> None:
+        if self.layout_version != 1:
+            raise TimelineError(f"{self.base_path}: hoodie writes timeline layout 1 (table version 6) only")
+
+    def create_requested(self, instant: Instant, content: bytes = b"") -> Instant:
+        self._require_writable()
+        requested = instant.with_state(State.REQUESTED)
+        self._create(requested, content)
+        return requested
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        self._require_writable()
+        if not self.storage.exists(self.instant_path(instant.with_state(State.REQUESTED))):
+            raise TimelineError(f"cannot move {instant} to inflight: it was never requested")
+        inflight = instant.with_state(State.INFLIGHT)
+        self._create(inflight, content)
+        return inflight
+
+    def transition_to_completed(self, instant: Instant, content: bytes) -> Instant:
+        """The commit point: the completed file appears atomically, exactly once."""
+        self._require_writable()
+        if not self.storage.exists(self.instant_path(instant.with_state(State.INFLIGHT))):
+            raise TimelineError(f"cannot complete {instant}: it is not inflight")
+        completed = instant.with_state(State.COMPLETED)
+        self._create(completed, content)
+        return completed
+
+    def delete_instant_files(self, instant: Instant, states: Iterable[State] = (State.REQUESTED, State.INFLIGHT, State.COMPLETED)) -> None:
+        """Remove an instant's files, completed first so readers never see a dangling state."""
+        for state in sorted(states, key=lambda s: -_STATE_RANK[s]):
+            self.storage.delete(self.instant_path(instant.with_state(state)))
+
+    def _create(self, instant: Instant, content: bytes) -> None:
+        try:
+            self.storage.create_new(self.instant_path(instant), content)
+        except FileAlreadyExistsError:
+            raise TimelineError(f"instant file {instant.file_name(self.layout_version)} already exists in {self.timeline_dir}") from None
+
+
+_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}

@@ -1,0 +1,163 @@
+"""Commit metadata: what a completed commit, delta commit or replace commit wrote.
+
+Table v6 stores it as JSON (Jackson's ``HoodieCommitMetadata``); v8+ as an Avro container
+file with the same field names. Both decode to :class:`CommitMetadata`; hoodie writes JSON.
+"""
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+import fastavro
+
+from hoodie.errors import FormatError
+
+NULL_COMMIT = "null"
+
+
+@dataclass(frozen=True)
+class RuntimeStats:
+    totalScanTime: int = 0
+    totalUpsertTime: int = 0
+    totalCreateTime: int = 0
+
+
+@dataclass(frozen=True)
+class WriteStat:
+    """One file written by a commit (Java ``HoodieWriteStat`` / ``HoodieDeltaWriteStat``).
+
+    Field names are Java's JSON keys, so that (de)serialisation is a plain mapping.
+    """
+
+    fileId: str
+    path: str
+    partitionPath: str
+    prevCommit: str = NULL_COMMIT
+    numWrites: int = 0
+    numDeletes: int = 0
+    numUpdateWrites: int = 0
+    numInserts: int = 0
+    totalWriteBytes: int = 0
+    totalWriteErrors: int = 0
+    fileSizeInBytes: int = 0
+    cdcStats: dict[str, int] | None = None
+    tempPath: str | None = None
+    totalLogRecords: int = 0
+    totalLogFilesCompacted: int = 0
+    totalLogSizeCompacted: int = 0
+    totalUpdatedRecordsCompacted: int = 0
+    totalLogBlocks: int = 0
+    totalCorruptLogBlock: int = 0
+    totalRollbackBlocks: int = 0
+    minEventTime: int | None = None
+    maxEventTime: int | None = None
+    runtimeStats: RuntimeStats | None = None
+    # HoodieDeltaWriteStat (merge-on-read) fields; None for copy-on-write stats
+    logVersion: int | None = None
+    logOffset: int | None = None
+    baseFile: str | None = None
+    logFiles: list[str] | None = None
+
+    @property
+    def file_name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.logVersion is None and self.baseFile is None and self.logFiles is None:
+            for k in ("logVersion", "logOffset", "baseFile", "logFiles"):
+                out.pop(k)
+        else:
+            out["recordsStats"] = {"val": None}
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "WriteStat":
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known and v is not None or k in ("prevCommit",) and k in data}
+        rs = data.get("runtimeStats")
+        kwargs["runtimeStats"] = RuntimeStats(**{k: int(v or 0) for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__}) if isinstance(rs, Mapping) else None
+        kwargs.setdefault("fileId", "")
+        kwargs.setdefault("path", "")
+        kwargs.setdefault("partitionPath", "")
+        if kwargs.get("prevCommit") is None:
+            kwargs["prevCommit"] = NULL_COMMIT
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class CommitMetadata:
+    """Decoded commit metadata; ``partition_to_replace_file_ids`` is set for replace commits."""
+
+    partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
+    operation_type: str = "UNKNOWN"
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    compacted: bool = False
+    partition_to_replace_file_ids: dict[str, list[str]] | None = None
+
+    @property
+    def schema(self) -> str | None:
+        return self.extra_metadata.get("schema") or None
+
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    def replaced_file_ids(self) -> dict[str, list[str]]:
+        return self.partition_to_replace_file_ids or {}
+
+    def totals(self) -> dict[str, int]:
+        """Records written, inserted, updated and deleted over all files."""
+        ws = self.write_stats()
+        return {
+            "files": len(ws),
+            "writes": sum(s.numWrites for s in ws),
+            "inserts": sum(s.numInserts for s in ws),
+            "updates": sum(s.numUpdateWrites for s in ws),
+            "deletes": sum(s.numDeletes for s in ws),
+            "bytes": sum(s.totalWriteBytes for s in ws),
+        }
+
+    def with_extra(self, **extra: str) -> "CommitMetadata":
+        return replace(self, extra_metadata={**self.extra_metadata, **extra})
+
+    # --- encoding ---------------------------------------------------------------------------
+    def to_json_bytes(self) -> bytes:
+        doc: dict[str, Any] = {
+            "partitionToWriteStats": {p: [s.to_json() for s in stats] for p, stats in self.partition_to_write_stats.items()},
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids is not None:
+            doc["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
+        return json.dumps(doc, indent=2).encode("utf-8")
+
+    @classmethod
+    def decode(cls, data: bytes, instant: str = "?") -> "CommitMetadata":
+        """Decode JSON (v6) or Avro container (v8+) commit metadata; empty means no content."""
+        if not data.strip():
+            return cls()
+        try:
+            if data[:4] == b"Obj\x01":
+                records = list(fastavro.reader(io.BytesIO(data)))
+                doc = records[0] if records else {}
+            else:
+                doc = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, IndexError, StopIteration) as e:
+            raise FormatError(f"commit metadata of instant {instant} cannot be decoded: {e}") from e
+        return cls.from_dict(doc)
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> "CommitMetadata":
+        p2ws = {p: [WriteStat.from_json(s) for s in (stats or [])] for p, stats in (doc.get("partitionToWriteStats") or {}).items()}
+        replaced = doc.get("partitionToReplaceFileIds")
+        return cls(
+            partition_to_write_stats=p2ws,
+            operation_type=str(doc.get("operationType") or "UNKNOWN"),
+            extra_metadata={k: v for k, v in (doc.get("extraMetadata") or {}).items() if v is not None},
+            compacted=bool(doc.get("compacted") or False),
+            partition_to_replace_file_ids={p: list(ids or []) for p, ids in replaced.items()} if replaced is not None else None,
+        )
