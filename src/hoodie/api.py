@@ -1,0 +1,29 @@
+"""``hoodie.write`` and ``hoodie.read``: the in-process entry points (no JVM)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from hoodie.engine.base import Engine
+from hoodie.storage.base import Storage
+
+
+def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any], *, engine: Engine | None = None, storage: Storage | None = None) -> str:
+    """Write ``data`` to the table at ``path`` as one commit and return its instant time.
+
+    ``options`` are Hudi's (``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``,
+    ``hoodie.datasource.write.operation``, ...); the table is created on first write.
+    """
+    from hoodie.write.client import WriteClient
+
+    return WriteClient(path, options, engine=engine, storage=storage).write(data)
+
+
+def read(path: str, options: Mapping[str, Any] | None = None, *, engine: Engine | None = None, storage: Storage | None = None) -> pa.Table:
+    """Read the table at ``path``: snapshot (default), time travel (``as.of.instant``) or
+    incremental (``hoodie.datasource.query.type=incremental`` with begin/end instants)."""
+    from hoodie.query.api_read import read_table
+
+    return read_table(path, options, storage=storage, engine=engine)

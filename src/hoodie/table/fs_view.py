@@ -1,0 +1,157 @@
+"""The file-system view: which file groups and slices make up a table as of an instant.
+
+Built from storage listings of the partitions asked for (never the whole table unless the
+caller asks for every partition) and from the timeline: only files whose instants are
+completed at or before the view's instant count, and file groups replaced by a completed
+replace commit are hidden. Partitions are listed lazily and cached.
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+
+from hoodie.layout import (
+    HOODIE_FOLDER,
+    PARTITION_METAFILE_PREFIX,
+    compare_key,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from hoodie.storage.base import Storage, join, relative_to
+from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant
+
+
+class FileSystemView:
+    """File groups of a table as of ``as_of`` (default: the latest completed instant)."""
+
+    def __init__(self, storage: Storage, base_path: str, timeline: ActiveTimeline, as_of: str | None = None) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self.timeline = timeline
+        self.as_of = as_of
+        self._lock = threading.Lock()
+        self._groups: dict[str, list[FileGroup]] = {}
+        completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or compare_key(i.timestamp) <= compare_key(as_of)]
+        self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
+        all_on_timeline = {i.timestamp for i in timeline.instants}
+        self._on_timeline = all_on_timeline
+        self._timeline_start = timeline.instants[0].timestamp if timeline.instants else None
+        self._replaced: dict[str, set[str]] = self._replaced_file_ids(completed)
+        self._layout2 = timeline.layout_version >= 2
+
+    # --- instants ---------------------------------------------------------------------------
+    @property
+    def visible_instants(self) -> list[Instant]:
+        return list(self._visible.values())
+
+    def _is_committed(self, instant: str) -> bool:
+        if instant in self._visible:
+            return True
+        if instant in self._on_timeline:
+            return False  # pending, or completed after as_of
+        # Older than the active timeline: archived, hence committed.
+        return self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start) and (
+            self.as_of is None or compare_key(instant) <= compare_key(self.as_of)
+        )
+
+    def _replaced_file_ids(self, completed: list[Instant]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = defaultdict(set)
+        for inst in completed:
+            if inst.action != Action.REPLACE_COMMIT:
+                continue
+            for partition, ids in self.timeline.commit_metadata(inst).replaced_file_ids().items():
+                out[partition].update(ids)
+        return out
+
+    # --- partitions -------------------------------------------------------------------------
+    def all_partition_paths(self) -> list[str]:
+        """Every partition of the table, found by walking the directory tree (as Java does
+        without the metadata table): a directory holding partition metadata or data files."""
+        found: list[str] = []
+        pending = [self.base_path]
+        while pending:
+            d = pending.pop()
+            entries = self.storage.list_dir(d)
+            is_partition = any(
+                (not e.is_dir) and (e.name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(e.name) is not None)
+                for e in entries
+            )
+            if is_partition:
+                found.append(relative_to(d, self.base_path))
+            for e in entries:
+                if e.is_dir and not e.name.startswith(".") and not (d == self.base_path and e.name == HOODIE_FOLDER):
+                    pending.append(e.path)
+        return sorted(found)
+
+    # --- file groups ------------------------------------------------------------------------
+    def file_groups(self, partition_path: str) -> list[FileGroup]:
+        with self._lock:
+            cached = self._groups.get(partition_path)
+        if cached is not None:
+            return cached
+        groups = self._build_partition(partition_path)
+        with self._lock:
+            self._groups[partition_path] = groups
+        return groups
+
+    def latest_slices(self, partition_path: str) -> list[FileSlice]:
+        return [s for g in self.file_groups(partition_path) if (s := g.latest_slice) is not None]
+
+    def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
+        parts = self.all_partition_paths() if partitions is None else list(partitions)
+        return [s for p in parts for s in self.latest_slices(p)]
+
+    def _build_partition(self, partition_path: str) -> list[FileGroup]:
+        directory = join(self.base_path, partition_path)
+        replaced = self._replaced.get(partition_path, set())
+        bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
+        logs: dict[str, list[LogFile]] = defaultdict(list)
+        for info in self.storage.list_dir(directory):
+            if info.is_dir:
+                continue
+            bname = parse_base_file_name(info.name)
+            if bname is not None:
+                if bname.file_id in replaced or not self._is_committed(bname.instant):
+                    continue
+                prior = bases[bname.file_id].get(bname.instant)
+                # Two committed files for the same slice can only come from a duplicate task
+                # attempt that the commit failed to clean; keep one deterministically.
+                if prior is None or info.name < prior.file_name:
+                    bases[bname.file_id][bname.instant] = BaseFile(info.path, bname, info.size)
+                continue
+            lname = parse_log_file_name(info.name)
+            if lname is not None and lname.file_id not in replaced and not lname.cdc:
+                logs[lname.file_id].append(LogFile(info.path, lname, info.size))
+        groups = []
+        for file_id in sorted(set(bases) | set(logs)):
+            slices = self._slices(partition_path, file_id, bases.get(file_id, {}), logs.get(file_id, []))
+            if slices:
+                groups.append(FileGroup(partition_path, file_id, tuple(slices)))
+        return groups
+
+    def _slices(self, partition: str, file_id: str, bases: dict[str, BaseFile], logs: list[LogFile]) -> list[FileSlice]:
+        by_instant: dict[str, tuple[BaseFile | None, list[LogFile]]] = {t: (b, []) for t, b in bases.items()}
+        for lf in sorted(logs, key=lambda x: x.name.sort_key()):
+            if self._layout2:
+                inst = self._visible.get(lf.name.instant)
+                if inst is None:
+                    continue
+                done = self.timeline.completion_time(inst)
+                owners = [t for t in by_instant if compare_key(t) <= compare_key(done)]
+                if not owners:
+                    continue
+                by_instant[max(owners, key=compare_key)][1].append(lf)
+            else:
+                # v6: the log names its slice's base instant; logs of a slice whose base is
+                # not (yet) committed belong to a pending compaction's slice or a failed write.
+                if lf.name.instant in by_instant:
+                    by_instant[lf.name.instant][1].append(lf)
+                elif self._is_committed(lf.name.instant) or lf.name.instant in self._visible:
+                    by_instant[lf.name.instant] = (None, [lf])
+        return [
+            FileSlice(partition, file_id, t, b, tuple(ls))
+            for t, (b, ls) in sorted(by_instant.items(), key=lambda kv: compare_key(kv[0]))
+        ]

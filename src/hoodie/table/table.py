@@ -1,0 +1,124 @@
+"""Open or create a table; the entry point to its config, timeline and views.
+
+``HoodieTable`` is a read-only handle: it never writes data files or instants (the write
+client does). ``create`` only lays down an empty table (``.hoodie`` and its properties).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import pyarrow as pa
+
+from hoodie.config.table_config import TableConfig
+from hoodie.errors import TableError
+from hoodie.layout import ARCHIVED_FOLDER, AUX_FOLDER, HOODIE_FOLDER, SCHEMA_FOLDER, TEMP_FOLDER
+from hoodie.storage.base import Storage, join
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.fs_view import FileSystemView
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.commit_metadata import CommitMetadata
+from hoodie.timeline.instant import Instant
+
+
+@dataclass(frozen=True)
+class HoodieTable:
+    """A Hudi table at ``base_path``: its config and a snapshot of its timeline."""
+
+    base_path: str
+    storage: Storage
+    config: TableConfig
+    timeline: ActiveTimeline
+
+    # --- open / create ----------------------------------------------------------------------
+    @staticmethod
+    def exists(path: str, storage: Storage | None = None) -> bool:
+        path = normalize_path(path)
+        storage = storage or storage_for(path)
+        meta = join(path, HOODIE_FOLDER)
+        return storage.exists(join(meta, "hoodie.properties")) or storage.exists(join(meta, "hoodie.properties.backup"))
+
+    @classmethod
+    def open(cls, path: str, storage: Storage | None = None) -> "HoodieTable":
+        path = normalize_path(path)
+        storage = storage or storage_for(path)
+        meta = join(path, HOODIE_FOLDER)
+        try:
+            config = TableConfig.load(storage, meta)
+        except TableError:
+            if not storage.exists(meta):
+                raise TableError(f"no Hudi table at {path} (missing {HOODIE_FOLDER}/hoodie.properties)") from None
+            raise
+        config.validate_readable(path)
+        timeline = ActiveTimeline.load(storage, path, config.timeline_layout_version, config.timeline_path)
+        return cls(path, storage, config, timeline)
+
+    @classmethod
+    def create(cls, path: str, props: Mapping[str, str], storage: Storage | None = None) -> "HoodieTable":
+        """Initialise an empty v6 table with the given ``hoodie.properties`` entries."""
+        path = normalize_path(path)
+        storage = storage or storage_for(path)
+        meta = join(path, HOODIE_FOLDER)
+        for sub in (
+            join(AUX_FOLDER, ".bootstrap", ".partitions"),
+            join(AUX_FOLDER, ".bootstrap", ".fileids"),
+            SCHEMA_FOLDER,
+            TEMP_FOLDER,
+            ARCHIVED_FOLDER,
+        ):
+            storage.makedirs(join(meta, sub))
+        config = TableConfig(dict(props))
+        config.store(storage, meta, create=True)
+        return cls.open(path, storage)
+
+    def reload(self) -> "HoodieTable":
+        """The same table with a freshly loaded config and timeline."""
+        return HoodieTable.open(self.base_path, self.storage)
+
+    # --- paths ------------------------------------------------------------------------------
+    @property
+    def meta_path(self) -> str:
+        return join(self.base_path, HOODIE_FOLDER)
+
+    @property
+    def temp_path(self) -> str:
+        return join(self.meta_path, TEMP_FOLDER)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def table_type(self) -> str:
+        return self.config.table_type
+
+    # --- views and schema -------------------------------------------------------------------
+    def view(self, as_of: str | None = None) -> FileSystemView:
+        return FileSystemView(self.storage, self.base_path, self.timeline, as_of)
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        return self.timeline.commit_metadata(instant)
+
+    def latest_avro_schema(self, as_of: str | None = None) -> str | None:
+        """Writer schema (Avro JSON, no meta fields) of the latest completed write ≤ ``as_of``."""
+        for inst in reversed(self.timeline.completed_writes()):
+            if as_of is not None and inst.timestamp > as_of:
+                continue
+            schema = self.commit_metadata(inst).schema
+            if schema:
+                return schema
+        return self.config.create_schema
+
+    @cached_property
+    def _schema_cache(self) -> dict[str | None, pa.Schema | None]:
+        return {}
+
+    def data_schema(self, as_of: str | None = None) -> pa.Schema | None:
+        """Arrow schema of the data columns (no meta fields), or None for an empty table."""
+        if as_of not in self._schema_cache:
+            from hoodie.formats.avro_schema import avro_schema_to_arrow
+
+            avro = self.latest_avro_schema(as_of)
+            self._schema_cache[as_of] = avro_schema_to_arrow(avro) if avro else None
+        return self._schema_cache[as_of]

@@ -1,0 +1,208 @@
+"""The write client: one call writes one batch as one atomic commit, in this process.
+
+``WriteClient(path, options).write(batch)`` runs the whole upsert pipeline of DESIGN.md
+(prepare, tag, plan, execute, commit) through an :class:`~hoodie.engine.Engine`;
+the Spark pipeline reuses the same steps with Spark doing the shuffles.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.engine.base import Engine
+from hoodie.engine.local import LocalEngine
+from hoodie.errors import ConfigError, UnsupportedTableError
+from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.parquet import BloomSettings, ParquetSettings
+from hoodie.index.base import IndexSettings
+from hoodie.services.rollback import rollback_failed_writes
+from hoodie.storage.base import Storage
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.commit_metadata import WriteStat
+from hoodie.write import pipeline
+from hoodie.write.handles import BucketTask, WriteContext, run_bucket
+from hoodie.write.keygen import KeyGenerator
+from hoodie.write.planner import SizingSettings, WritePlan, average_record_size, build_plan
+from hoodie.write.prepare import add_keys, check_ordering_field, dedupe
+from hoodie.write.schema import BUCKET_COLUMN, META_COLUMNS, normalize_batch, reconcile
+from hoodie.write.table_setup import disable_metadata_table, open_or_create
+from hoodie.write.transaction import REPLACE_OPERATIONS, WriteTransaction
+
+TAGGING_OPERATIONS = ("upsert", "delete")
+NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """Typed settings of one write, resolved from options and the table."""
+
+    operation: str
+    ordering_field: str | None
+    combine: bool
+    drop_duplicates: bool
+    allow_column_drop: bool
+    index: IndexSettings
+    sizing: SizingSettings
+    parquet: ParquetSettings
+    bloom: BloomSettings
+
+    @classmethod
+    def of(cls, config: HoodieConfig, operation: str) -> "WriteSettings":
+        combine = {
+            "upsert": config.get(o.COMBINE_BEFORE_UPSERT),
+            "delete": config.get(o.COMBINE_BEFORE_DELETE),
+        }.get(operation, config.get(o.COMBINE_BEFORE_INSERT) or config.get(o.INSERT_DROP_DUPS))
+        return cls(
+            operation=operation,
+            ordering_field=config.get(o.PRECOMBINE_FIELD),
+            combine=bool(combine),
+            drop_duplicates=bool(config.get(o.INSERT_DROP_DUPS)),
+            allow_column_drop=bool(config.get(o.ALLOW_COLUMN_DROP)),
+            index=IndexSettings(config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES))),
+            sizing=SizingSettings(
+                small_file_limit=config.get(o.SMALL_FILE_LIMIT),
+                max_file_size=config.get(o.MAX_FILE_SIZE),
+                record_size_estimate=config.get(o.RECORD_SIZE_ESTIMATE),
+                auto_split=bool(config.get(o.INSERT_AUTO_SPLIT)),
+                insert_split_size=config.get(o.INSERT_SPLIT_SIZE),
+                estimation_threshold=config.get(o.RECORD_SIZE_MIN_COMMIT),
+            ),
+            parquet=ParquetSettings(config.get(o.PARQUET_CODEC), config.get(o.PARQUET_PAGE_SIZE), config.get(o.PARQUET_BLOCK_SIZE)),
+            bloom=BloomSettings(config.get(o.BLOOM_NUM_ENTRIES), config.get(o.BLOOM_FPP), config.get(o.BLOOM_FILTER_TYPE), config.get(o.BLOOM_MAX_ENTRIES)),
+        )
+
+
+@dataclass(frozen=True)
+class PreparedWrite:
+    """A write whose table is open, failed writes rolled back and settings resolved."""
+
+    table: HoodieTable
+    config: HoodieConfig
+    keygen: KeyGenerator
+    settings: WriteSettings
+
+
+def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
+    op = (operation or config.get(o.OPERATION) or "upsert").lower()
+    o.OPERATION.convert(op)
+    return op
+
+
+def validate_options(config: HoodieConfig) -> None:
+    if config.get(o.METADATA_ENABLE):
+        raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
+    if config.get(o.TABLE_TYPE) == "MERGE_ON_READ":
+        raise UnsupportedTableError("writing MERGE_ON_READ tables is not supported yet; use COPY_ON_WRITE")
+    if config.get(o.MARKERS_TYPE) != "DIRECT":
+        raise ConfigError(f"{o.MARKERS_TYPE.key}={config.get(o.MARKERS_TYPE)} is not supported yet; use DIRECT")
+
+
+def prepare_write(path: str, options: Mapping[str, Any] | None, operation: str | None, batch_schema: pa.Schema, storage: Storage) -> PreparedWrite:
+    """Driver-side setup shared by every engine: table, effective config, rollback."""
+    config = HoodieConfig.of(options)
+    validate_options(config)
+    op = resolve_operation(config, operation)
+    data_fields = [f for f in batch_schema if f.name not in META_COLUMNS]
+    create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
+    table, config = open_or_create(path, storage, config, KeyGenerator.from_config, create_schema)
+    validate_options(config)
+    keygen = KeyGenerator.from_config(config)
+    table = disable_metadata_table(table)
+    if rollback_failed_writes(table):
+        table = table.reload()
+    return PreparedWrite(table, config, keygen, WriteSettings.of(config, op))
+
+
+def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.Schema:
+    """The data schema the commit will record (a delete batch never changes it)."""
+    current = prepared.table.data_schema()
+    if prepared.settings.operation == "delete":
+        if current is None:
+            return pa.schema([f for f in batch_schema if f.name not in META_COLUMNS])
+        return current
+    incoming = pa.schema([f for f in batch_schema if f.name not in META_COLUMNS and not f.name.startswith("__hoodie_")])
+    return reconcile(current, incoming, prepared.settings.allow_column_drop)
+
+
+def replaced_file_groups(prepared: PreparedWrite, partitions: list[str]) -> dict[str, list[str]] | None:
+    """File groups an insert_overwrite replaces: those of the written partitions, or all."""
+    op = prepared.settings.operation
+    if op not in REPLACE_OPERATIONS:
+        return None
+    view = prepared.table.view()
+    targets = view.all_partition_paths() if op == "insert_overwrite_table" else partitions
+    return {p: ids for p in targets if (ids := [g.file_id for g in view.file_groups(p)])}
+
+
+def workload_stats(plan: WritePlan, records_per_bucket: Mapping[int, int]) -> dict[str, list[WriteStat]]:
+    """The planned workload, recorded in the inflight instant (used by rollback)."""
+    out: dict[str, list[WriteStat]] = {}
+    for b in plan.buckets:
+        out.setdefault(b.partition_path, []).append(
+            WriteStat(fileId=b.file_id, path="", partitionPath=b.partition_path, prevCommit=b.base_instant or "null", numWrites=records_per_bucket.get(b.bucket_id, 0))
+        )
+    return out
+
+
+class WriteClient:
+    """Writes Arrow batches to a table at ``path`` with Hudi options."""
+
+    def __init__(self, path: str, options: Mapping[str, Any] | None = None, engine: Engine | None = None, storage: Storage | None = None) -> None:
+        self.path = normalize_path(path)
+        self.options = dict(options or {})
+        self.engine = engine or LocalEngine()
+        self.storage = storage or storage_for(self.path)
+
+    def write(self, data: pa.Table | pa.RecordBatch, operation: str | None = None) -> str:
+        """Write one batch as one commit; returns its instant time."""
+        batch = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        batch = normalize_batch(batch.drop_columns([c for c in META_COLUMNS if c in batch.column_names]))
+        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage)
+        s = prepared.settings
+        check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
+        data_schema = table_schema_after(prepared, batch.schema)
+        records = add_keys(batch, prepared.keygen, is_delete=s.operation == "delete")
+        if s.combine:
+            records = dedupe(records, s.ordering_field)
+        txn = WriteTransaction.begin(prepared.table, s.operation)
+        try:
+            stats, replaced = self._execute(prepared, records, txn, data_schema)
+            txn.commit(stats, data_schema, replaced)
+        except BaseException:
+            txn.abort()
+            raise
+        return txn.instant_time
+
+    def _execute(self, prepared: PreparedWrite, records: pa.Table, txn: WriteTransaction, data_schema: pa.Schema) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
+        s = prepared.settings
+        table = prepared.table
+        view = table.view()
+        partitions = sorted(set(records.column("_hoodie_partition_path").to_pylist()))
+        replaced = replaced_file_groups(prepared, partitions)
+        latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
+        if s.operation in TAGGING_OPERATIONS or (s.operation == "insert" and s.drop_duplicates):
+            refs = {p: pipeline.file_refs(latest[p]) for p in partitions}
+            records = pipeline.tag_records(records, refs, table.storage, s.index, self.engine)
+            if s.operation == "insert":
+                records = records.filter(pc.is_null(records.column("__hoodie_file_id")))
+            records = pipeline.drop_unmatched_deletes(records)
+        else:
+            records = pipeline.tag_records(records, {}, table.storage, s.index)
+        profiles = pipeline.profile(records)
+        avg = average_record_size(table.timeline, s.sizing)
+        plan = build_plan(profiles, latest, s.sizing, avg, use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS)
+        records = pipeline.assign_buckets(records, plan)
+        groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
+        txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))
+        tasks = [BucketTask(plan.bucket(int(b)), records.take(pa.array(idx))) for b, idx in sorted(groups.items(), key=lambda kv: int(kv[0]))]
+        wctx = WriteContext(table.storage, table.base_path, txn.instant_time, data_schema, s.ordering_field, s.parquet, s.bloom)
+        stats = self.engine.map(functools.partial(run_bucket, wctx=wctx), tasks, "write")
+        return stats, replaced

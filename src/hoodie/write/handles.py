@@ -1,0 +1,151 @@
+"""Write handles: create a new base file, or merge incoming records into a file group's
+latest base file (copy-on-write). Each writes its marker first and returns a WriteStat.
+
+Merge semantics (``DefaultHoodieRecordPayload``, event time): an incoming update replaces
+the stored record unless the stored ordering value is larger; a delete removes it;
+untouched records keep their commit time and sequence number.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.engine.base import TaskContext
+from hoodie.errors import FileAlreadyExistsError
+from hoodie.formats.parquet import BloomSettings, ParquetSettings, read_base_file, write_base_file
+from hoodie.layout import PARTITION_METAFILE_PREFIX, base_file_name, partition_metadata_content
+from hoodie.storage.base import Storage, join
+from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
+from hoodie.write.markers import DirectMarkers
+from hoodie.write.planner import Bucket
+from hoodie.write.schema import DELETE_COLUMN, META_COLUMNS, conform
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Everything a handle needs besides its records; picklable, shipped to every task."""
+
+    storage: Storage
+    base_path: str
+    instant: str
+    data_schema: pa.Schema  # table data columns, without meta columns
+    ordering_field: str | None
+    parquet: ParquetSettings
+    bloom: BloomSettings | None
+
+
+@dataclass(frozen=True)
+class BucketTask:
+    bucket: Bucket
+    records: pa.Table  # data columns + _hoodie_record_key + _hoodie_partition_path + delete flag
+
+
+def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext) -> WriteStat:
+    """Write one bucket: merge into its base file, or create a new file group."""
+    started = time.monotonic()
+    bucket = task.bucket
+    name = base_file_name(bucket.file_id, ctx.write_token, wctx.instant)
+    _ensure_partition_metadata(wctx, bucket.partition_path)
+    DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
+    incoming = task.records
+    deletes_mask = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) if DELETE_COLUMN in incoming.column_names else np.zeros(incoming.num_rows, bool)
+    if bucket.is_new or bucket.base_path is None:
+        winners = incoming.filter(pa.array(~deletes_mask))
+        out, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
+        merged = out
+    else:
+        merged, counts = _merge(bucket, incoming, deletes_mask, wctx, ctx, name)
+    path = join(wctx.base_path, bucket.partition_path, name)
+    size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom)
+    inserts, updates, deletes = counts
+    elapsed = int((time.monotonic() - started) * 1000)
+    return WriteStat(
+        fileId=bucket.file_id,
+        path=f"{bucket.partition_path}/{name}" if bucket.partition_path else name,
+        partitionPath=bucket.partition_path,
+        prevCommit=bucket.base_instant or NULL_COMMIT,
+        numWrites=merged.num_rows,
+        numDeletes=deletes,
+        numUpdateWrites=updates,
+        numInserts=inserts,
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        runtimeStats=RuntimeStats(totalUpsertTime=elapsed if not bucket.is_new else 0, totalCreateTime=elapsed if bucket.is_new else 0),
+    )
+
+
+def _new_rows(records: pa.Table, wctx: WriteContext, ctx: TaskContext, file_name: str, seq_start: int = 0) -> pa.Table:
+    """Incoming records with fresh meta columns, in table layout."""
+    n = records.num_rows
+    seqno = pa.array([f"{wctx.instant}_{ctx.partition_id}_{i}" for i in range(seq_start, seq_start + n)], pa.string())
+    meta = [
+        pa.array([wctx.instant] * n, pa.string()),
+        seqno,
+        records.column("_hoodie_record_key").cast(pa.string()),
+        records.column("_hoodie_partition_path").cast(pa.string()),
+        pa.array([file_name] * n, pa.string()),
+    ]
+    data = conform(records, wctx.data_schema)
+    return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(wctx.data_schema))
+
+
+def _full_schema(data_schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(data_schema))
+
+
+def _merge(
+    bucket: Bucket, incoming: pa.Table, deletes_mask: np.ndarray, wctx: WriteContext, ctx: TaskContext, file_name: str
+) -> tuple[pa.Table, tuple[int, int, int]]:
+    old = read_base_file(wctx.storage, bucket.base_path)  # type: ignore[arg-type]
+    old_keys = old.column("_hoodie_record_key").combine_chunks()
+    in_keys = incoming.column("_hoodie_record_key").combine_chunks()
+    # position of each stored record's key among the incoming records (-1: untouched)
+    match = pc.fill_null(pc.index_in(old_keys, value_set=in_keys), -1).to_numpy(zero_copy_only=False)
+    touched = match >= 0
+    incoming_pos = match[touched]
+    old_pos = np.nonzero(touched)[0]
+    is_delete = deletes_mask[incoming_pos]
+    # event-time ordering: the stored record survives an update carrying a smaller value
+    stored_wins = np.zeros(len(incoming_pos), dtype=bool)
+    f = wctx.ordering_field
+    if f is not None and f in old.column_names and f in incoming.column_names and len(incoming_pos):
+        old_ord = old.column(f).take(pa.array(old_pos))
+        new_ord = incoming.column(f).take(pa.array(incoming_pos))
+        if not new_ord.type.equals(old_ord.type):
+            new_ord = new_ord.cast(old_ord.type)
+        stored_wins = pc.fill_null(pc.greater(old_ord, new_ord), False).to_numpy(zero_copy_only=False)
+    stored_wins &= ~is_delete
+    keep_old = ~touched
+    keep_old[old_pos[stored_wins]] = True
+    updated_in = incoming_pos[~is_delete & ~stored_wins]
+    matched_in = np.zeros(incoming.num_rows, dtype=bool)
+    matched_in[incoming_pos] = True
+    insert_in = np.nonzero(~matched_in & ~deletes_mask)[0]
+    kept = old.filter(pa.array(keep_old))
+    kept = kept.set_column(kept.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([file_name] * kept.num_rows, pa.string()))
+    kept = _to_layout(kept, wctx.data_schema)
+    winners_idx = np.concatenate([updated_in, insert_in])
+    winners = _new_rows(incoming.take(pa.array(winners_idx)), wctx, ctx, file_name)
+    merged = pa.concat_tables([kept, winners])
+    return merged, (len(insert_in), len(updated_in), int(is_delete.sum()))
+
+
+def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
+    """A stored file's rows in the current table layout (schema may have evolved)."""
+    meta = [old.column(m).cast(pa.string()) if m in old.column_names else pa.nulls(old.num_rows, pa.string()) for m in META_COLUMNS]
+    data = conform(old, data_schema)
+    return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(data_schema))
+
+
+def _ensure_partition_metadata(wctx: WriteContext, partition_path: str) -> None:
+    path = join(wctx.base_path, partition_path, PARTITION_METAFILE_PREFIX)
+    if wctx.storage.exists(path):
+        return
+    try:
+        wctx.storage.create_new(path, partition_metadata_content(wctx.instant, partition_path))
+    except FileAlreadyExistsError:
+        pass  # another task created it first

@@ -1,0 +1,245 @@
+"""Key generators: record keys and partition paths for a batch, vectorised over Arrow.
+
+Mirrors Hudi's Simple, Complex, Nonpartitioned and TimestampBased key generators so that
+keys and partition paths written by hoodie equal those Java would write for the same
+options. Bad keys (null or empty) raise :class:`RecordError` naming the field and row.
+"""
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.config.table_config import KEYGEN_TYPE_TO_CLASS
+from hoodie.errors import ConfigError, RecordError
+from hoodie.layout import DEFAULT_PARTITION
+
+SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
+COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"
+NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+TIMESTAMP = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+_ALIASES = {
+    "org.apache.hudi.keygen.SimpleAvroKeyGenerator": SIMPLE,
+    "org.apache.hudi.keygen.ComplexAvroKeyGenerator": COMPLEX,
+    "org.apache.hudi.keygen.NonpartitionedAvroKeyGenerator": NON_PARTITIONED,
+    "org.apache.hudi.keygen.TimestampBasedAvroKeyGenerator": TIMESTAMP,
+}
+NULL_KEY_PART = "__null__"
+EMPTY_KEY_PART = "__empty__"
+
+# Java SimpleDateFormat letters -> strftime directives
+_JAVA_DATE = [("yyyy", "%Y"), ("yy", "%y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"), ("SSS", "%f")]
+
+
+def java_date_format_to_strftime(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern[i] == "'":
+            j = pattern.index("'", i + 1)
+            out.append(pattern[i + 1 : j].replace("%", "%%"))
+            i = j + 1
+            continue
+        for java, py in _JAVA_DATE:
+            if pattern.startswith(java, i):
+                out.append(py)
+                i += len(java)
+                break
+        else:
+            if pattern[i].isalpha():
+                raise ConfigError(f"unsupported date format letter {pattern[i]!r} in {pattern!r}")
+            out.append(pattern[i].replace("%", "%%"))
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class KeyGenerator:
+    """Computes ``_hoodie_record_key`` and ``_hoodie_partition_path`` for Arrow batches."""
+
+    class_name: str
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    hive_style: bool = False
+    url_encode: bool = False
+    ts_type: str | None = None
+    ts_input_format: str = ""
+    ts_output_format: str = "yyyy-MM-dd"
+    ts_timezone: str = "UTC"
+    ts_scalar_unit: str = "SECONDS"
+
+    @classmethod
+    def from_config(cls, config: HoodieConfig) -> "KeyGenerator":
+        key_fields = config.get(o.RECORD_KEY_FIELD)
+        if not key_fields:
+            raise ConfigError(f"missing required option {o.RECORD_KEY_FIELD.key}")
+        partition_fields = tuple(config.get(o.PARTITION_PATH_FIELD) or ())
+        class_name = config.get(o.KEYGEN_CLASS)
+        kg_type = config.get(o.KEYGEN_TYPE)
+        if class_name is None and kg_type:
+            class_name = KEYGEN_TYPE_TO_CLASS[kg_type]
+        class_name = _ALIASES.get(class_name, class_name) if class_name else None
+        if class_name is None:
+            if not partition_fields:
+                class_name = NON_PARTITIONED
+            elif len(key_fields) > 1 or len(partition_fields) > 1:
+                class_name = COMPLEX
+            else:
+                class_name = SIMPLE
+        if class_name not in (SIMPLE, COMPLEX, NON_PARTITIONED, TIMESTAMP):
+            raise ConfigError(f"unsupported key generator {class_name!r} (supported: Simple, Complex, Nonpartitioned, TimestampBased)")
+        if class_name == SIMPLE and len(key_fields) > 1:
+            raise ConfigError(f"SimpleKeyGenerator takes one record key field, got {','.join(key_fields)}; use ComplexKeyGenerator")
+        if class_name == NON_PARTITIONED:
+            partition_fields = ()
+        if class_name == TIMESTAMP:
+            if len(partition_fields) != 1:
+                raise ConfigError(f"TimestampBasedKeyGenerator takes one partition field, got {partition_fields!r}")
+            if config.get(o.TS_TYPE) is None:
+                raise ConfigError(f"TimestampBasedKeyGenerator needs {o.TS_TYPE.key}")
+        return cls(
+            class_name=class_name,
+            record_key_fields=tuple(key_fields),
+            partition_fields=partition_fields,
+            hive_style=bool(config.get(o.HIVE_STYLE)),
+            url_encode=bool(config.get(o.URL_ENCODE)),
+            ts_type=config.get(o.TS_TYPE),
+            ts_input_format=config.get(o.TS_INPUT_FORMAT) or "",
+            ts_output_format=config.get(o.TS_OUTPUT_FORMAT) or "yyyy-MM-dd",
+            ts_timezone=config.get(o.TS_TIMEZONE) or "UTC",
+            ts_scalar_unit=config.get(o.TS_SCALAR_UNIT) or "SECONDS",
+        )
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.record_key_fields + self.partition_fields))
+
+    # --- record keys --------------------------------------------------------------------------
+    def record_keys(self, batch: pa.Table) -> pa.Array:
+        self._check_fields(batch, self.record_key_fields, "record key")
+        if self.class_name == COMPLEX or (self.class_name != SIMPLE and len(self.record_key_fields) > 1):
+            parts = []
+            all_null = None
+            for f in self.record_key_fields:
+                text = _as_text(batch.column(f), f)
+                is_null = pc.is_null(text)
+                all_null = is_null if all_null is None else pc.and_(all_null, is_null)
+                part = pc.if_else(is_null, NULL_KEY_PART, pc.if_else(pc.equal(text, ""), EMPTY_KEY_PART, text))
+                parts.append(pc.binary_join_element_wise(pa.scalar(f + ":"), part, ""))
+            keys = pc.binary_join_element_wise(*parts, ",") if len(parts) > 1 else parts[0]
+            if all_null is not None and pc.any(all_null).as_py():
+                row = pc.index(all_null, True).as_py()
+                raise RecordError(f"record key fields {','.join(self.record_key_fields)} are all null in row {row}")
+            return keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        field = self.record_key_fields[0]
+        keys = _as_text(batch.column(field), field)
+        bad = pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))
+        if pc.any(bad).as_py():
+            row = pc.index(bad, True).as_py()
+            value = keys[row].as_py()
+            raise RecordError(f"record key field {field!r} is {'null' if value is None else 'empty'} in row {row}")
+        return keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+
+    # --- partition paths ----------------------------------------------------------------------
+    def partition_paths(self, batch: pa.Table) -> pa.Array:
+        n = batch.num_rows
+        if not self.partition_fields:
+            return pa.array([""] * n, pa.string())
+        self._check_fields(batch, self.partition_fields, "partition path")
+        parts = []
+        for f in self.partition_fields:
+            if self.class_name == TIMESTAMP:
+                text = self._timestamp_partition(batch.column(f), f)
+            else:
+                text = _as_text(batch.column(f), f)
+            text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
+            if self.url_encode:
+                text = pa.array([urllib.parse.quote_plus(v) for v in text.to_pylist()], pa.string())
+            if self.hive_style:
+                text = pc.binary_join_element_wise(pa.scalar(f + "="), text, "")
+            parts.append(text)
+        out = pc.binary_join_element_wise(*parts, "/") if len(parts) > 1 else parts[0]
+        return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+    def _timestamp_partition(self, col: pa.ChunkedArray | pa.Array, field: str) -> pa.Array:
+        ts_type = self.ts_type
+        if ts_type == "DATE_STRING":
+            if not self.ts_input_format:
+                raise ConfigError(f"{o.TS_INPUT_FORMAT.key} is required for DATE_STRING")
+            fmt = java_date_format_to_strftime(self.ts_input_format)
+            ts = pc.strptime(pc.cast(col, pa.string()), format=fmt, unit="us", error_is_null=True)
+        else:
+            unit = {"UNIX_TIMESTAMP": "s", "EPOCHMILLISECONDS": "ms", "EPOCHMICROSECONDS": "us"}.get(ts_type or "")
+            if ts_type == "SCALAR":
+                unit = {"SECONDS": "s", "MILLISECONDS": "ms", "MICROSECONDS": "us", "DAYS": "days"}.get(self.ts_scalar_unit, "s")
+            if unit is None:
+                raise ConfigError(f"unsupported {o.TS_TYPE.key} {ts_type!r}")
+            if pa.types.is_timestamp(col.type):
+                ts = col
+            elif unit == "days":
+                ts = pc.cast(pc.multiply(pc.cast(col, pa.int64()), 86400), pa.timestamp("s"))
+            else:
+                ts = pc.cast(pc.cast(col, pa.int64()), pa.timestamp(unit))
+        if isinstance(ts, pa.ChunkedArray):
+            ts = ts.combine_chunks()
+        if ts.type.tz is None:
+            ts = pc.assume_timezone(ts, "UTC") if ts_type == "DATE_STRING" else ts.cast(pa.timestamp(ts.type.unit, "UTC"))
+        out_fmt = java_date_format_to_strftime(self.ts_output_format)
+        return pc.strftime(ts, format=out_fmt, locale="C") if self.ts_timezone.upper() == "UTC" else pc.strftime(
+            ts.cast(pa.timestamp(ts.type.unit, self.ts_timezone)), format=out_fmt, locale="C"
+        )
+
+    def _check_fields(self, batch: pa.Table, fields: tuple[str, ...], role: str) -> None:
+        missing = [f for f in fields if f not in batch.column_names]
+        if missing:
+            raise RecordError(f"{role} field {missing[0]!r} is not a column of the batch (columns: {', '.join(batch.column_names)})")
+
+    # --- table properties ----------------------------------------------------------------------
+    def table_properties(self) -> dict[str, str]:
+        props = {
+            "hoodie.table.recordkey.fields": ",".join(self.record_key_fields),
+            "hoodie.table.keygenerator.class": self.class_name,
+            "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style).lower(),
+            "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode).lower(),
+        }
+        if self.partition_fields:
+            props["hoodie.table.partition.fields"] = ",".join(self.partition_fields)
+        if self.class_name == TIMESTAMP:
+            props["hoodie.keygen.timebased.timestamp.type"] = self.ts_type or ""
+            props["hoodie.keygen.timebased.output.dateformat"] = self.ts_output_format
+            if self.ts_input_format:
+                props["hoodie.keygen.timebased.input.dateformat"] = self.ts_input_format
+            props["hoodie.keygen.timebased.timezone"] = self.ts_timezone
+        return props
+
+
+def _as_text(col: pa.ChunkedArray | pa.Array, field: str) -> pa.Array:
+    """String form of key/partition values as Java's ``toString`` gives them."""
+    t = col.type
+    if pa.types.is_string(t):
+        return col
+    if pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_decimal(t):
+        return pc.cast(col, pa.string())
+    if pa.types.is_boolean(t):
+        return pc.cast(col, pa.string())  # "true"/"false" as in Java
+    if pa.types.is_floating(t):
+        # Java Double.toString keeps ".0" on integral values; pyarrow drops it
+        return pa.array([None if v is None else _java_double(v) for v in col.to_pylist()], pa.string())
+    if pa.types.is_timestamp(t):
+        return pc.cast(pc.cast(col, pa.int64()), pa.string())
+    raise RecordError(f"field {field!r} of type {t} cannot be used in a record key or partition path")
+
+
+def _java_double(v: float) -> str:
+    r = repr(float(v))
+    if re.fullmatch(r"-?\d+", r):
+        r += ".0"
+    return r.replace("inf", "Infinity").replace("nan", "NaN")

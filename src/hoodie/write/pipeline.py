@@ -1,0 +1,144 @@
+"""Engine-neutral steps of the write pipeline over Arrow batches.
+
+The in-process client calls them on the whole batch; the Spark pipeline calls the same
+functions inside executor tasks on its shuffled pieces. Each is a pure function of its
+inputs (plus reads of base files for tagging).
+"""
+from __future__ import annotations
+
+import functools
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.engine.base import Engine, TaskContext
+from hoodie.index.base import FileRef, IndexSettings, tag_partition
+from hoodie.storage.base import Storage
+from hoodie.table.file_group import FileSlice
+from hoodie.write.planner import PartitionProfile, WritePlan, assign_insert_buckets
+from hoodie.write.schema import BASE_INSTANT_COLUMN, BUCKET_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN
+
+
+def file_refs(slices: list[FileSlice]) -> list[FileRef]:
+    return [FileRef(s.file_id, s.base_instant, s.base_file.path) for s in slices if s.base_file is not None]
+
+
+def tag_records(
+    records: pa.Table,
+    refs_by_partition: Mapping[str, list[FileRef]],
+    storage: Storage,
+    settings: IndexSettings,
+    engine: Engine | None = None,
+) -> pa.Table:
+    """Add the file id and base instant of every record whose key already exists.
+
+    One task per partition that has existing files (keys are unique per partition).
+    """
+    n = records.num_rows
+    file_ids = np.full(n, None, dtype=object)
+    base_instants = np.full(n, None, dtype=object)
+    parts = records.column("_hoodie_partition_path").combine_chunks()
+    keys = records.column("_hoodie_record_key").combine_chunks()
+    work = [
+        (partition, idx, refs_by_partition[partition])
+        for partition, idx in group_indices(parts).items()
+        if refs_by_partition.get(partition)
+    ]
+    tasks = [TagTask(keys.take(pa.array(idx)), refs) for _, idx, refs in work]
+    run = functools.partial(run_tag_task, storage=storage, settings=settings)
+    results = (engine.map(run, tasks, "tag") if engine is not None else [run(t, None) for t in tasks])
+    for (_, idx, refs), file_pos in zip(work, results):
+        hit = file_pos >= 0
+        if hit.any():
+            file_ids[idx[hit]] = [refs[p].file_id for p in file_pos[hit]]
+            base_instants[idx[hit]] = [refs[p].base_instant for p in file_pos[hit]]
+    records = _drop(records, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
+    return records.append_column(FILE_ID_COLUMN, pa.array(file_ids, pa.string())).append_column(BASE_INSTANT_COLUMN, pa.array(base_instants, pa.string()))
+
+
+@dataclass(frozen=True)
+class TagTask:
+    keys: pa.Array
+    refs: list[FileRef]
+
+
+def run_tag_task(task: TagTask, ctx: TaskContext | None, storage: Storage, settings: IndexSettings) -> np.ndarray:
+    return tag_partition(task.keys, task.refs, storage, settings).file_pos
+
+
+def group_indices(values: pa.Array | pa.ChunkedArray) -> dict[Any, np.ndarray]:
+    """Row indices of each distinct value."""
+    if len(values) == 0:
+        return {}
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoded = values.dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    dictionary = encoded.dictionary.to_pylist()
+    out: dict[str, np.ndarray] = {}
+    for chunk in np.split(order, bounds):
+        out[dictionary[codes[chunk[0]]]] = chunk
+    return out
+
+
+def profile(records: pa.Table) -> dict[str, PartitionProfile]:
+    """Per partition: records per existing file group (updates, deletes) and new inserts.
+
+    Deletes of keys that do not exist are not work: they are dropped by the caller.
+    """
+    parts = records.column("_hoodie_partition_path").to_pylist()
+    fids = records.column(FILE_ID_COLUMN).to_pylist()
+    updates: dict[str, Counter[str]] = defaultdict(Counter)
+    inserts: Counter[str] = Counter()
+    for p, f in zip(parts, fids):
+        if f is None:
+            inserts[p] += 1
+        else:
+            updates[p][f] += 1
+    return {p: PartitionProfile(dict(updates.get(p, {})), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
+
+
+def drop_unmatched_deletes(records: pa.Table) -> pa.Table:
+    """Deletes of keys not in the table have nothing to delete."""
+    unmatched_delete = pc.and_(records.column(DELETE_COLUMN), pc.is_null(records.column(FILE_ID_COLUMN)))
+    if not pc.any(unmatched_delete).as_py():
+        return records
+    return records.filter(pc.invert(unmatched_delete))
+
+
+def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
+    """Add the bucket id of every record: its file group, or an insert target."""
+    n = records.num_rows
+    bucket = np.full(n, -1, dtype=np.int32)
+    parts = records.column("_hoodie_partition_path").combine_chunks()
+    fids = records.column(FILE_ID_COLUMN).combine_chunks()
+    keys = records.column("_hoodie_record_key").combine_chunks()
+    is_insert = pc.is_null(fids).to_numpy(zero_copy_only=False)
+    for partition, idx in group_indices(parts).items():
+        ins = idx[is_insert[idx]]
+        upd = idx[~is_insert[idx]]
+        if len(upd):
+            fid_list = fids.take(pa.array(upd)).to_pylist()
+            bucket[upd] = [plan.update_bucket[(partition, f)] for f in fid_list]
+        if len(ins):
+            bucket[ins] = assign_insert_buckets(keys.take(pa.array(ins)), plan.insert_targets[partition])
+    return _drop(records, BUCKET_COLUMN).append_column(BUCKET_COLUMN, pa.array(bucket))
+
+
+def _drop(table: pa.Table, *names: str) -> pa.Table:
+    present = [n for n in names if n in table.column_names]
+    return table.drop_columns(present) if present else table
+
+
+@dataclass(frozen=True)
+class ReplacePlan:
+    """File groups replaced by an insert_overwrite(_table)."""
+
+    partition_to_file_ids: dict[str, list[str]]

@@ -1,0 +1,115 @@
+"""Open the table a write targets, or create it; reconcile user options with the table.
+
+A path that holds a different table (other name, other keys, other partitioning) is an
+error naming both values; options the user left out are taken from the table's
+``hoodie.properties``, as Hudi does.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.config.table_config import TableConfig
+from hoodie.errors import ConfigError, TableError, UnsupportedTableError
+from hoodie.storage.base import Storage
+from hoodie.table.table import HoodieTable
+from hoodie.write.keygen import KeyGenerator
+
+# hoodie.properties key -> write option it provides a default for
+_TABLE_TO_OPTION = {
+    "hoodie.table.recordkey.fields": o.RECORD_KEY_FIELD.key,
+    "hoodie.table.partition.fields": o.PARTITION_PATH_FIELD.key,
+    "hoodie.table.keygenerator.class": o.KEYGEN_CLASS.key,
+    "hoodie.datasource.write.hive_style_partitioning": o.HIVE_STYLE.key,
+    "hoodie.datasource.write.partitionpath.urlencode": o.URL_ENCODE.key,
+    "hoodie.keygen.timebased.timestamp.type": o.TS_TYPE.key,
+    "hoodie.keygen.timebased.output.dateformat": o.TS_OUTPUT_FORMAT.key,
+    "hoodie.keygen.timebased.input.dateformat": o.TS_INPUT_FORMAT.key,
+    "hoodie.keygen.timebased.timezone": o.TS_TIMEZONE.key,
+    "hoodie.populate.meta.fields": o.POPULATE_META_FIELDS.key,
+}
+
+
+def effective_config(config: HoodieConfig, table_config: TableConfig, path: str) -> HoodieConfig:
+    """User options completed from, and checked against, an existing table."""
+    defaults: dict[str, str] = {}
+    for table_key, option_key in _TABLE_TO_OPTION.items():
+        if table_key in table_config.props:
+            defaults[option_key] = table_config.props[table_key]
+    if table_config.precombine_field:
+        defaults[o.PRECOMBINE_FIELD.key] = table_config.precombine_field
+    defaults[o.TABLE_TYPE.key] = table_config.table_type
+    if "hoodie.table.keygenerator.class" not in table_config.props and table_config.keygen_class:
+        defaults[o.KEYGEN_CLASS.key] = table_config.keygen_class
+    name = config.get(o.TABLE_NAME)
+    if name is not None and name != table_config.name:
+        raise TableError(f"{path} holds table {table_config.name!r}, not {name!r}")
+    _same(config, o.RECORD_KEY_FIELD, table_config.record_key_fields, path)
+    _same(config, o.PARTITION_PATH_FIELD, table_config.partition_fields, path)
+    if config.has(o.TABLE_TYPE) and config.get(o.TABLE_TYPE) != table_config.table_type:
+        raise TableError(f"{path} is a {table_config.table_type} table, not {config.get(o.TABLE_TYPE)}")
+    return config.with_defaults(defaults)
+
+
+def _same(config: HoodieConfig, opt: o.Option, table_value: tuple[str, ...], path: str) -> None:
+    if config.has(opt):
+        given = tuple(config.get(opt) or ())
+        if given != tuple(table_value):
+            raise TableError(f"{path}: {opt.key}={','.join(given)!r} but the table uses {','.join(table_value)!r}")
+
+
+def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_schema: str | None) -> dict[str, str]:
+    name = config.get(o.TABLE_NAME)
+    if not name:
+        raise ConfigError(f"missing required option {o.TABLE_NAME.key} to create a table")
+    table_type = config.get(o.TABLE_TYPE)
+    props = {
+        "hoodie.table.name": name,
+        "hoodie.table.type": table_type,
+        "hoodie.table.version": "6",
+        "hoodie.timeline.layout.version": "1",
+        "hoodie.table.timeline.timezone": "UTC",
+        "hoodie.archivelog.folder": "archived",
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+        **keygen.table_properties(),
+    }
+    db = config.get(o.DATABASE_NAME)
+    if db:
+        props["hoodie.database.name"] = db
+    precombine = config.get(o.PRECOMBINE_FIELD)
+    if precombine:
+        props["hoodie.table.precombine.field"] = precombine
+    if table_type == "MERGE_ON_READ":
+        props["hoodie.compaction.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+        props["hoodie.compaction.record.merger.strategy"] = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+    if create_schema:
+        props["hoodie.table.create.schema"] = create_schema
+    return props
+
+
+def open_or_create(path: str, storage: Storage, config: HoodieConfig, keygen_for_create: "callable", create_schema: str | None) -> tuple[HoodieTable, HoodieConfig]:
+    """The target table and the effective write config."""
+    if HoodieTable.exists(path, storage):
+        table = HoodieTable.open(path, storage)
+        if table.config.version != 6:
+            raise UnsupportedTableError(f"{path} is a version {table.config.version} table; hoodie writes version 6 only")
+        if not table.config.populate_meta_fields:
+            raise UnsupportedTableError(f"{path} has hoodie.populate.meta.fields=false; hoodie writes tables with meta fields only")
+        return table, effective_config(config, table.config, path)
+    keygen = keygen_for_create(config)
+    table = HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage)
+    return table, config
+
+
+def disable_metadata_table(table: HoodieTable) -> HoodieTable:
+    """Drop a metadata table left by another writer: hoodie does not maintain it yet, and a
+    stale one would hide hoodie's files from readers that trust it (spec §7.4)."""
+    if not table.config.metadata_partitions and not table.storage.exists(f"{table.meta_path}/metadata"):
+        return table
+    cfg = table.config.with_updates({"hoodie.table.metadata.partitions": None, "hoodie.table.metadata.partitions.inflight": None})
+    cfg.store(table.storage, table.meta_path)
+    table.storage.delete_dir(f"{table.meta_path}/metadata")
+    return table.reload()
