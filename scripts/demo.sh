@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up the environment and run the demo pipeline (local Spark, local files).
+# Extra arguments go to the demo, e.g. --path /some/dir --in-process.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+exec .venv/bin/python -m hoodie.demo "$@"
