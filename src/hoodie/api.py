@@ -16,7 +16,7 @@ def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any]
     ``options`` are Hudi's (``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``,
     ``hoodie.datasource.write.operation``, ...); the table is created on first write.
     """
-    from hoodie.write.client import WriteClient
+    from hoodie.writer.client import WriteClient
 
     return WriteClient(path, options, engine=engine, storage=storage).write(data)
 
@@ -24,6 +24,6 @@ def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any]
 def read(path: str, options: Mapping[str, Any] | None = None, *, engine: Engine | None = None, storage: Storage | None = None) -> pa.Table:
     """Read the table at ``path``: snapshot (default), time travel (``as.of.instant``) or
     incremental (``hoodie.datasource.query.type=incremental`` with begin/end instants)."""
-    from hoodie.query.api_read import read_table
+    from hoodie.query import read_table
 
     return read_table(path, options, storage=storage, engine=engine)

@@ -19,7 +19,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.write.markers import DirectMarkers
+from hoodie.writer.markers import DirectMarkers
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ class DirectMarkers:
         """Every marker of the instant (walks the marker directory, never the table)."""
         out: list[MarkerEntry] = []
         if self.storage.exists(join(self.marker_dir, MARKERS_TYPE_FILE)):
-            from hoodie.write.markers_timeline_based import read_batched_markers
+            from hoodie.writer.markers_timeline_based import read_batched_markers
 
             names = read_batched_markers(self.storage, self.marker_dir)
         else:

@@ -20,9 +20,9 @@ from hoodie.formats.parquet import BloomSettings, ParquetSettings, read_base_fil
 from hoodie.layout import PARTITION_METAFILE_PREFIX, base_file_name, partition_metadata_content
 from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
-from hoodie.write.markers import DirectMarkers
-from hoodie.write.planner import Bucket
-from hoodie.write.schema import DELETE_COLUMN, META_COLUMNS, conform
+from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.planner import Bucket
+from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
 
 
 @dataclass(frozen=True)

@@ -27,14 +27,14 @@ from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
-from hoodie.write import pipeline
-from hoodie.write.handles import BucketTask, WriteContext, run_bucket
-from hoodie.write.keygen import KeyGenerator
-from hoodie.write.planner import SizingSettings, WritePlan, average_record_size, build_plan
-from hoodie.write.prepare import add_keys, check_ordering_field, dedupe
-from hoodie.write.schema import BUCKET_COLUMN, META_COLUMNS, normalize_batch, reconcile
-from hoodie.write.table_setup import disable_metadata_table, open_or_create
-from hoodie.write.transaction import REPLACE_OPERATIONS, WriteTransaction
+from hoodie.writer import pipeline
+from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
+from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.planner import SizingSettings, WritePlan, average_record_size, build_plan
+from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
+from hoodie.writer.schema import BUCKET_COLUMN, META_COLUMNS, normalize_batch, reconcile
+from hoodie.writer.table_setup import disable_metadata_table, open_or_create
+from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
 TAGGING_OPERATIONS = ("upsert", "delete")
 NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")

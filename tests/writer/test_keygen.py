@@ -6,7 +6,7 @@ import pytest
 
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError, RecordError
-from hoodie.write.keygen import KeyGenerator, java_date_format_to_strftime
+from hoodie.writer.keygen import KeyGenerator, java_date_format_to_strftime
 
 
 def kg(**opts: str) -> KeyGenerator:

@@ -21,7 +21,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.write.markers import DirectMarkers
+from hoodie.writer.markers import DirectMarkers
 
 log = logging.getLogger(__name__)
 

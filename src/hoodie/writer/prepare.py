@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.errors import RecordError
-from hoodie.write.keygen import KeyGenerator
-from hoodie.write.schema import DELETE_COLUMN
+from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.schema import DELETE_COLUMN
 
 IS_DELETED_FIELD = "_hoodie_is_deleted"
 

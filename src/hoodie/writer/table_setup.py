@@ -14,7 +14,7 @@ from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, TableError, UnsupportedTableError
 from hoodie.storage.base import Storage
 from hoodie.table.table import HoodieTable
-from hoodie.write.keygen import KeyGenerator
+from hoodie.writer.keygen import KeyGenerator
 
 # hoodie.properties key -> write option it provides a default for
 _TABLE_TO_OPTION = {

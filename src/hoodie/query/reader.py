@@ -1,0 +1,187 @@
+"""Reading planned file slices into one Arrow table.
+
+This module owns the output schema of a query and the parallel reading of base files:
+each base file becomes one picklable task run through the :class:`~hoodie.engine.Engine`,
+read with pyarrow and conformed to the query schema (cast, reordered, missing columns as
+nulls) on the executor, so the driver only concatenates. It reads; it never writes.
+
+The output schema is what hudi-rs returns, column for column: the five meta columns first
+(Arrow ``string not null``, as hudi-rs declares them) and then the table's data columns
+from its Avro schema, in the schema's order (Spark puts partition columns last). Tables
+written with ``hoodie.populate.meta.fields=false`` carry only ``_hoodie_file_name`` in
+their meta columns; hudi-rs leaves the meta columns out of such tables altogether, and so
+does hoodie. Where the raw Parquet differs from that schema (Avro-writer lists named
+``array`` with non-null items, maps named after their field, nullable meta columns), the
+data is cast to it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodie.engine import Engine, LocalEngine, TaskContext
+from hoodie.errors import FormatError, SchemaError, UnsupportedTableError
+from hoodie.formats.avro_schema import META_FIELDS
+from hoodie.storage.base import Storage, arrow_path
+from hoodie.table.file_group import FileSlice
+from hoodie.table.table import HoodieTable
+
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+MERGE_ON_READ = "MERGE_ON_READ"
+
+
+def meta_schema() -> pa.Schema:
+    # hudi-rs prepends its meta fields as non-nullable strings; matching it makes the two
+    # readers' results compare equal type for type.
+    return pa.schema([pa.field(name, pa.string(), nullable=True) for name in META_FIELDS])
+
+
+def output_schema(table: HoodieTable, as_of: str | None = None, slices: Sequence[FileSlice] = ()) -> pa.Schema | None:
+    """The schema a query on ``table`` returns, or None when nothing defines one.
+
+    Data columns come from the Avro schema of the latest commit at or before ``as_of``
+    (falling back to the latest schema, then to ``hoodie.table.create.schema``). A table
+    whose commits carry no schema at all takes it from its base files' footers.
+    """
+    data = table.data_schema(as_of) if as_of is not None else None
+    if data is None:
+        data = table.data_schema()
+    if data is None and slices:
+        data = _schema_from_files(table.storage, slices)
+    if data is None:
+        return None
+    data_fields = [f for f in data if f.name not in META_FIELDS]
+    if not table.config.populate_meta_fields:
+        return pa.schema(data_fields)
+    return pa.schema(list(meta_schema()) + data_fields)
+
+
+def _schema_from_files(storage: Storage, slices: Sequence[FileSlice]) -> pa.Schema | None:
+    schemas = []
+    for s in slices:
+        if s.base_file is not None:
+            fs, path = arrow_path(storage, s.base_file.path)
+            with fs.open_input_file(path) as f:
+                schemas.append(pq.ParquetFile(f).schema_arrow.remove_metadata())
+    if not schemas:
+        return None
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise SchemaError(f"base files disagree on their schema and no commit records one: {e}") from e
+
+
+def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
+    """``schema`` restricted to ``columns`` (in the caller's order); unknown names raise."""
+    if columns is None:
+        return schema
+    missing = [c for c in columns if schema.get_field_index(c) < 0]
+    if missing:
+        raise SchemaError(f"unknown column(s) {', '.join(map(repr, missing))}; the table has {', '.join(schema.names)}")
+    return pa.schema([schema.field(c) for c in columns])
+
+
+def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> None:
+    """Refuse slices that need a log merge (merge-on-read), which this reader cannot do yet."""
+    for s in slices:
+        if s.log_files:
+            raise UnsupportedTableError(
+                f"{table.base_path}: file group {s.file_id} in partition {s.partition_path!r} has "
+                f"log files ({s.log_files[0].file_name}, ...) that must be merged into its base file; "
+                "merge-on-read snapshot queries are not supported yet (read_optimized reads the base files only)"
+            )
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BaseFileTask:
+    """Read one base file, conformed to ``schema``; picklable for Spark executors."""
+
+    storage: Storage
+    path: str
+    schema: pa.Schema
+
+
+def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> pa.Table:
+    """Run a :class:`BaseFileTask`: read the columns it needs and conform them."""
+    fs, path = arrow_path(task.storage, task.path)
+    task.storage.counters.bump("read")
+    try:
+        with fs.open_input_file(path) as f:
+            pf = pq.ParquetFile(f)
+            present = set(pf.schema_arrow.names)
+            wanted = [n for n in task.schema.names if n in present]
+            data = pf.read(columns=wanted, use_threads=True)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FormatError(f"cannot read base file {task.path}: {e}") from e
+    return conform(data, task.schema, task.path)
+
+
+def conform(data: pa.Table, schema: pa.Schema, source: str = "data") -> pa.Table:
+    """``data`` with exactly ``schema``: columns cast and reordered, absent ones null.
+
+    Columns a file lacks (added to the table after it was written) read as nulls; columns
+    the schema lacks are dropped. Casting also renames list and map children, so
+    Avro-writer files (``array`` items) and Spark-writer files (``element`` items) agree.
+    """
+    arrays = []
+    for field in schema:
+        idx = data.schema.get_field_index(field.name)
+        if idx < 0:
+            arrays.append(pa.nulls(data.num_rows, field.type))
+            continue
+        column = data.column(idx)
+        try:
+            arrays.append(column.cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise SchemaError(f"{source}: column {field.name!r} of type {column.type} cannot be read as {field.type}: {e}") from e
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# --- driver side ------------------------------------------------------------------------------
+
+
+def read_slices(
+    table: HoodieTable,
+    slices: Sequence[FileSlice],
+    schema: pa.Schema,
+    engine: Engine | None = None,
+    description: str = "read base files",
+) -> pa.Table:
+    """Read the base file of every slice in parallel and concatenate them under ``schema``.
+
+    Slices without a base file contribute nothing (they only exist with log files, which
+    callers either refuse or deliberately skip).
+    """
+    tasks = []
+    for s in slices:
+        if s.base_file is None:
+            continue
+        if not s.base_file.file_name.endswith(".parquet"):
+            raise UnsupportedTableError(
+                f"{table.base_path}: base file {s.base_file.file_name} is not Parquet; only Parquet base files can be read"
+            )
+        tasks.append(BaseFileTask(table.storage, s.base_file.path, schema))
+    if not tasks:
+        return schema.empty_table()
+    engine = engine or LocalEngine()
+    parts = engine.map(read_base_file_task, tasks, description)
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def filter_commit_times(data: pa.Table, keep: frozenset[str] | None = None, after: str | None = None, upto: str | None = None) -> pa.Table:
+    """Rows whose ``_hoodie_commit_time`` is in ``keep``, or in ``(after, upto]``."""
+    column = data.column(COMMIT_TIME_COLUMN)
+    if keep is not None:
+        mask = pc.is_in(column, value_set=pa.array(sorted(keep), pa.string()))
+    else:
+        mask = pc.and_(pc.greater(column, after), pc.less_equal(column, upto))
+    return data.filter(pc.fill_null(mask, False))

@@ -1,0 +1,65 @@
+"""Snapshot, time-travel and read-optimized queries.
+
+A snapshot reads the latest slice of every live file group (as of an instant for time
+travel). Copy-on-write slices are plain base files. Merge-on-read slices with log files
+need a merge this module does not do yet, so a snapshot of such a table is refused with
+:class:`~hoodie.errors.UnsupportedTableError`; the read-optimized query reads just the
+base files of the same slices, as Hudi's read-optimized view does. Nothing here writes.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from hoodie.engine import Engine
+from hoodie.query.planner import PartitionFilter, plan_snapshot
+from hoodie.query.reader import output_schema, project, read_slices, require_base_files_only
+from hoodie.table.table import HoodieTable
+
+
+def read_snapshot(
+    table: HoodieTable,
+    as_of: str | None = None,
+    columns: Sequence[str] | None = None,
+    partition_filter: PartitionFilter | None = None,
+    engine: Engine | None = None,
+) -> pa.Table:
+    """Every live record of ``table`` (as of ``as_of``), as one Arrow table.
+
+    The result has the query schema of :func:`hoodie.query.reader.output_schema`
+    (optionally projected to ``columns``); an empty table keeps that schema, and a table
+    with no schema at all (created, never written, no create schema) reads as an empty
+    ``pa.table``.
+    """
+    return _read(table, as_of, columns, partition_filter, engine, read_optimized=False)
+
+
+def read_optimized(
+    table: HoodieTable,
+    as_of: str | None = None,
+    columns: Sequence[str] | None = None,
+    partition_filter: PartitionFilter | None = None,
+    engine: Engine | None = None,
+) -> pa.Table:
+    """The base files of the latest slices only: on merge-on-read tables, the state as of
+    the last compaction of each file group (log files are not read)."""
+    return _read(table, as_of, columns, partition_filter, engine, read_optimized=True)
+
+
+def _read(
+    table: HoodieTable,
+    as_of: str | None,
+    columns: Sequence[str] | None,
+    partition_filter: PartitionFilter | None,
+    engine: Engine | None,
+    read_optimized: bool,
+) -> pa.Table:
+    slices = plan_snapshot(table, as_of, partition_filter)
+    if not read_optimized:
+        require_base_files_only(table, slices)
+    schema = output_schema(table, as_of, slices)
+    if schema is None:
+        return pa.table({})
+    schema = project(schema, columns)
+    return read_slices(table, slices, schema, engine, "snapshot: read base files")
