@@ -50,14 +50,15 @@ def dedupe(batch: pa.Table, ordering_field: str | None) -> pa.Table:
     composite = _composite_key(batch)
     if pc.count_distinct(composite).as_py() == n:
         return batch
-    order_cols: list[tuple[str, str]] = [("k", "ascending")]
+    # null ordering values lose against any value (sorted last within a key)
+    order_cols: list[tuple[str, str, str]] = [("k", "ascending", "at_end")]
     arrays: dict[str, pa.Array] = {"k": composite, "i": pa.array(np.arange(n, dtype=np.int64))}
     if ordering_field is not None and ordering_field in batch.column_names:
         arrays["o"] = batch.column(ordering_field).combine_chunks()
-        order_cols.append(("o", "descending"))
-    order_cols.append(("i", "descending"))
+        order_cols.append(("o", "descending", "at_end"))
+    order_cols.append(("i", "descending", "at_end"))
     helper = pa.table(arrays)
-    sorted_idx = pc.sort_indices(helper, sort_keys=order_cols, null_placement="at_end")
+    sorted_idx = pc.sort_indices(helper, sort_keys=order_cols)
     sorted_keys = pc.take(composite, sorted_idx).to_numpy(zero_copy_only=False)
     first = np.ones(n, dtype=bool)
     first[1:] = sorted_keys[1:] != sorted_keys[:-1]
