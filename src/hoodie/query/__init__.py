@@ -17,9 +17,8 @@ from hoodie.config import options as opts
 from hoodie.config.options import HoodieConfig
 from hoodie.engine import Engine
 from hoodie.errors import ConfigError
-from hoodie.layout import normalize_instant
 from hoodie.query.incremental import read_incremental
-from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot
+from hoodie.query.planner import IncrementalPlan, as_instant, plan_incremental, plan_snapshot
 from hoodie.query.snapshot import read_optimized, read_snapshot
 from hoodie.storage.base import Storage
 from hoodie.table.table import HoodieTable
@@ -39,13 +38,10 @@ def _instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | Non
     raw = config.get(option)
     if raw is None:
         return None
-    text = str(raw).strip()
-    if text.isdigit():
-        # Any all-digit value is an instant to compare with: "0" and "000" are the usual
-        # way to say "from the beginning" in incremental pulls.
-        return text
     try:
-        return normalize_instant(text)
+        # Any all-digit value is taken as is: "0" and "000" are the usual way to say
+        # "from the beginning" in incremental pulls.
+        return as_instant(str(raw))
     except ValueError:
         raise ConfigError(
             f"invalid value {raw!r} for option {option.key}: expected an instant time "

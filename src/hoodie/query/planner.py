@@ -3,16 +3,17 @@
 Planning looks only at the timeline and the file-system view; it never opens a data file
 and never writes. Reading the planned slices is :mod:`hoodie.query.reader`'s job.
 
-Time semantics follow hudi-rs (the project's reference reader) and Hudi 1.x:
+Time semantics follow hudi-rs (the project's reference reader; checked against it on the
+conformance tables):
 
 * **Snapshot / time travel** compare the as-of instant with the *requested* time of each
   completed instant (the instant time in file names), on every table version.
 * **Incremental** ranges ``(begin, end]`` are instant times on layout-1 (v6) tables. On
   layout-2 (v8+) tables they are *completion* times: a commit belongs to the range when it
   completed inside it, and the file groups it touched are read as they stood at ``end``
-  in completion order. This is what Hudi 1.x and hudi-rs do, so that a commit that was
-  requested before ``begin`` but completed after it is not lost by a pull that starts at
-  ``begin``.
+  in completion order. Hudi 1.x defines incremental ranges on completion time too: a
+  commit requested before ``begin`` but completed after it is not lost by a pull that
+  starts at ``begin``.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hoodie.errors import InstantNotFoundError
-from hoodie.layout import ARCHIVED_FOLDER, HOODIE_FOLDER, compare_key
+from hoodie.layout import ARCHIVED_FOLDER, HOODIE_FOLDER, compare_key, normalize_instant
 from hoodie.storage.base import join
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView
@@ -41,6 +42,13 @@ def _slice_order(s: FileSlice) -> tuple[str, str]:
     return (s.partition_path, s.file_id)
 
 
+def as_instant(value: str) -> str:
+    """An instant time from ``value``: any digit string as is ("0" means the beginning),
+    or an ISO timestamp ``yyyy-MM-dd[ HH:mm:ss[.SSS]]`` (raises ValueError otherwise)."""
+    text = value.strip()
+    return text if text.isdigit() else normalize_instant(text)
+
+
 # --- snapshot ---------------------------------------------------------------------------------
 
 
@@ -56,7 +64,7 @@ def plan_snapshot(
     partition path, "" for a non-partitioned table) prunes partitions before they are
     listed. An ``as_of`` older than the first commit yields no slices.
     """
-    view = table.view(as_of)
+    view = table.view(as_instant(as_of) if as_of is not None else None)
     partitions = view.all_partition_paths()
     if partition_filter is not None:
         partitions = [p for p in partitions if partition_filter(p)]
@@ -149,6 +157,8 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None) -> 
     active timeline is refused when instants have been archived (their changes cannot be
     listed any more); on a table that never archived, it simply means "from the start".
     """
+    begin = as_instant(begin)
+    end = as_instant(end) if end is not None else None
     timeline = table.timeline
     basis = COMPLETION_TIME if timeline.layout_version >= 2 else INSTANT_TIME
     writes = timeline.completed_writes()

@@ -31,13 +31,12 @@ from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
-MERGE_ON_READ = "MERGE_ON_READ"
 
 
 def meta_schema() -> pa.Schema:
     # hudi-rs prepends its meta fields as non-nullable strings; matching it makes the two
     # readers' results compare equal type for type.
-    return pa.schema([pa.field(name, pa.string(), nullable=True) for name in META_FIELDS])
+    return pa.schema([pa.field(name, pa.string(), nullable=False) for name in META_FIELDS])
 
 
 def output_schema(table: HoodieTable, as_of: str | None = None, slices: Sequence[FileSlice] = ()) -> pa.Schema | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from hoodie.engine import Engine
-from hoodie.query.planner import PartitionFilter, plan_snapshot
+from hoodie.query.planner import PartitionFilter, as_instant, plan_snapshot
 from hoodie.query.reader import output_schema, project, read_slices, require_base_files_only
 from hoodie.table.table import HoodieTable
 
@@ -55,6 +55,7 @@ def _read(
     engine: Engine | None,
     read_optimized: bool,
 ) -> pa.Table:
+    as_of = as_instant(as_of) if as_of is not None else None
     slices = plan_snapshot(table, as_of, partition_filter)
     if not read_optimized:
         require_base_files_only(table, slices)

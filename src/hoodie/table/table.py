@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import TableError
-from hoodie.layout import ARCHIVED_FOLDER, AUX_FOLDER, HOODIE_FOLDER, SCHEMA_FOLDER, TEMP_FOLDER
+from hoodie.layout import ARCHIVED_FOLDER, AUX_FOLDER, HOODIE_FOLDER, SCHEMA_FOLDER, TEMP_FOLDER, compare_key
 from hoodie.storage.base import Storage, join
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.fs_view import FileSystemView
@@ -103,7 +103,8 @@ class HoodieTable:
     def latest_avro_schema(self, as_of: str | None = None) -> str | None:
         """Writer schema (Avro JSON, no meta fields) of the latest completed write ≤ ``as_of``."""
         for inst in reversed(self.timeline.completed_writes()):
-            if as_of is not None and inst.timestamp > as_of:
+            # compare_key: a 14-digit (second) as-of covers that whole second, as in the view
+            if as_of is not None and compare_key(inst.timestamp) > compare_key(as_of):
                 continue
             schema = self.commit_metadata(inst).schema
             if schema:
