@@ -53,9 +53,11 @@ class Storage(Protocol):
     def write_bytes(self, path: str, data: bytes) -> None:
         """Create or replace a file (parents are created)."""
 
-    def create_new(self, path: str, data: bytes) -> None:
+    def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
         """Write a file that must not exist yet, atomically: it appears whole or not at all.
 
+        ``durable`` also flushes it to stable storage before it appears (instants need
+        this; markers, which only matter while their writer's files exist, do not).
         Raises :class:`hoodie.errors.FileAlreadyExistsError` if the path exists.
         """
 

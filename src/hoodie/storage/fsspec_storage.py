@@ -44,7 +44,7 @@ class FsspecStorage:
         self.fs.makedirs(posixpath.dirname(p), exist_ok=True)
         self.fs.pipe_file(p, data)
 
-    def create_new(self, path: str, data: bytes) -> None:
+    def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
         self.counters.bump("create")
         p = self._strip(path)
         if self.fs.exists(p):

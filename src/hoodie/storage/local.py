@@ -47,15 +47,16 @@ class LocalStorage:
             f.write(data)
         os.replace(tmp, path)
 
-    def create_new(self, path: str, data: bytes) -> None:
+    def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
         self.counters.bump("create")
         path = self._norm(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = self._temp_name(path)
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:

@@ -40,7 +40,7 @@ class DirectMarkers:
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
         path = join(self.marker_dir, marker_name(partition_path, data_file_name, io_type))
         try:
-            self.storage.create_new(path, b"")
+            self.storage.create_new(path, b"", durable=False)
         except FileAlreadyExistsError:
             pass  # a retried task attempt may create the same marker again
 

@@ -1,0 +1,233 @@
+"""Copy-on-write upsert and snapshot read: hoodie (in-process and Spark local[2]) against
+deltalake's merge and a plain pyarrow rewrite of the touched partitions.
+
+Each measured step runs in its own subprocess; the parent samples the resident memory of
+that process tree (JVM and Python workers included) to report its peak. Table set-up
+(the initial load) happens in a separate, unmeasured subprocess. Printed ratios compare
+contenders measured in the same run, because absolute times on shared machines are noisy.
+
+    python bench/cow_upsert.py [--rows 2000000] [--partitions 100] [--updates 100000]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+KEY_OPTS = {
+    "hoodie.table.name": "bench",
+    "hoodie.datasource.write.recordkey.field": "key",
+    "hoodie.datasource.write.partitionpath.field": "part",
+    "hoodie.datasource.write.precombine.field": "ts",
+    # every contender writes snappy Parquet, so the comparison is about the engines
+    "hoodie.parquet.compression.codec": "snappy",
+}
+
+
+# --- steps (run inside a child process) --------------------------------------------------------
+def load(name: str):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(OUT / "data" / f"{name}.parquet")
+
+
+def step(case: str, phase: str) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = OUT / "tables"
+    if case == "hoodie":
+        import hoodie
+
+        path = str(root / "hoodie")
+        if phase == "setup":
+            shutil.rmtree(path, ignore_errors=True)
+            hoodie.write(load("base"), path, {**KEY_OPTS, "hoodie.datasource.write.operation": "bulk_insert"})
+            return {}
+        if phase == "upsert":
+            batch = load("upsert")
+            t0 = time.perf_counter()
+            hoodie.write(batch, path, KEY_OPTS)
+            return {"seconds": time.perf_counter() - t0}
+        t0 = time.perf_counter()
+        n = hoodie.read(path).num_rows
+        return {"seconds": time.perf_counter() - t0, "rows": n}
+    if case == "spark":
+        from hoodie.spark import local_session
+
+        path = str(root / "spark")
+        spark = local_session("hoodie-bench")
+        if phase == "setup":
+            shutil.rmtree(path, ignore_errors=True)
+            spark.read.parquet(str(OUT / "data" / "base.parquet")).write.format("hoodie").options(**KEY_OPTS).option(
+                "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(path)
+            return {}
+        # warm the session: JIT, Python workers, Arrow paths
+        warm = str(root / "spark-warm")
+        shutil.rmtree(warm, ignore_errors=True)
+        small = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).limit(2000)
+        small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
+        small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
+        spark.read.format("hoodie").load(warm).count()
+        if phase == "upsert":
+            df = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).cache()
+            df.count()
+            t0 = time.perf_counter()
+            df.write.format("hoodie").options(**KEY_OPTS).mode("append").save(path)
+            return {"seconds": time.perf_counter() - t0}
+        t0 = time.perf_counter()
+        n = spark.read.format("hoodie").load(path).count()
+        seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        spark.read.format("hoodie").load(path).toArrow() if hasattr(spark.read.format("hoodie").load(path), "toArrow") else None
+        return {"seconds": seconds, "collect_seconds": time.perf_counter() - t0, "rows": n}
+    if case == "deltalake":
+        from deltalake import DeltaTable, write_deltalake
+
+        path = str(root / "delta")
+        if phase == "setup":
+            shutil.rmtree(path, ignore_errors=True)
+            write_deltalake(path, load("base"), partition_by=["part"])
+            return {}
+        if phase == "upsert":
+            batch = load("upsert")
+            t0 = time.perf_counter()
+            (DeltaTable(path).merge(batch, "t.key = s.key AND t.part = s.part", source_alias="s", target_alias="t")
+             .when_matched_update_all().when_not_matched_insert_all().execute())
+            return {"seconds": time.perf_counter() - t0}
+        t0 = time.perf_counter()
+        n = DeltaTable(path).to_pyarrow_table().num_rows
+        return {"seconds": time.perf_counter() - t0, "rows": n}
+    if case == "pyarrow":
+        # the floor: rewrite each touched partition with plain pyarrow, no index, no metadata
+        import pyarrow.compute as pc
+
+        path = root / "plain"
+        if phase == "setup":
+            shutil.rmtree(path, ignore_errors=True)
+            base = load("base")
+            for part, idx in _groups(base.column("part")):
+                (path / part).mkdir(parents=True)
+                pq.write_table(base.take(idx), path / part / "data-0.parquet", compression="snappy")
+            return {}
+        if phase == "upsert":
+            batch = load("upsert")
+            t0 = time.perf_counter()
+            for part, idx in _groups(batch.column("part")):
+                incoming = batch.take(idx)
+                current = pq.read_table(path / part) if (path / part).exists() else incoming.slice(0, 0)
+                keep = pc.invert(pc.is_in(current.column("key"), value_set=incoming.column("key")))
+                (path / part).mkdir(parents=True, exist_ok=True)
+                pq.write_table(pa.concat_tables([current.filter(keep), incoming]), path / part / "data-1.parquet.tmp", compression="snappy")
+                for old in (path / part).glob("*.parquet"):
+                    old.unlink()
+                os.replace(path / part / "data-1.parquet.tmp", path / part / "data-1.parquet")
+            return {"seconds": time.perf_counter() - t0}
+        # reading the latest base files of the hoodie table directly: the snapshot-read floor
+        import hoodie
+
+        table = hoodie.HoodieTable.open(str(root / "hoodie"))
+        files = [s.base_file.path for s in table.view().latest_slices_all()]
+        t0 = time.perf_counter()
+        n = pq.read_table(files).num_rows if False else pa.concat_tables([pq.read_table(f) for f in files]).num_rows
+        return {"seconds": time.perf_counter() - t0, "rows": n}
+    raise SystemExit(f"unknown case {case}")
+
+
+def _groups(col):
+    import numpy as np
+
+    enc = col.combine_chunks().dictionary_encode()
+    codes = enc.indices.to_numpy()
+    for code, name in enumerate(enc.dictionary.to_pylist()):
+        yield name, np.nonzero(codes == code)[0]
+
+
+# --- driver ----------------------------------------------------------------------------------
+def run_child(case: str, phase: str) -> dict:
+    import psutil
+
+    proc = subprocess.Popen([sys.executable, __file__, "--child", case, phase], stdout=subprocess.PIPE, text=True)
+    peak = 0
+    ps = psutil.Process(proc.pid)
+
+    def sample() -> None:
+        nonlocal peak
+        while proc.poll() is None:
+            try:
+                procs = [ps] + ps.children(recursive=True)
+                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out, _ = proc.communicate()
+    t.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{case} {phase} failed with exit code {proc.returncode}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_mb"] = peak / 2**20
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--partitions", type=int, default=100)
+    ap.add_argument("--updates", type=int, default=100_000)
+    ap.add_argument("--cases", default="hoodie,spark,deltalake,pyarrow")
+    ap.add_argument("--child", nargs=2)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(step(*args.child)))
+        return
+    sys.path.insert(0, str(HERE))
+    import pyarrow.parquet as pq
+
+    from datagen import base_table, upsert_batch
+
+    (OUT / "data").mkdir(parents=True, exist_ok=True)
+    stamp = OUT / "data" / "params.json"
+    params = {"rows": args.rows, "partitions": args.partitions, "updates": args.updates}
+    if not stamp.exists() or json.loads(stamp.read_text()) != params:
+        print(f"generating {args.rows:,} rows in {args.partitions} partitions, upsert of {2 * args.updates:,}")
+        base = base_table(args.rows, args.partitions)
+        pq.write_table(base, OUT / "data" / "base.parquet", compression="snappy")
+        pq.write_table(upsert_batch(args.rows, args.partitions, args.updates), OUT / "data" / "upsert.parquet", compression="snappy")
+        print(f"about {base.nbytes / args.rows:.0f} bytes a row in memory")
+        stamp.write_text(json.dumps(params))
+    cases = args.cases.split(",")
+    results: dict[str, dict[str, dict]] = {}
+    for case in cases:
+        run_child(case, "setup")
+        results[case] = {"upsert": run_child(case, "upsert"), "read": run_child(case, "read")}
+        print(f"{case:>10}: upsert {results[case]['upsert']['seconds']:7.2f} s (peak {results[case]['upsert']['peak_mb']:7.0f} MB)"
+              f"   snapshot read {results[case]['read']['seconds']:6.2f} s (peak {results[case]['read']['peak_mb']:7.0f} MB)")
+    print()
+    if "deltalake" in results:
+        d = results["deltalake"]
+        for case in ("hoodie", "spark", "pyarrow"):
+            if case in results:
+                r = results[case]
+                print(f"{case:>10} / deltalake:  upsert time {r['upsert']['seconds'] / d['upsert']['seconds']:5.2f}x   "
+                      f"upsert peak memory {r['upsert']['peak_mb'] / d['upsert']['peak_mb']:5.2f}x")
+    if "pyarrow" in results:
+        floor = results["pyarrow"]["read"]["seconds"]
+        for case in ("hoodie", "spark", "deltalake"):
+            if case in results:
+                print(f"{case:>10} snapshot read / direct Parquet read of the same base files: {results[case]['read']['seconds'] / floor:5.2f}x")
+    (OUT / "last_run.json").write_text(json.dumps({"params": params, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""hoodie.properties round trips with Java's checksum; the timeline parses both layouts and
+transitions instants write-once."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hoodie.config.options import HoodieConfig
+from hoodie.config.properties import parse_properties, render_properties
+from hoodie.config.table_config import TableConfig, table_checksum
+from hoodie.errors import ConfigError, TimelineError
+from hoodie.layout import normalize_instant, parse_base_file_name, parse_log_file_name, parse_marker_name
+from hoodie.storage.local import LocalStorage
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
+
+
+def test_checksum_matches_java() -> None:
+    # value from the spec: zlib.crc32(b"default.v6_nonpartitioned") as Java computes it
+    assert table_checksum("default", "v6_nonpartitioned") == 1363530505
+
+
+def test_properties_round_trip_with_escapes() -> None:
+    props = {"hoodie.table.name": "t", "hoodie.table.create.schema": '{"a":"b:c"}', "k": "é"}
+    text = render_properties(props, last_key="hoodie.table.name").decode("ascii")
+    assert text.splitlines()[-1] == "hoodie.table.name=t"
+    assert "\\u00e9" in text and "\\:" in text
+    assert parse_properties(text) == props
+
+
+def test_table_config_backup_fallback(tmp_path: Path) -> None:
+    storage = LocalStorage()
+    meta = str(tmp_path / ".hoodie")
+    TableConfig({"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE"}).store(storage, meta, create=True)
+    (tmp_path / ".hoodie" / "hoodie.properties.backup").write_bytes((tmp_path / ".hoodie" / "hoodie.properties").read_bytes())
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.checksum=1\n")
+    assert TableConfig.load(storage, meta).name == "t"  # bad checksum: the backup is used
+
+
+def test_unknown_and_conflicting_options() -> None:
+    with pytest.raises(ConfigError, match="did you mean hoodie.index.type"):
+        HoodieConfig.of({"hoodie.index.typ": "BLOOM"})
+    with pytest.raises(ConfigError, match="conflicts"):
+        HoodieConfig.of({"hoodie.datasource.write.table.name": "a", "hoodie.table.name": "b"})
+    assert HoodieConfig.of({"path": "/x", "spark.foo": "1"}).raw == {"path": "/x", "spark.foo": "1"}
+
+
+def test_timeline_file_names() -> None:
+    assert parse_timeline_file_name("20240418173550988.inflight") == Instant("20240418173550988", "commit", State.INFLIGHT)
+    assert parse_timeline_file_name("20240418173550988.commit.requested").state is State.REQUESTED
+    done = parse_timeline_file_name("20250713010535797_20250713010536200.commit")
+    assert done == Instant("20250713010535797", "commit", State.COMPLETED, "20250713010536200")
+    assert parse_timeline_file_name("hoodie.properties") is None
+    assert parse_timeline_file_name(".20240418173550988.commit.abc.tmp") is None
+    assert Instant("1", Action.COMPACTION, State.COMPLETED).file_name() == "1.commit"
+
+
+def test_transitions_are_write_once_and_ordered(tmp_path: Path) -> None:
+    storage = LocalStorage()
+    (tmp_path / ".hoodie").mkdir()
+    tl = ActiveTimeline.load(storage, str(tmp_path))
+    t = tl.new_instant_time()
+    inst = tl.create_requested(Instant(t, Action.COMMIT, State.REQUESTED))
+    with pytest.raises(TimelineError, match="not inflight"):
+        tl.transition_to_completed(inst, b"{}")
+    tl.transition_to_inflight(inst)
+    tl.transition_to_completed(inst, b"{}")
+    with pytest.raises(TimelineError, match="already exists"):
+        tl.transition_to_completed(inst, b"{}")
+    tl = tl.reload()
+    assert [i.state for i in tl.instants] == [State.COMPLETED]
+    assert tl.new_instant_time() > t
+
+
+def test_file_name_grammar() -> None:
+    b = parse_base_file_name("a079bdb3-731c-4894-b855-abfcd6921007-0_0-182-253_20240418173550988.parquet")
+    assert (b.file_id, b.write_token, b.instant) == ("a079bdb3-731c-4894-b855-abfcd6921007-0", "0-182-253", "20240418173550988")
+    lf = parse_log_file_name(".0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0_20250126040823628.log.2_1-0-1")
+    assert (lf.version, lf.write_token, lf.instant) == (2, "1-0-1", "20250126040823628")
+    assert parse_marker_name("p=1/f_0-1-2_3.parquet.marker.MERGE") == ("p=1", "f_0-1-2_3.parquet", "MERGE")
+    assert normalize_instant("2024-04-18 17:35:50.988") == "20240418173550988"
+    with pytest.raises(ValueError, match="yesterday"):
+        normalize_instant("yesterday")

@@ -1,0 +1,64 @@
+"""Storage backends: write-once semantics, listing, rename without overwrite, counters."""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hoodie.errors import FileAlreadyExistsError
+from hoodie.storage.base import join, relative_to
+from hoodie.storage.fsspec_storage import FsspecStorage
+from hoodie.storage.local import LocalStorage
+
+
+@pytest.fixture(params=["local", "memory"])
+def storage_and_root(request, tmp_path: Path):
+    if request.param == "local":
+        return LocalStorage(), str(tmp_path)
+    return FsspecStorage("memory"), f"memory://hoodie-test-{uuid.uuid4().hex}"
+
+
+def test_create_new_is_write_once(storage_and_root) -> None:
+    storage, root = storage_and_root
+    path = join(root, ".hoodie", "001.commit")
+    storage.create_new(path, b"one")
+    with pytest.raises(FileAlreadyExistsError, match="001.commit"):
+        storage.create_new(path, b"two")
+    assert storage.read_bytes(path) == b"one"
+    assert storage.counters["create"] == 2
+
+
+def test_list_delete_rename(storage_and_root) -> None:
+    storage, root = storage_and_root
+    storage.write_bytes(join(root, "p", "a.parquet"), b"x" * 10)
+    storage.write_bytes(join(root, "p", "sub", "b"), b"y")
+    entries = {e.name: e for e in storage.list_dir(join(root, "p"))}
+    assert set(entries) == {"a.parquet", "sub"}
+    assert entries["a.parquet"].size == 10 and not entries["a.parquet"].is_dir
+    assert entries["sub"].is_dir
+    assert storage.list_dir(join(root, "missing")) == []
+    storage.rename(join(root, "p", "a.parquet"), join(root, "p", "c.parquet"))
+    assert not storage.exists(join(root, "p", "a.parquet"))
+    storage.write_bytes(join(root, "p", "d"), b"d")
+    with pytest.raises(FileAlreadyExistsError):
+        storage.rename(join(root, "p", "d"), join(root, "p", "c.parquet"))
+    assert storage.delete(join(root, "p", "d")) and not storage.delete(join(root, "p", "d"))
+    storage.delete_dir(join(root, "p"))
+    assert storage.list_dir(join(root, "p")) == []
+
+
+def test_local_storage_leaves_no_temp_files(tmp_path: Path) -> None:
+    storage = LocalStorage()
+    storage.create_new(str(tmp_path / "x"), b"1")
+    storage.write_bytes(str(tmp_path / "y"), b"2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x", "y"]
+
+
+def test_path_helpers() -> None:
+    assert join("/base", "", "f") == "/base/f"
+    assert join("s3://bucket/t", "p=1", "f") == "s3://bucket/t/p=1/f"
+    assert relative_to("/base/p/f", "/base") == "p/f"
+    assert relative_to("/base", "/base") == ""
+    with pytest.raises(ValueError):
+        relative_to("/other/f", "/base")
