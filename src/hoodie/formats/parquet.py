@@ -96,6 +96,45 @@ def read_record_keys(storage: Storage, path: str) -> pa.Array:
     return read_base_file(storage, path, [RECORD_KEY_COLUMN]).column(RECORD_KEY_COLUMN).combine_chunks()
 
 
+class BaseFileReader:
+    """One open base file: its footer is parsed once (Hudi footers carry a ~430 KB bloom
+    filter, so re-opening a file per question is costly), then columns are read on demand."""
+
+    def __init__(self, storage: Storage, path: str) -> None:
+        fs, fpath = arrow_path(storage, path)
+        storage.counters.bump("footer")
+        self.path = path
+        try:
+            self._file = pq.ParquetFile(fs.open_input_file(fpath), pre_buffer=True)
+        except (pa.ArrowInvalid, OSError) as e:
+            if isinstance(e, FileNotFoundError):
+                raise
+            raise FormatError(f"cannot read footer of base file {path}: {e}") from e
+
+    @property
+    def footer(self) -> "FooterInfo":
+        md = self._file.metadata
+        return FooterInfo(read_footer_index(md.metadata), md.num_rows, self._file.schema_arrow)
+
+    def read(self, columns: list[str] | None = None) -> pa.Table:
+        try:
+            return self._file.read(columns=columns, use_threads=True)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise FormatError(f"cannot read base file {self.path}: {e}") from e
+
+    def record_keys(self) -> pa.Array:
+        return self.read([RECORD_KEY_COLUMN]).column(RECORD_KEY_COLUMN).combine_chunks()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "BaseFileReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 @dataclass(frozen=True)
 class FooterInfo:
     index: FooterIndex | None

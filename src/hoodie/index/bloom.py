@@ -2,7 +2,8 @@
 file's footer, then verify candidates against the file's real keys.
 
 Verification is what makes the index exact: a bloom false positive costs one read of a
-file's key column, never an insert turned into an update.
+file's key column, never an insert turned into an update. Each file is opened once: its
+footer (with the filter) and, when needed, its key column come from the same reader.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.formats.parquet import read_footer, read_record_keys
+from hoodie.formats.parquet import BaseFileReader
 from hoodie.index.base import FileRef, TagResult
 from hoodie.storage.base import Storage
 
@@ -23,20 +24,26 @@ def bloom_tag(keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_r
         if not unresolved.any():
             break
         idx = np.nonzero(unresolved)[0]
-        candidates = keys.take(pa.array(idx))
-        footer = read_footer(storage, ref.path).index
+        with BaseFileReader(storage, ref.path) as reader:
+            found, n_verified = _keys_in_file(reader, idx, keys.take(pa.array(idx)), prune_by_ranges)
         checked += 1
-        if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
-            in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
-            mask = in_range.to_numpy(zero_copy_only=False)
-            idx, candidates = idx[mask], candidates.filter(in_range)
-        if len(idx) and footer is not None and footer.bloom_filter is not None:
-            mask = footer.bloom_filter.might_contain_many(candidates)
-            idx, candidates = idx[mask], candidates.filter(pa.array(mask))
-        if not len(idx):
-            continue
-        verified += len(idx)
-        found = pc.is_in(candidates, value_set=read_record_keys(storage, ref.path)).to_numpy(zero_copy_only=False)
-        pos[idx[found]] = i
-        unresolved[idx[found]] = False
+        verified += n_verified
+        pos[found] = i
+        unresolved[found] = False
     return TagResult(pos, checked, verified)
+
+
+def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, int]:
+    """The entries of ``idx`` whose key (``candidates``, aligned) is in the file, and how
+    many keys survived pruning and had to be checked against the file's keys."""
+    footer = reader.footer.index
+    if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
+        in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
+        idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
+    if len(idx) and footer is not None and footer.bloom_filter is not None:
+        maybe = footer.bloom_filter.might_contain_many(candidates)
+        idx, candidates = idx[maybe], candidates.filter(pa.array(maybe))
+    if not len(idx):
+        return idx, 0
+    present = pc.is_in(candidates, value_set=reader.record_keys()).to_numpy(zero_copy_only=False)
+    return idx[present], len(idx)

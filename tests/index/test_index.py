@@ -1,0 +1,71 @@
+"""Bloom and simple indexes find exactly the files holding the keys; the bloom index
+prunes by key range and bloom filter before reading any file's keys, and a bloom false
+positive never turns an insert into an update."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.formats import parquet as pq_format
+from hoodie.index.base import FileRef, IndexSettings, tag_partition
+from hoodie.storage.local import LocalStorage
+from hoodie.table.table import HoodieTable
+
+OPTS = {
+    "hoodie.table.name": "t",
+    "hoodie.datasource.write.recordkey.field": "k",
+    "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.index.bloom.num_entries": "1000",
+    "hoodie.parquet.small.file.limit": "0",
+}
+
+
+def build(tmp_path: Path, files: int = 6, per_file: int = 200) -> tuple[HoodieTable, list[FileRef]]:
+    path = str(tmp_path / "t")
+    for f in range(files):  # one commit per file: disjoint, increasing key ranges
+        keys = [f"key-{f:02d}-{i:04d}" for i in range(per_file)]
+        hoodie.write(pa.table({"k": keys, "p": ["a"] * per_file, "v": list(range(per_file))}), path, {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"})
+    table = HoodieTable.open(path)
+    refs = [FileRef(s.file_id, s.base_instant, s.base_file.path) for s in table.view().latest_slices("a")]
+    return table, refs
+
+
+@pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
+def test_tagging_finds_existing_keys_only(tmp_path: Path, index_type: str) -> None:
+    table, refs = build(tmp_path)
+    keys = pa.array(["key-03-0007", "key-00-0199", "nope", "key-05-0000", "key-99-0000"])
+    result = tag_partition(keys, refs, table.storage, IndexSettings(index_type))
+    holders = [refs[p].file_id if p >= 0 else None for p in result.file_pos]
+    by_key = {}
+    for ref in refs:
+        for k in pq_format.read_record_keys(table.storage, ref.path).to_pylist():
+            by_key[k] = ref.file_id
+    assert holders == [by_key.get(k) for k in keys.to_pylist()]
+
+
+def test_bloom_index_prunes_before_reading_keys(tmp_path: Path) -> None:
+    table, refs = build(tmp_path)
+    storage = LocalStorage()
+    result = tag_partition(pa.array(["key-02-0100"]), refs, storage, IndexSettings("BLOOM"))
+    assert refs[result.file_pos[0]].file_id
+    assert result.keys_verified == 1, "only the one file whose range and bloom filter match is read"
+    simple = tag_partition(pa.array(["key-02-0100"]), refs, storage, IndexSettings("SIMPLE"))
+    assert simple.keys_verified == len(refs)
+
+
+def test_bloom_false_positive_is_verified_away(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table, refs = build(tmp_path, files=2)
+    # force every bloom filter to answer "maybe" and disable range pruning
+    from hoodie.formats.bloom import DynamicBloomFilter
+
+    monkeypatch.setattr(DynamicBloomFilter, "might_contain_many", lambda self, keys: np.ones(len(keys), dtype=bool))
+    result = tag_partition(pa.array(["key-00-0005", "key-00-9999"]), refs, table.storage, IndexSettings("BLOOM", prune_by_ranges=False))
+    assert result.file_pos[0] >= 0 and result.file_pos[1] == -1
+    path = table.base_path
+    hoodie.write(pa.table({"k": ["key-00-9999"], "p": ["a"], "v": [1]}), path, OPTS)
+    rows = hoodie.read(path).column("k").to_pylist()
+    assert rows.count("key-00-9999") == 1 and len(rows) == 401
