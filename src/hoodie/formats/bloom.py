@@ -407,8 +407,9 @@ class SimpleBloomFilter:
 
     def _set_many(self, positions: np.ndarray) -> None:
         flat = positions.ravel()
-        if len(flat) * 8 >= self.num_bits:
-            # Many positions: a dense scratch vector and one packbits beats scattered ORs.
+        if len(flat) * 64 >= self.num_bits:
+            # Many positions: a dense scratch vector and one packbits beats scattered ORs
+            # (measured: ~1.4 ms per 2.6 Mbit row against ~33 ns per position for ``at``).
             scratch = np.zeros(len(self._bits) * 8, dtype=bool)
             scratch[flat] = True
             self._bits |= np.packbits(scratch, bitorder="little")
