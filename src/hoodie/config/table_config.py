@@ -139,7 +139,7 @@ class TableConfig:
         for candidate in (main, backup):
             try:
                 props = parse_properties(storage.read_bytes(candidate).decode("utf-8"))
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 continue
             if _checksum_ok(props):
                 return TableConfig(props)
