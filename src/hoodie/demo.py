@@ -114,16 +114,12 @@ def run(path: str, in_process: bool, batches: int, console: Console) -> None:
 
 
 def show_timeline(path: str, console: Console) -> None:
+    """The same listing as ``hoodie timeline --all``."""
+    from hoodie.cli.timeline import list_timeline, print_timeline
+
     table = HoodieTable.open(path)
-    t = Table("instant", "action", "state", "operation", "inserts", "updates", "deletes", "files", title=f"timeline of {table.name}")
-    for inst in table.timeline.instants:
-        row = [inst.timestamp, inst.action, inst.state.value, "", "", "", "", ""]
-        if inst.is_completed and inst.action in ("commit", "deltacommit", "replacecommit"):
-            meta = table.commit_metadata(inst)
-            tot = meta.totals()
-            row[3:] = [meta.operation_type, str(tot["inserts"]), str(tot["updates"]), str(tot["deletes"]), str(tot["files"])]
-        t.add_row(*row)
-    console.print(t)
+    console.print()
+    print_timeline(table, list_timeline(table, include_all=True), as_json=False)
 
 
 def main(argv: list[str] | None = None) -> None:
