@@ -13,13 +13,14 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from hoodie.layout import parse_base_file_name, parse_log_file_name
+from hoodie.formats.log import CommandBlock, write_log_file
+from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
 from hoodie.storage.base import join
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.markers import DirectMarkers, log_file_written_by
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,26 @@ def rollback_instant(table: HoodieTable, failed: Instant) -> RollbackResult:
 
 
 def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
+    """What to undo: base files the failed write created are deleted; log files it wrote
+    (merge-on-read) are neutralised by a rollback command block on their slice, as Java
+    does, so that no reader ever applies their blocks."""
     files: dict[str, set[str]] = defaultdict(set)
+    logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
     markers = DirectMarkers(table.storage, table.base_path, failed.timestamp)
+
+    def note(rel: str, partition: str) -> None:
+        full = join(table.base_path, rel)
+        lf = parse_log_file_name(rel.rsplit("/", 1)[-1])
+        if lf is None:
+            files[partition].add(full)
+        elif table.storage.exists(full):
+            logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
+
     for entry in markers.entries():
-        files[entry.partition_path].add(join(table.base_path, entry.data_file_path))
+        for rel in markers.files_of(entry):
+            note(rel, entry.partition_path)
     # Partitions named by the inflight workload: catch files whose marker never made it.
-    partitions: set[str] = set(files)
+    partitions: set[str] = set(files) | {p for p, _, _ in logs}
     if failed.is_inflight:
         try:
             meta = CommitMetadata.decode(table.timeline.read_content(failed), failed.timestamp)
@@ -79,16 +94,44 @@ def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
             pass
     for partition in partitions:
         for info in table.storage.list_dir(join(table.base_path, partition)):
+            rel = f"{partition}/{info.name}" if partition else info.name
             b = parse_base_file_name(info.name)
             if b is not None and b.instant == failed.timestamp:
-                files[partition].add(info.path)
+                note(rel, partition)
             lf = parse_log_file_name(info.name)
-            if lf is not None and lf.instant == failed.timestamp:
-                files[partition].add(info.path)
-    return [
+            if lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
+                note(rel, partition)
+    requests = [
         {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
         for p, paths in sorted(files.items())
     ]
+    requests += [
+        {"partitionPath": p, "fileId": fid, "latestBaseInstant": base, "filesToBeDeleted": [], "logBlocksToBeDeleted": dict(sorted(blocks.items()))}
+        for (p, fid, base), blocks in sorted(logs.items())
+    ]
+    return requests
+
+
+ROLLBACK_WRITE_TOKEN = "1-0-1"  # the token Java's rollback gives its command-block log files
+
+
+def _append_rollback_block(table: HoodieTable, req: dict, rollback_time: str, target: str) -> str:
+    """A new log version on the slice holding a rollback command block for ``target``;
+    reused if an interrupted run of this rollback already wrote it."""
+    partition, file_id, base = req["partitionPath"], req["fileId"], req["latestBaseInstant"]
+    directory = join(table.base_path, partition)
+    versions = []
+    for info in table.storage.list_dir(directory):
+        lf = parse_log_file_name(info.name)
+        if lf is None or lf.file_id != file_id or lf.instant != base:
+            continue
+        versions.append(lf.version)
+        if lf.write_token == ROLLBACK_WRITE_TOKEN and log_file_written_by(table.storage, info.path, rollback_time):
+            return info.path
+    name = LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name
+    path = join(directory, name)
+    write_log_file(table.storage, path, [CommandBlock.rollback(rollback_time, target)])
+    return path
 
 
 def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> RollbackResult:
@@ -99,20 +142,22 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
     partition_meta: dict[str, dict] = {}
     deleted: list[str] = []
     for req in plan.get("RollbackRequests") or []:
-        ok, failed_del = [], []
-        for path in req.get("filesToBeDeleted") or []:
-            try:
-                table.storage.delete(path)
-                ok.append(path)
-            except OSError:
-                failed_del.append(path)
-        deleted.extend(ok)
         pm = partition_meta.setdefault(req["partitionPath"], {
             "partitionPath": req["partitionPath"], "successDeleteFiles": [], "failedDeleteFiles": [],
             "rollbackLogFiles": {}, "logFilesFromFailedCommit": {},
         })
-        pm["successDeleteFiles"].extend(ok)
-        pm["failedDeleteFiles"].extend(failed_del)
+        for path in req.get("filesToBeDeleted") or []:
+            try:
+                table.storage.delete(path)
+                pm["successDeleteFiles"].append(path)
+                deleted.append(path)
+            except OSError:
+                pm["failedDeleteFiles"].append(path)
+        failed_logs = req.get("logBlocksToBeDeleted") or {}
+        if failed_logs:
+            command_log = _append_rollback_block(table, req, rb.timestamp, failed.timestamp)
+            pm["rollbackLogFiles"][command_log] = table.storage.size(command_log)
+            pm["logFilesFromFailedCommit"].update(failed_logs)
     metadata = {
         "startRollbackTime": rb.timestamp,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),

@@ -18,7 +18,7 @@ from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.engine.local import LocalEngine
-from hoodie.errors import ConfigError, UnsupportedTableError
+from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
@@ -37,6 +37,7 @@ from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
 TAGGING_OPERATIONS = ("upsert", "delete")
+MERGE_ON_READ = "MERGE_ON_READ"
 NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
 
 
@@ -99,8 +100,6 @@ def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
 def validate_options(config: HoodieConfig) -> None:
     if config.get(o.METADATA_ENABLE):
         raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
-    if config.get(o.TABLE_TYPE) == "MERGE_ON_READ":
-        raise UnsupportedTableError("writing MERGE_ON_READ tables is not supported yet; use COPY_ON_WRITE")
     if config.get(o.MARKERS_TYPE) != "DIRECT":
         raise ConfigError(f"{o.MARKERS_TYPE.key}={config.get(o.MARKERS_TYPE)} is not supported yet; use DIRECT")
 
@@ -140,6 +139,22 @@ def replaced_file_groups(prepared: PreparedWrite, partitions: list[str]) -> dict
     view = prepared.table.view()
     targets = view.all_partition_paths() if op == "insert_overwrite_table" else partitions
     return {p: ids for p in targets if (ids := [g.file_id for g in view.file_groups(p)])}
+
+
+def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema) -> WriteContext:
+    """What every write task needs, shipped once per task."""
+    table, s = prepared.table, prepared.settings
+    return WriteContext(
+        storage=table.storage,
+        base_path=table.base_path,
+        instant=instant,
+        data_schema=data_schema,
+        ordering_field=s.ordering_field,
+        parquet=s.parquet,
+        bloom=s.bloom,
+        avro_schema_with_meta=avro_schema_json(arrow_to_avro_schema(data_schema, table.name, include_meta_fields=True)),
+        deletes_carry_ordering=s.operation != "delete",
+    )
 
 
 def workload_stats(plan: WritePlan, records_per_bucket: Mapping[int, int]) -> dict[str, list[WriteStat]]:
@@ -198,11 +213,11 @@ class WriteClient:
             records = pipeline.tag_records(records, {}, table.storage, s.index)
         profiles = pipeline.profile(records)
         avg = average_record_size(table.timeline, s.sizing)
-        plan = build_plan(profiles, latest, s.sizing, avg, use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS)
+        plan = build_plan(profiles, latest, s.sizing, avg, use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS, merge_on_read=table.table_type == MERGE_ON_READ)
         records = pipeline.assign_buckets(records, plan)
         groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
         txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))
         tasks = [BucketTask(plan.bucket(int(b)), records.take(pa.array(idx))) for b, idx in sorted(groups.items(), key=lambda kv: int(kv[0]))]
-        wctx = WriteContext(table.storage, table.base_path, txn.instant_time, data_schema, s.ordering_field, s.parquet, s.bloom)
+        wctx = write_context(prepared, txn.instant_time, data_schema)
         stats = self.engine.map(functools.partial(run_bucket, wctx=wctx), tasks, "write")
         return stats, replaced

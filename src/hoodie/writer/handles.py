@@ -21,7 +21,8 @@ from hoodie.layout import PARTITION_METAFILE_PREFIX, base_file_name, partition_m
 from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
-from hoodie.writer.planner import Bucket
+from hoodie.writer.append_handle import run_append
+from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
 
 
@@ -36,6 +37,8 @@ class WriteContext:
     ordering_field: str | None
     parquet: ParquetSettings
     bloom: BloomSettings | None
+    avro_schema_with_meta: str = ""  # writer schema of log data blocks (merge-on-read)
+    deletes_carry_ordering: bool = False  # upsert deletes (_hoodie_is_deleted) keep their ordering value
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext) -> WriteS
     """Write one bucket: merge into its base file, or create a new file group."""
     started = time.monotonic()
     bucket = task.bucket
+    if bucket.handle == APPEND:
+        return run_append(bucket, task.records, ctx, wctx)
     name = base_file_name(bucket.file_id, ctx.write_token, wctx.instant)
     _ensure_partition_metadata(wctx, bucket.partition_path)
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
@@ -118,7 +123,8 @@ def _merge(
         if not new_ord.type.equals(old_ord.type):
             new_ord = new_ord.cast(old_ord.type)
         stored_wins = pc.fill_null(pc.greater(old_ord, new_ord), False).to_numpy(zero_copy_only=False)
-    stored_wins &= ~is_delete
+    if not wctx.deletes_carry_ordering:
+        stored_wins &= ~is_delete  # the delete operation carries no ordering: it always wins
     keep_old = ~touched
     keep_old[old_pos[stored_wins]] = True
     updated_in = incoming_pos[~is_delete & ~stored_wins]
@@ -131,7 +137,7 @@ def _merge(
     winners_idx = np.concatenate([updated_in, insert_in])
     winners = _new_rows(incoming.take(pa.array(winners_idx)), wctx, ctx, file_name)
     merged = pa.concat_tables([kept, winners])
-    return merged, (len(insert_in), len(updated_in), int(is_delete.sum()))
+    return merged, (len(insert_in), len(updated_in), int((is_delete & ~stored_wins).sum()))
 
 
 def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:

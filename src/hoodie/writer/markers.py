@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, marker_name, parse_marker_name
+from hoodie.formats.log.blocks import HeaderKey
+from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, marker_name, parse_base_file_name, parse_log_file_name, parse_marker_name
 from hoodie.storage.base import Storage, join, relative_to
 
 MARKERS_TYPE_FILE = "MARKERS.type"
@@ -72,3 +73,42 @@ class DirectMarkers:
 
     def delete_all(self) -> None:
         self.storage.delete_dir(self.marker_dir)
+
+    def files_of(self, entry: MarkerEntry) -> list[str]:
+        """Data files (relative paths) a marker stands for.
+
+        CREATE and MERGE markers name their file. An APPEND marker names a placeholder
+        base file ``<fileId>_<token>_<baseInstant>``: the task with that write token created
+        a log file on that slice, recognised by the instant in its blocks' headers.
+        """
+        if entry.io_type != "APPEND":
+            return [entry.data_file_path]
+        placeholder = parse_base_file_name(entry.file_name)
+        if placeholder is None:  # a 1.x style marker already names the log file
+            return [entry.data_file_path]
+        out = []
+        for info in self.storage.list_dir(join(self.base_path, entry.partition_path)):
+            lf = parse_log_file_name(info.name)
+            if (
+                lf is not None
+                and lf.file_id == placeholder.file_id
+                and lf.instant == placeholder.instant
+                and lf.write_token == placeholder.write_token
+                and log_file_written_by(self.storage, info.path, self.instant)
+            ):
+                out.append(f"{entry.partition_path}/{info.name}" if entry.partition_path else info.name)
+        return out
+
+
+def log_file_written_by(storage: Storage, path: str, instant: str) -> bool:
+    """Whether the first block of a log file was written by ``instant`` (a torn file whose
+    first block never completed counts as written by it: nothing else writes new files)."""
+    from hoodie.formats.log import LogFileReader
+    from hoodie.formats.log.blocks import CorruptBlock
+
+    with LogFileReader(storage, path) as reader:
+        for found in reader.scan():
+            if isinstance(found, CorruptBlock):
+                return True
+            return found.header.get(HeaderKey.INSTANT_TIME) == instant
+    return True

@@ -22,15 +22,21 @@ from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 
 
+CREATE, MERGE, APPEND = "create", "merge", "append"
+
+
 @dataclass(frozen=True)
 class Bucket:
-    """One unit of write work: a file group to merge into or create."""
+    """One unit of write work: a file group to create, merge into (a new base file) or
+    append to (a new log file on its latest slice, merge-on-read)."""
 
     bucket_id: int
     partition_path: str
     file_id: str
     base_instant: str | None  # None: a new file group
     base_path: str | None  # the latest base file to merge with
+    handle: str = CREATE
+    next_log_version: int = 1  # for APPEND: the version of the log file to create
 
     @property
     def is_new(self) -> bool:
@@ -91,8 +97,15 @@ def build_plan(
     settings: SizingSettings,
     avg_record_size: int,
     use_small_files: bool = True,
+    merge_on_read: bool = False,
 ) -> WritePlan:
-    """Assign updates to their file groups and inserts to small files, then new groups."""
+    """Assign updates to their file groups and inserts to small files, then new groups.
+
+    Merge-on-read: updates and deletes append a log file to their group's latest slice;
+    only slices without log files count as small files (the bloom index sees base files
+    only, so an insert must land in a base file), and a small file that receives inserts
+    is merged into a new base file, as Hudi does.
+    """
     buckets: list[Bucket] = []
     update_bucket: dict[tuple[str, str], int] = {}
     insert_targets: dict[str, InsertTargets] = {}
@@ -102,7 +115,7 @@ def build_plan(
         for file_id in sorted(profile.updates):
             s = slices[file_id]
             update_bucket[(partition, file_id)] = len(buckets)
-            buckets.append(Bucket(len(buckets), partition, file_id, s.base_instant, s.base_file.path if s.base_file else None))
+            buckets.append(_existing_bucket(len(buckets), s, APPEND if merge_on_read else MERGE))
         remaining = profile.inserts
         if remaining <= 0:
             continue
@@ -112,7 +125,7 @@ def build_plan(
             for s in sorted(slices.values(), key=lambda x: x.total_size):
                 if remaining <= 0:
                     break
-                if s.base_file is None or s.total_size >= settings.small_file_limit:
+                if s.base_file is None or s.total_size >= settings.small_file_limit or (merge_on_read and s.log_files):
                     continue
                 capacity = (settings.max_file_size - s.total_size) // avg_record_size
                 if capacity <= 0:
@@ -121,7 +134,9 @@ def build_plan(
                 key = (partition, s.file_id)
                 if key not in update_bucket:
                     update_bucket[key] = len(buckets)
-                    buckets.append(Bucket(len(buckets), partition, s.file_id, s.base_instant, s.base_file.path))
+                    buckets.append(_existing_bucket(len(buckets), s, MERGE))
+                elif buckets[update_bucket[key]].handle == APPEND:  # inserts go to a new base file
+                    buckets[update_bucket[key]] = _existing_bucket(update_bucket[key], s, MERGE)
                 ids.append(update_bucket[key])
                 counts.append(take)
                 remaining -= take
@@ -137,6 +152,11 @@ def build_plan(
         cumulative = tuple(float(c) for c in np.cumsum(counts) / total)
         insert_targets[partition] = InsertTargets(tuple(ids), cumulative[:-1] + (1.0,))
     return WritePlan(tuple(buckets), update_bucket, insert_targets, avg_record_size)
+
+
+def _existing_bucket(bucket_id: int, s: FileSlice, handle: str) -> Bucket:
+    next_version = max((lf.name.version for lf in s.log_files), default=0) + 1
+    return Bucket(bucket_id, s.partition_path, s.file_id, s.base_instant, s.base_file.path if s.base_file else None, handle, next_version)
 
 
 def key_fractions(keys: pa.Array) -> np.ndarray:

@@ -112,6 +112,8 @@ class WriteTransaction:
 
     def _remove_unaccepted_files(self, stats: list[WriteStat]) -> None:
         accepted = {s.path for s in stats}
-        for entry in self.markers.entries():
-            if entry.data_file_path not in accepted:
-                self.table.storage.delete(join(self.table.base_path, entry.data_file_path))
+        markers = self.markers
+        for entry in markers.entries():
+            for rel in markers.files_of(entry):
+                if rel not in accepted:
+                    self.table.storage.delete(join(self.table.base_path, rel))

@@ -1,0 +1,96 @@
+"""Append handle (merge-on-read): updates and deletes of one file group become a new log
+file on its latest slice, ``.<fileId>_<baseInstant>.log.<version>_<token>``, holding an
+Avro data block (the updated records with their meta fields) and a delete block.
+
+Like Hudi 0.14+, every write creates the next log version instead of appending to an
+existing file, so a crash can never tear a block that was already committed.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from hoodie.engine.base import TaskContext
+from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, write_log_file
+from hoodie.formats.log.blocks import LogBlock, OrderingType
+from hoodie.layout import LogFileName, base_file_name
+from hoodie.storage.base import join
+from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
+from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.planner import Bucket
+from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
+
+
+def append_marker_name(bucket: Bucket, token: str) -> str:
+    """Hudi 0.x names an APPEND marker after a placeholder base file of the slice; its
+    write token identifies the log file the task wrote."""
+    return base_file_name(bucket.file_id, token, bucket.base_instant or "")
+
+
+def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> WriteStat:  # noqa: F821
+    started = time.monotonic()
+    log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
+    DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
+    deletes = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) if DELETE_COLUMN in incoming.column_names else np.zeros(incoming.num_rows, bool)
+    updates = incoming.filter(pa.array(~deletes))
+    removed = incoming.filter(pa.array(deletes))
+    blocks: list[LogBlock] = []
+    if updates.num_rows:
+        blocks.append(AvroDataBlock.create(_log_records(updates, bucket, ctx, wctx), wctx.avro_schema_with_meta, wctx.instant))
+    if removed.num_rows:
+        blocks.append(DeleteBlock.create(_delete_records(removed, wctx), wctx.instant, wctx.avro_schema_with_meta))
+    path = join(wctx.base_path, bucket.partition_path, log_name)
+    size = write_log_file(wctx.storage, path, blocks)
+    base_name = bucket.base_path.rsplit("/", 1)[-1] if bucket.base_path else ""
+    return WriteStat(
+        fileId=bucket.file_id,
+        path=f"{bucket.partition_path}/{log_name}" if bucket.partition_path else log_name,
+        partitionPath=bucket.partition_path,
+        prevCommit=bucket.base_instant or "null",
+        numWrites=updates.num_rows,
+        numDeletes=removed.num_rows,
+        numUpdateWrites=updates.num_rows,
+        numInserts=0,
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        runtimeStats=RuntimeStats(totalUpsertTime=int((time.monotonic() - started) * 1000)),
+        logVersion=bucket.next_log_version,
+        logOffset=0,
+        baseFile=base_name,
+        logFiles=[log_name],
+    )
+
+
+def _log_records(records: pa.Table, bucket: Bucket, ctx: TaskContext, wctx: "WriteContext") -> pa.Table:  # noqa: F821
+    """Records with meta fields as Java writes them to logs: the file name is the file id."""
+    n = records.num_rows
+    meta = [
+        pa.array([wctx.instant] * n, pa.string()),
+        pa.array([f"{wctx.instant}_{ctx.partition_id}_{i}" for i in range(n)], pa.string()),
+        records.column("_hoodie_record_key").cast(pa.string()),
+        records.column("_hoodie_partition_path").cast(pa.string()),
+        pa.array([bucket.file_id] * n, pa.string()),
+    ]
+    data = conform(records, wctx.data_schema)
+    schema = pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(wctx.data_schema))
+    return pa.Table.from_arrays(meta + data.columns, schema=schema)
+
+
+def _delete_records(removed: pa.Table, wctx: "WriteContext") -> list[DeleteRecord]:  # noqa: F821
+    """Deletes carry the default ordering value 0 (an ``IntWrapper``, exactly what Spark's
+    DELETE writes; it always wins) unless the batch supplies the ordering field
+    (``_hoodie_is_deleted`` rows of an upsert)."""
+    keys = removed.column("_hoodie_record_key").to_pylist()
+    parts = removed.column("_hoodie_partition_path").to_pylist()
+    f = wctx.ordering_field
+    if f and f in removed.column_names and removed.column(f).null_count < removed.num_rows and wctx.deletes_carry_ordering:
+        kind = OrderingType.for_arrow_type(removed.schema.field(f).type)
+        values = removed.column(f).to_pylist()
+        # hudi-rs refuses a delete block mixing ordering types: a missing value becomes a 0
+        # of the column's type (an integer 0 means "compare commit times only")
+        numeric = kind in (OrderingType.INT, OrderingType.LONG)
+        if numeric or None not in values:
+            return [DeleteRecord(k, p, 0 if v is None else v, kind) for k, p, v in zip(keys, parts, values)]
+    return [DeleteRecord(k, p, 0, OrderingType.INT) for k, p in zip(keys, parts)]

@@ -1,0 +1,106 @@
+"""Merge-on-read writes: updates and deletes become log files on the latest slice, inserts
+become base files; hudi-rs reads the result; failed delta commits are rolled back with
+rollback command blocks."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.formats.log import CommandBlock, read_log_file
+from hoodie.layout import parse_log_file_name
+from hoodie.storage.local import LocalStorage
+from hoodie.table.table import HoodieTable
+
+OPTS = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "uuid",
+    "hoodie.datasource.write.partitionpath.field": "city",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.index.bloom.num_entries": "1000",
+}
+
+
+def rows(t: pa.Table) -> list[tuple]:
+    return sorted((r["uuid"], r["city"], r["ts"], r["fare"]) for r in t.select(["uuid", "city", "ts", "fare"]).to_pylist())
+
+
+def base(n: int = 6) -> pa.Table:
+    return pa.table({"uuid": [f"u{i}" for i in range(n)], "city": ["sf", "nyc"] * (n // 2), "ts": [1] * n, "fare": [float(i) for i in range(n)]})
+
+
+def test_updates_and_deletes_go_to_logs_and_hudi_rs_merges_them(table_path: str, hudi_rs_read) -> None:
+    t1 = hoodie.write(base(), table_path, OPTS)
+    t2 = hoodie.write(pa.table({"uuid": ["u0", "u1"], "city": ["sf", "nyc"], "ts": [2, 0], "fare": [100.0, 101.0]}), table_path, OPTS)
+    t3 = hoodie.write(pa.table({"uuid": ["u2"], "city": ["sf"], "ts": [5]}), table_path, {**OPTS, "hoodie.datasource.write.operation": "delete"})
+    table = HoodieTable.open(table_path)
+    assert [i.action for i in table.timeline.completed_writes()] == ["deltacommit"] * 3
+    stats = table.commit_metadata(table.timeline.get(t2)).write_stats()
+    assert all(s.path.rsplit("/", 1)[-1].startswith(".") and s.logVersion == 1 and s.prevCommit == t1 for s in stats)
+    assert all(s.baseFile and s.baseFile.endswith(f"_{t1}.parquet") and s.logFiles == [s.path.rsplit("/", 1)[-1]] for s in stats)
+    slices = table.view().latest_slices_all()
+    assert all(s.base_instant == t1 for s in slices)
+    assert sorted(len(s.log_files) for s in slices) == [1, 2]
+    expected = [("u0", "sf", 2, 100.0), ("u1", "nyc", 1, 1.0), ("u3", "nyc", 1, 3.0), ("u4", "sf", 1, 4.0), ("u5", "nyc", 1, 5.0)]
+    assert rows(hudi_rs_read(table_path)) == expected
+    delete_stat = table.commit_metadata(table.timeline.get(t3)).write_stats()[0]
+    assert (delete_stat.numDeletes, delete_stat.logVersion) == (1, 2)
+
+
+def test_inserts_create_base_files_and_fill_only_log_free_small_files(table_path: str) -> None:
+    hoodie.write(base(), table_path, OPTS)
+    hoodie.write(pa.table({"uuid": ["u0"], "city": ["sf"], "ts": [2], "fare": [1.0]}), table_path, OPTS)  # sf gets a log
+    t = hoodie.write(pa.table({"uuid": ["n1", "n2"], "city": ["sf", "nyc"], "ts": [1, 1], "fare": [1.0, 2.0]}), table_path, OPTS)
+    table = HoodieTable.open(table_path)
+    stats = {s.partitionPath: s for s in table.commit_metadata(table.timeline.get(t)).write_stats()}
+    assert stats["sf"].prevCommit == "null" and stats["sf"].path.endswith(".parquet"), "sf's slice has logs: a new file group"
+    assert stats["nyc"].prevCommit != "null" and stats["nyc"].path.endswith(f"_{t}.parquet"), "nyc's small file is merged"
+    assert len(HoodieTable.open(table_path).view().latest_slices("sf")) == 2
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    import pyarrow as pa
+    from hoodie.timeline.active import ActiveTimeline
+    from hoodie.writer.client import WriteClient
+    from hoodie.engine.local import LocalEngine
+    ActiveTimeline.transition_to_completed = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+    batch = pa.table({"uuid": ["u0", "u1", "zz"], "city": ["sf", "nyc", "sf"], "ts": [9, 9, 9], "fare": [-1.0, -1.0, -1.0]})
+    WriteClient(sys.argv[1], eval(sys.argv[2]), engine=LocalEngine(1)).write(batch)
+    """
+)
+
+
+@pytest.mark.slow
+def test_failed_delta_commit_is_rolled_back_with_command_blocks(table_path: str, hudi_rs_read) -> None:
+    hoodie.write(base(), table_path, OPTS)
+    before = rows(hudi_rs_read(table_path))
+    proc = subprocess.run([sys.executable, "-c", CHILD, table_path, repr(OPTS)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    failed = HoodieTable.open(table_path).timeline.pending()[0].timestamp
+    assert rows(hudi_rs_read(table_path)) == before
+    hoodie.write(pa.table({"uuid": ["u5"], "city": ["nyc"], "ts": [3], "fare": [55.0]}), table_path, OPTS)
+    table = HoodieTable.open(table_path)
+    (rb,) = table.timeline.completed(["rollback"])
+    assert not table.timeline.pending()
+    storage = LocalStorage()
+    commands = []
+    for p in Path(table_path).rglob(".*.log.*"):
+        for block in read_log_file(storage, str(p)):
+            if isinstance(block, CommandBlock):
+                commands.append((parse_log_file_name(p.name).write_token, block.target_instant, block.instant_time))
+    # nyc got a log file (update), sf a merged base file (its small file took the insert)
+    assert sorted(commands) == [("1-0-1", failed, rb.timestamp)]
+    assert not any(Path(table_path).rglob(f"*_{failed}.parquet")), "the base file of the failed insert is deleted"
+    after = dict(((u, c), (ts, f)) for u, c, ts, f in before)
+    after[("u5", "nyc")] = (3, 55.0)
+    assert rows(hudi_rs_read(table_path)) == sorted((u, c, ts, f) for (u, c), (ts, f) in after.items())
