@@ -108,8 +108,25 @@ DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int, "Shuffle 
 METADATA_ENABLE = _opt("hoodie.metadata.enable", False, _bool, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, _bool, "Accepted for compatibility.")
 
+# --- table services -----------------------------------------------------------------------
+COMPACT_INLINE = _opt("hoodie.compact.inline", False, _bool, "Compact merge-on-read tables after a write when enough delta commits accumulated.")
+COMPACT_MAX_DELTA_COMMITS = _opt("hoodie.compact.inline.max.delta.commits", 5, int, "Delta commits since the last compaction that trigger the next one.")
+COMPACT_TRIGGER = _opt("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS", _upper, "What triggers inline compaction (NUM_COMMITS).", (), ("NUM_COMMITS",))
+COMPACTION_STRATEGY = _opt(
+    "hoodie.compaction.strategy",
+    "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
+    str,
+    "Which slices a compaction picks: LogFileSizeBasedCompactionStrategy (most log data first, bounded by target IO) or UnBoundedCompactionStrategy.",
+    (),
+    (
+        "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
+        "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy",
+    ),
+)
+COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int, "IO budget of one compaction run in MB (log-size strategy).")
+
 # --- index --------------------------------------------------------------------------------
-INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", _upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE"))
+INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", _upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
 BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int, "Keys per bloom filter row.")
 BLOOM_FPP = _opt("hoodie.index.bloom.fpp", 1e-9, float, "Bloom filter false positive probability.")
 BLOOM_FILTER_TYPE = _opt("hoodie.bloom.index.filter.type", "DYNAMIC_V0", _upper, "SIMPLE or DYNAMIC_V0.", (), ("SIMPLE", "DYNAMIC_V0"))

@@ -44,6 +44,8 @@ def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "Writ
     path = join(wctx.base_path, bucket.partition_path, log_name)
     size = write_log_file(wctx.storage, path, blocks)
     base_name = bucket.base_path.rsplit("/", 1)[-1] if bucket.base_path else ""
+    if bucket.base_instant and not base_name.endswith(f"_{bucket.base_instant}.parquet"):
+        base_name = ""  # the slice a pending compaction opens has no base file yet
     return WriteStat(
         fileId=bucket.file_id,
         path=f"{bucket.partition_path}/{log_name}" if bucket.partition_path else log_name,

@@ -22,6 +22,8 @@ from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
+from hoodie.services.compaction import file_groups_in_pending_compaction
+from hoodie.services.inline import run_inline_services
 from hoodie.services.rollback import rollback_failed_writes
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
@@ -194,6 +196,8 @@ class WriteClient:
         except BaseException:
             txn.abort()
             raise
+        # the commit stands even if a service fails: the next write retries the service
+        run_inline_services(prepared.table, prepared.config, self.engine)
         return txn.instant_time
 
     def _execute(self, prepared: PreparedWrite, records: pa.Table, txn: WriteTransaction, data_schema: pa.Schema) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
@@ -213,7 +217,16 @@ class WriteClient:
             records = pipeline.tag_records(records, {}, table.storage, s.index)
         profiles = pipeline.profile(records)
         avg = average_record_size(table.timeline, s.sizing)
-        plan = build_plan(profiles, latest, s.sizing, avg, use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS, merge_on_read=table.table_type == MERGE_ON_READ)
+        merge_on_read = table.table_type == MERGE_ON_READ
+        plan = build_plan(
+            profiles,
+            latest,
+            s.sizing,
+            avg,
+            use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
+            merge_on_read=merge_on_read,
+            pending_compactions=file_groups_in_pending_compaction(table) if merge_on_read else None,
+        )
         records = pipeline.assign_buckets(records, plan)
         groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
         txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))

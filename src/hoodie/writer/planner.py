@@ -98,14 +98,18 @@ def build_plan(
     avg_record_size: int,
     use_small_files: bool = True,
     merge_on_read: bool = False,
+    pending_compactions: Mapping[tuple[str, str], str] | None = None,
 ) -> WritePlan:
     """Assign updates to their file groups and inserts to small files, then new groups.
 
     Merge-on-read: updates and deletes append a log file to their group's latest slice;
     only slices without log files count as small files (the bloom index sees base files
     only, so an insert must land in a base file), and a small file that receives inserts
-    is merged into a new base file, as Hudi does.
+    is merged into a new base file, as Hudi does. A file group with a pending compaction
+    at instant T takes its updates as logs of the slice T starts (``.<fileId>_T.log.N``),
+    and never takes inserts: its base file is being rewritten.
     """
+    pending = pending_compactions or {}
     buckets: list[Bucket] = []
     update_bucket: dict[tuple[str, str], int] = {}
     insert_targets: dict[str, InsertTargets] = {}
@@ -115,7 +119,7 @@ def build_plan(
         for file_id in sorted(profile.updates):
             s = slices[file_id]
             update_bucket[(partition, file_id)] = len(buckets)
-            buckets.append(_existing_bucket(len(buckets), s, APPEND if merge_on_read else MERGE))
+            buckets.append(_existing_bucket(len(buckets), s, APPEND if merge_on_read else MERGE, pending.get((partition, file_id))))
         remaining = profile.inserts
         if remaining <= 0:
             continue
@@ -126,6 +130,8 @@ def build_plan(
                 if remaining <= 0:
                     break
                 if s.base_file is None or s.total_size >= settings.small_file_limit or (merge_on_read and s.log_files):
+                    continue
+                if (partition, s.file_id) in pending:
                     continue
                 capacity = (settings.max_file_size - s.total_size) // avg_record_size
                 if capacity <= 0:
@@ -154,9 +160,12 @@ def build_plan(
     return WritePlan(tuple(buckets), update_bucket, insert_targets, avg_record_size)
 
 
-def _existing_bucket(bucket_id: int, s: FileSlice, handle: str) -> Bucket:
-    next_version = max((lf.name.version for lf in s.log_files), default=0) + 1
-    return Bucket(bucket_id, s.partition_path, s.file_id, s.base_instant, s.base_file.path if s.base_file else None, handle, next_version)
+def _existing_bucket(bucket_id: int, s: FileSlice, handle: str, compaction_instant: str | None = None) -> Bucket:
+    """A bucket on an existing file group; logs go to the slice a pending compaction opens."""
+    log_base = compaction_instant or s.base_instant
+    next_version = max((lf.name.version for lf in s.log_files if lf.name.instant == log_base), default=0) + 1
+    base_path = s.base_file.path if s.base_file else None
+    return Bucket(bucket_id, s.partition_path, s.file_id, log_base, base_path, handle, next_version)
 
 
 def key_fractions(keys: pa.Array) -> np.ndarray:

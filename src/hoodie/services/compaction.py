@@ -1,0 +1,268 @@
+"""Compaction of merge-on-read tables: merge a file slice's base file and log files into a
+new base file, opening a new slice.
+
+``plan_compaction`` is pure: it says which slices a strategy picks, or why nothing should
+run. ``schedule_compaction`` saves the plan as ``<t>.compaction.requested``;
+``run_compaction`` executes a pending plan through an Engine (one task per slice) and
+completes it as ``<t>.commit``. Writers keep appending meanwhile: logs for a file group
+under compaction go to the slice the compaction opens. A compaction that failed midway
+is rolled back to its requested state (files removed by their markers) and run again.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hoodie.engine.base import Engine, TaskContext
+from hoodie.engine.local import LocalEngine
+from hoodie.errors import TimelineError
+from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
+from hoodie.layout import base_file_name
+from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
+from hoodie.storage.base import Storage, join
+from hoodie.table.file_group import FileSlice
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
+from hoodie.timeline.instant import Action, Instant, State
+from hoodie.writer.markers import DirectMarkers
+
+LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
+UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"
+STRATEGIES = (LOG_SIZE_STRATEGY, UNBOUNDED_STRATEGY)
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """``hoodie.compaction.*`` / ``hoodie.compact.inline.*`` settings."""
+
+    strategy: str = LOG_SIZE_STRATEGY
+    target_io_mb: int = 512000
+    max_delta_commits: int = 5
+    parquet: ParquetSettings = ParquetSettings()
+    bloom: BloomSettings = BloomSettings()
+
+
+@dataclass(frozen=True)
+class CompactionDecision:
+    """What a compaction would do now, and why (``operations`` empty: nothing to do)."""
+
+    operations: tuple[CompactionOperation, ...]
+    reason: str
+
+    @property
+    def should_run(self) -> bool:
+        return bool(self.operations)
+
+
+# --- the timeline's view of compaction ---------------------------------------------------------
+
+
+def pending_compactions(table: HoodieTable) -> list[tuple[Instant, CompactionPlan]]:
+    """Requested or inflight compactions, oldest first, with their plans."""
+    timeline = table.timeline
+    out = []
+    for inst in timeline.pending([Action.COMPACTION]):
+        out.append((inst, CompactionPlan.decode(timeline.read_content(inst.with_state(State.REQUESTED)), inst.timestamp)))
+    return out
+
+
+def file_groups_in_pending_compaction(table: HoodieTable) -> dict[tuple[str, str], str]:
+    """(partition, file id) -> instant of the pending compaction that rewrites it."""
+    return {(op.partition_path, op.file_id): inst.timestamp for inst, plan in pending_compactions(table) for op in plan.operations}
+
+
+def delta_commits_since_last_compaction(table: HoodieTable) -> int:
+    """Completed delta commits after the latest compaction (completed or pending)."""
+    timeline = table.timeline
+    compactions = [i.timestamp for i in timeline.instants if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed and _is_compaction_commit(table, i))]
+    last = max(compactions, default="")
+    return sum(1 for i in timeline.completed([Action.DELTA_COMMIT]) if i.timestamp > last)
+
+
+def _is_compaction_commit(table: HoodieTable, inst: Instant) -> bool:
+    # a completed compaction shows as a commit on a merge-on-read table
+    return table.table_type == "MERGE_ON_READ" and table.commit_metadata(inst).compacted
+
+
+# --- planning ----------------------------------------------------------------------------------
+
+
+def plan_compaction(table: HoodieTable, settings: CompactionSettings, require_threshold: bool = True) -> CompactionDecision:
+    """The slices the strategy would compact now; never writes."""
+    if table.table_type != "MERGE_ON_READ":
+        return CompactionDecision((), f"{table.name} is a {table.table_type} table: nothing to compact")
+    if settings.strategy not in STRATEGIES:
+        raise ValueError(f"unknown compaction strategy {settings.strategy!r} (supported: {', '.join(STRATEGIES)})")
+    deltas = delta_commits_since_last_compaction(table)
+    if require_threshold and deltas < settings.max_delta_commits:
+        return CompactionDecision((), f"{deltas} delta commits since the last compaction, threshold {settings.max_delta_commits}")
+    pending_writes = table.timeline.pending(Action.WRITE_ACTIONS)
+    if pending_writes:
+        return CompactionDecision((), f"write {pending_writes[0].timestamp} is still pending; compaction must start after it")
+    busy = file_groups_in_pending_compaction(table)
+    view = table.view()
+    candidates = [
+        _operation(s) for s in view.latest_slices_all()
+        if s.log_files and s.base_file is not None and (s.partition_path, s.file_id) not in busy
+    ]
+    if not candidates:
+        return CompactionDecision((), "no file slice has log files outside a pending compaction")
+    if settings.strategy == LOG_SIZE_STRATEGY:
+        candidates.sort(key=lambda op: -op.log_bytes)
+        chosen, io = [], 0.0
+        for op in candidates:
+            if chosen and io + op.metrics["TOTAL_IO_MB"] > settings.target_io_mb:
+                break
+            chosen.append(op)
+            io += op.metrics["TOTAL_IO_MB"]
+        candidates = chosen
+        reason = f"{len(chosen)} slices with the most log data, {io:.1f} MB of IO (target {settings.target_io_mb} MB)"
+    else:
+        reason = f"all {len(candidates)} slices with log files"
+    return CompactionDecision(tuple(candidates), reason)
+
+
+def _operation(s: FileSlice) -> CompactionOperation:
+    log_bytes = float(sum(lf.size for lf in s.log_files))
+    base_bytes = float(s.base_file.size if s.base_file else 0)
+    mb = 1024.0 * 1024.0
+    return CompactionOperation(
+        partition_path=s.partition_path,
+        file_id=s.file_id,
+        base_instant=s.base_instant,
+        base_file=s.base_file.file_name if s.base_file else None,
+        log_files=tuple(lf.file_name for lf in s.log_files),
+        metrics={
+            "TOTAL_LOG_FILES": float(len(s.log_files)),
+            "TOTAL_LOG_FILES_SIZE": log_bytes,
+            "TOTAL_IO_READ_MB": (log_bytes + base_bytes) / mb,
+            "TOTAL_IO_WRITE_MB": base_bytes / mb,
+            "TOTAL_IO_MB": (log_bytes + 2 * base_bytes) / mb,
+        },
+    )
+
+
+def schedule_compaction(table: HoodieTable, settings: CompactionSettings, require_threshold: bool = True) -> tuple[str | None, CompactionDecision]:
+    """Save a compaction plan as ``<t>.compaction.requested``; (instant or None, decision)."""
+    decision = plan_compaction(table, settings, require_threshold)
+    if not decision.should_run:
+        return None, decision
+    timeline = table.timeline.reload()
+    instant = Instant(timeline.new_instant_time(), Action.COMPACTION, State.REQUESTED)
+    timeline.create_requested(instant, CompactionPlan(decision.operations).encode())
+    return instant.timestamp, decision
+
+
+# --- execution ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompactionTask:
+    operation: CompactionOperation
+    base_path: str
+    instant: str
+    schema: pa.Schema
+    ordering_field: str | None
+    storage: Storage
+    parquet: ParquetSettings
+    bloom: BloomSettings
+
+
+def run_compaction(table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None) -> CommitMetadata:
+    """Execute a pending compaction (the oldest one by default) and complete it."""
+    pending = pending_compactions(table)
+    if instant is not None:
+        pending = [p for p in pending if p[0].timestamp == instant]
+        if not pending:
+            raise TimelineError(f"no pending compaction at {instant} in {table.base_path}")
+    if not pending:
+        raise TimelineError(f"no pending compaction in {table.base_path}")
+    inst, plan = pending[0]
+    timeline = table.timeline
+    if inst.is_inflight:
+        _reset_failed_attempt(table, inst)
+    else:
+        timeline.transition_to_inflight(inst.with_state(State.REQUESTED), b"")
+    schema = table.data_schema()
+    if schema is None:
+        raise TimelineError(f"{table.base_path} has no schema to compact with")
+    tasks = [
+        CompactionTask(op, table.base_path, inst.timestamp, schema, table.config.precombine_field, table.storage, settings.parquet, settings.bloom)
+        for op in plan.operations
+    ]
+    engine = engine or LocalEngine()
+    stats = engine.map(compact_slice, tasks, "compact")
+    by_partition: dict[str, list[WriteStat]] = {}
+    for s in stats:
+        by_partition.setdefault(s.partitionPath, []).append(s)
+    _remove_unaccepted(table, inst.timestamp, stats)
+    metadata = CommitMetadata(
+        partition_to_write_stats=by_partition,
+        operation_type="COMPACT",
+        extra_metadata={"schema": avro_schema_json(arrow_to_avro_schema(schema, table.name))},
+        compacted=True,
+    )
+    timeline.reload().transition_to_completed(Instant(inst.timestamp, Action.COMPACTION, State.INFLIGHT), metadata.to_json_bytes())
+    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_all()
+    return metadata
+
+
+def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
+    """Merge one slice into a new base file named with the compaction instant."""
+    from hoodie.query.merge import merge_slice_for_compaction
+
+    started = time.monotonic()
+    op = task.operation
+    name = base_file_name(op.file_id, ctx.write_token, task.instant)
+    DirectMarkers(task.storage, task.base_path, task.instant).create(op.partition_path, name, "CREATE")
+    merged, counters = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, task.ordering_field, task.instant)
+    merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
+    path = join(task.base_path, op.partition_path, name)
+    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom)
+    return WriteStat(
+        fileId=op.file_id,
+        path=f"{op.partition_path}/{name}" if op.partition_path else name,
+        partitionPath=op.partition_path,
+        prevCommit=op.base_instant,
+        numWrites=merged.num_rows,
+        numUpdateWrites=counters.get("updated", 0),
+        numDeletes=counters.get("deleted", 0),
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        totalLogRecords=counters.get("log_records", 0),
+        totalLogFilesCompacted=len(op.log_files),
+        totalLogSizeCompacted=int(op.log_bytes),
+        totalUpdatedRecordsCompacted=counters.get("updated", 0),
+        totalLogBlocks=counters.get("log_blocks", 0),
+        totalCorruptLogBlock=counters.get("corrupt_blocks", 0),
+        totalRollbackBlocks=counters.get("rollback_blocks", 0),
+        runtimeStats=RuntimeStats(totalScanTime=0, totalCreateTime=int((time.monotonic() - started) * 1000)),
+    )
+
+
+def _reset_failed_attempt(table: HoodieTable, inst: Instant) -> None:
+    """A compaction left inflight by a crash: delete what it wrote (its markers name every
+    file) and run it again under the same instant, as Hudi does."""
+    markers = DirectMarkers(table.storage, table.base_path, inst.timestamp)
+    for entry in markers.entries():
+        table.storage.delete(join(table.base_path, entry.data_file_path))
+    markers.delete_all()
+
+
+def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteStat]) -> None:
+    accepted = {s.path for s in stats}
+    for entry in DirectMarkers(table.storage, table.base_path, instant).entries():
+        if entry.data_file_path not in accepted:
+            table.storage.delete(join(table.base_path, entry.data_file_path))
+
+
+def compact(table: HoodieTable, settings: CompactionSettings, engine: Engine | None = None, require_threshold: bool = True) -> tuple[CommitMetadata | None, CompactionDecision]:
+    """Schedule and run a compaction now (inline compaction); (metadata or None, decision)."""
+    instant, decision = schedule_compaction(table, settings, require_threshold)
+    if instant is None:
+        return None, decision
+    return run_compaction(table.reload(), instant, settings, engine), decision

@@ -1,0 +1,142 @@
+"""Compaction merges log files into new base files: plans are saved and executed, inline
+compaction follows its threshold, writers keep appending while a compaction is pending,
+and a compaction that failed midway is redone."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.engine.local import LocalEngine
+from hoodie.errors import TimelineError
+from hoodie.services.compaction import (
+    UNBOUNDED_STRATEGY,
+    CompactionSettings,
+    compact,
+    pending_compactions,
+    plan_compaction,
+    run_compaction,
+    schedule_compaction,
+)
+from hoodie.table.table import HoodieTable
+
+OPTS = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "uuid",
+    "hoodie.datasource.write.partitionpath.field": "city",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.index.bloom.num_entries": "1000",
+}
+
+
+@pytest.fixture
+def table_path(tmp_path: Path) -> str:
+    return str(tmp_path / "trips")
+
+
+def hudi_rs(path: str) -> list[tuple]:
+    from hudi import HudiTableBuilder
+
+    t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    return sorted((r["uuid"], r["city"], r["ts"], r["fare"]) for r in t.select(["uuid", "city", "ts", "fare"]).to_pylist())
+
+
+def ours(path: str, **opts: str) -> list[tuple]:
+    t = hoodie.read(path, opts or None)
+    return sorted((r["uuid"], r["city"], r["ts"], r["fare"]) for r in t.select(["uuid", "city", "ts", "fare"]).to_pylist())
+
+
+def build(path: str, updates: int = 3) -> None:
+    hoodie.write(pa.table({"uuid": [f"u{i}" for i in range(8)], "city": ["sf", "nyc"] * 4, "ts": [1] * 8, "fare": [float(i) for i in range(8)]}), path, OPTS)
+    for k in range(updates):
+        hoodie.write(pa.table({"uuid": [f"u{k}", f"u{k + 4}"], "city": ["sf" if k % 2 == 0 else "nyc", "sf" if k % 2 == 0 else "nyc"], "ts": [10 + k] * 2, "fare": [100.0 + k] * 2}), path, OPTS)
+    hoodie.write(pa.table({"uuid": ["u7"], "city": ["nyc"], "ts": [0]}), path, {**OPTS, "hoodie.datasource.write.operation": "delete"})
+
+
+def test_threshold_and_explanation(table_path: str) -> None:
+    build(table_path, updates=2)
+    table = HoodieTable.open(table_path)
+    decision = plan_compaction(table, CompactionSettings(max_delta_commits=5))
+    assert not decision.should_run and decision.reason == "4 delta commits since the last compaction, threshold 5"
+    assert plan_compaction(table, CompactionSettings(max_delta_commits=4)).should_run
+
+
+def test_compaction_merges_logs_into_new_base_files(table_path: str) -> None:
+    build(table_path)
+    before = ours(table_path)
+    assert before == hudi_rs(table_path)
+    table = HoodieTable.open(table_path)
+    instant, decision = schedule_compaction(table, CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    assert instant and len(decision.operations) == 2
+    assert [i.timestamp for i, _ in pending_compactions(HoodieTable.open(table_path))] == [instant]
+    meta = run_compaction(HoodieTable.open(table_path), instant)
+    assert meta.compacted and meta.operation_type == "COMPACT"
+    table = HoodieTable.open(table_path)
+    assert table.timeline.get(instant).action == "commit" and table.timeline.get(instant).is_completed
+    slices = table.view().latest_slices_all()
+    assert all(s.base_instant == instant and not s.log_files for s in slices)
+    assert ours(table_path) == before == hudi_rs(table_path)
+    assert ours(table_path, **{"hoodie.datasource.query.type": "read_optimized"}) == before
+
+
+def test_writes_continue_while_a_compaction_is_pending(table_path: str) -> None:
+    build(table_path)
+    instant, _ = schedule_compaction(HoodieTable.open(table_path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    hoodie.write(pa.table({"uuid": ["u1", "u9"], "city": ["nyc", "sf"], "ts": [50, 1], "fare": [-5.0, 9.0]}), table_path, OPTS)
+    logs_on_new_slice = [p.name for p in Path(table_path).rglob(f".*_{instant}.log.*")]
+    assert len(logs_on_new_slice) == 1, "the update of u1 goes to the slice the compaction opens"
+    expected = ours(table_path)
+    assert ("u1", "nyc", 50, -5.0) in expected
+    assert expected == hudi_rs(table_path)
+    run_compaction(HoodieTable.open(table_path), instant)
+    assert ours(table_path) == expected == hudi_rs(table_path)
+
+
+def test_failed_compaction_is_redone(table_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(table_path)
+    before = ours(table_path)
+    instant, _ = schedule_compaction(HoodieTable.open(table_path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    from hoodie.services import compaction as c
+
+    real = c.write_base_file
+    calls = {"n": 0}
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(c, "write_base_file", failing)
+    with pytest.raises(OSError, match="disk full"):
+        run_compaction(HoodieTable.open(table_path), instant, engine=LocalEngine(1))
+    monkeypatch.setattr(c, "write_base_file", real)
+    assert HoodieTable.open(table_path).timeline.get(instant).is_inflight
+    assert ours(table_path) == before
+    run_compaction(HoodieTable.open(table_path))
+    assert ours(table_path) == before == hudi_rs(table_path)
+    assert len(list(Path(table_path).rglob(f"*_{instant}.parquet"))) == 2
+
+
+def test_inline_compaction_follows_the_threshold(table_path: str) -> None:
+    opts = {**OPTS, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "3"}
+    hoodie.write(pa.table({"uuid": ["a", "b"], "city": ["sf", "sf"], "ts": [1, 1], "fare": [1.0, 2.0]}), table_path, opts)
+    hoodie.write(pa.table({"uuid": ["a"], "city": ["sf"], "ts": [2], "fare": [3.0]}), table_path, opts)
+    assert not HoodieTable.open(table_path).timeline.completed(["commit"])
+    hoodie.write(pa.table({"uuid": ["b"], "city": ["sf"], "ts": [2], "fare": [4.0]}), table_path, opts)
+    table = HoodieTable.open(table_path)
+    (commit,) = table.timeline.completed(["commit"])
+    assert table.commit_metadata(commit).compacted
+    assert ours(table_path) == [("a", "sf", 2, 3.0), ("b", "sf", 2, 4.0)] == hudi_rs(table_path)
+
+
+def test_copy_on_write_tables_have_nothing_to_compact(tmp_path: Path) -> None:
+    path = str(tmp_path / "cow")
+    hoodie.write(pa.table({"uuid": ["a"], "city": ["sf"], "ts": [1], "fare": [1.0]}), path, {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
+    assert "nothing to compact" in plan_compaction(HoodieTable.open(path), CompactionSettings()).reason
+    with pytest.raises(TimelineError, match="no pending compaction"):
+        run_compaction(HoodieTable.open(path))
+    assert compact(HoodieTable.open(path), CompactionSettings())[0] is None
