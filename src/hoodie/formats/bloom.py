@@ -65,6 +65,7 @@ __all__ = [
     "new_bloom_filter",
     "optimal_num_bits",
     "optimal_num_hashes",
+    "continue_filter",
     "read_footer_index",
     "serialize_filter",
 ]
@@ -691,6 +692,34 @@ def new_bloom_filter(
     if code == DYNAMIC_V0:
         return DynamicBloomFilter(num_entries, fpp, max_entries)
     raise ConfigError(f"bloom filter type code not recognizable: {filter_type!r} (use SIMPLE or DYNAMIC_V0)")
+
+
+def continue_filter(
+    old: BloomFilter | None,
+    live_keys: int,
+    num_entries: int = DEFAULT_NUM_ENTRIES,
+    fpp: float = DEFAULT_FPP,
+    filter_type: str = DYNAMIC_V0,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    max_bloat: float = 1.25,
+) -> DynamicBloomFilter | None:
+    """``old`` ready to take more keys for a rewritten file, or None to build afresh.
+
+    A copy-on-write merge keeps most keys of the file it rewrites; their bits are already
+    in that file's filter, so only new keys need hashing. Keys removed since stay in the
+    filter (false positives, which the index verifies away); once the filter holds more
+    than ``max_bloat`` times the file's live keys it is rebuilt. Only a dynamic filter of
+    the configured sizing qualifies, so the result equals a fresh filter in shape.
+    """
+    if not isinstance(old, DynamicBloomFilter) or filter_type.upper() != DYNAMIC_V0:
+        return None
+    bits = optimal_num_bits(num_entries, fpp)
+    if (old.num_bits, old.num_hashes, old.num_entries) != (bits, optimal_num_hashes(bits, num_entries), num_entries):
+        return None
+    if old._reached_max or (len(old.rows) - 1) * old.num_entries + old.current_nb_record > max_bloat * max(live_keys, 1):
+        return None
+    old.max_entries = max_entries  # not serialized; restore the bound so rows can grow again
+    return old
 
 
 def serialize_filter(f: BloomFilter) -> str:

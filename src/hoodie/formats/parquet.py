@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import FormatError
-from hoodie.formats.bloom import FooterIndex, footer_metadata, new_bloom_filter, read_footer_index
+from hoodie.formats.bloom import BloomFilter, FooterIndex, footer_metadata, new_bloom_filter, read_footer_index
 from hoodie.storage.base import Storage, arrow_path
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
@@ -42,18 +42,23 @@ def write_base_file(
     table: pa.Table,
     parquet: ParquetSettings,
     bloom: BloomSettings | None,
+    bloom_filter: BloomFilter | None = None,
 ) -> int:
     """Write ``table`` (meta columns first) to ``path``; returns the file size in bytes.
 
     With ``bloom`` set, every record key goes into the footer's bloom filter and the
-    smallest and largest keys are recorded (Hudi's bloom index reads both).
+    smallest and largest keys are recorded (Hudi's bloom index reads both). A caller that
+    already holds a filter containing every key of ``table`` passes it as ``bloom_filter``.
     """
     metadata: dict[bytes, bytes] = {}
     if bloom is not None:
         keys = table.column(RECORD_KEY_COLUMN)
-        f = new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
+        f = bloom_filter
+        if f is None:
+            f = new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
+            if len(keys):
+                f.add_many(keys)
         if len(keys):
-            f.add_many(keys)
             bounds = pc.min_max(keys)
             metadata = footer_metadata(f, bounds["min"].as_py(), bounds["max"].as_py())
         else:

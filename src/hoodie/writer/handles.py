@@ -16,7 +16,8 @@ import pyarrow.compute as pc
 
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.formats.parquet import BloomSettings, ParquetSettings, read_base_file, write_base_file
+from hoodie.formats.bloom import BloomFilter, continue_filter
+from hoodie.formats.parquet import BaseFileReader, BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import PARTITION_METAFILE_PREFIX, base_file_name, partition_metadata_content
 from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
@@ -58,14 +59,14 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext) -> WriteS
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
     incoming = task.records
     deletes_mask = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) if DELETE_COLUMN in incoming.column_names else np.zeros(incoming.num_rows, bool)
+    bloom_filter = None
     if bucket.is_new or bucket.base_path is None:
         winners = incoming.filter(pa.array(~deletes_mask))
-        out, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
-        merged = out
+        merged, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
     else:
-        merged, counts = _merge(bucket, incoming, deletes_mask, wctx, ctx, name)
+        merged, counts, bloom_filter = _merge(bucket, incoming, deletes_mask, wctx, ctx, name)
     path = join(wctx.base_path, bucket.partition_path, name)
-    size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom)
+    size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter)
     inserts, updates, deletes = counts
     elapsed = int((time.monotonic() - started) * 1000)
     return WriteStat(
@@ -104,8 +105,12 @@ def _full_schema(data_schema: pa.Schema) -> pa.Schema:
 
 def _merge(
     bucket: Bucket, incoming: pa.Table, deletes_mask: np.ndarray, wctx: WriteContext, ctx: TaskContext, file_name: str
-) -> tuple[pa.Table, tuple[int, int, int]]:
-    old = read_base_file(wctx.storage, bucket.base_path)  # type: ignore[arg-type]
+) -> tuple[pa.Table, tuple[int, int, int], BloomFilter | None]:
+    """The merged rows, (inserts, updates, deletes), and the old file's bloom filter
+    extended with the inserted keys when it can serve the new file (see continue_filter)."""
+    with BaseFileReader(wctx.storage, bucket.base_path) as reader:  # type: ignore[arg-type]
+        old = reader.read()
+        footer = reader.footer.index
     old_keys = old.column("_hoodie_record_key").combine_chunks()
     in_keys = incoming.column("_hoodie_record_key").combine_chunks()
     # position of each stored record's key among the incoming records (-1: untouched)
@@ -137,7 +142,14 @@ def _merge(
     winners_idx = np.concatenate([updated_in, insert_in])
     winners = _new_rows(incoming.take(pa.array(winners_idx)), wctx, ctx, file_name)
     merged = pa.concat_tables([kept, winners])
-    return merged, (len(insert_in), len(updated_in), int((is_delete & ~stored_wins).sum()))
+    counts = (len(insert_in), len(updated_in), int((is_delete & ~stored_wins).sum()))
+    bloom = wctx.bloom
+    f = None
+    if bloom is not None and footer is not None:
+        f = continue_filter(footer.bloom_filter, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
+        if f is not None and len(insert_in):
+            f.add_many(incoming.column("_hoodie_record_key").take(pa.array(insert_in)))
+    return merged, counts, f
 
 
 def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
