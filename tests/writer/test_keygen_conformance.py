@@ -2,7 +2,6 @@
 meta columns Apache Hudi wrote, for every conformance table that has meta fields."""
 from __future__ import annotations
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 

@@ -3,7 +3,6 @@ become base files; hudi-rs reads the result; failed delta commits are rolled bac
 rollback command blocks."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

@@ -32,9 +32,10 @@ from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
-from hoodie.writer.planner import SizingSettings, WritePlan, average_record_size, build_plan
+from hoodie.table.file_group import FileSlice
+from hoodie.writer.planner import PartitionProfile, SizingSettings, WritePlan, average_record_size, build_plan
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
-from hoodie.writer.schema import BUCKET_COLUMN, META_COLUMNS, normalize_batch, reconcile
+from hoodie.writer.schema import BUCKET_COLUMN, FILE_ID_COLUMN, META_COLUMNS, normalize_batch, reconcile
 from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
@@ -143,6 +144,36 @@ def replaced_file_groups(prepared: PreparedWrite, partitions: list[str]) -> dict
     return {p: ids for p in targets if (ids := [g.file_id for g in view.file_groups(p)])}
 
 
+def uses_index(settings: WriteSettings) -> bool:
+    """Whether the write looks its keys up: upsert and delete always; insert only to drop
+    keys that already exist (``hoodie.datasource.write.insert.drop.duplicates``)."""
+    return settings.operation in TAGGING_OPERATIONS or (settings.operation == "insert" and settings.drop_duplicates)
+
+
+def after_tagging(records: pa.Table, settings: WriteSettings) -> pa.Table:
+    """Drop what tagging showed needs no writing: existing keys of an insert that drops
+    duplicates, and deletes of keys the table does not hold."""
+    if settings.operation == "insert":
+        records = records.filter(pc.is_null(records.column(FILE_ID_COLUMN)))
+    return pipeline.drop_unmatched_deletes(records)
+
+
+def make_plan(prepared: PreparedWrite, profiles: Mapping[str, PartitionProfile], latest: Mapping[str, list[FileSlice]]) -> WritePlan:
+    """The write plan: sizing from past commits, small files unless the operation writes
+    new file groups only, merge-on-read handles and pending compactions."""
+    table, s = prepared.table, prepared.settings
+    merge_on_read = table.table_type == MERGE_ON_READ
+    return build_plan(
+        profiles,
+        latest,
+        s.sizing,
+        average_record_size(table.timeline, s.sizing),
+        use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
+        merge_on_read=merge_on_read,
+        pending_compactions=file_groups_in_pending_compaction(table) if merge_on_read else None,
+    )
+
+
 def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema) -> WriteContext:
     """What every write task needs, shipped once per task."""
     table, s = prepared.table, prepared.settings
@@ -207,26 +238,12 @@ class WriteClient:
         partitions = sorted(set(records.column("_hoodie_partition_path").to_pylist()))
         replaced = replaced_file_groups(prepared, partitions)
         latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
-        if s.operation in TAGGING_OPERATIONS or (s.operation == "insert" and s.drop_duplicates):
+        if uses_index(s):
             refs = {p: pipeline.file_refs(latest[p]) for p in partitions}
-            records = pipeline.tag_records(records, refs, table.storage, s.index, self.engine)
-            if s.operation == "insert":
-                records = records.filter(pc.is_null(records.column("__hoodie_file_id")))
-            records = pipeline.drop_unmatched_deletes(records)
+            records = after_tagging(pipeline.tag_records(records, refs, table.storage, s.index, self.engine), s)
         else:
             records = pipeline.tag_records(records, {}, table.storage, s.index)
-        profiles = pipeline.profile(records)
-        avg = average_record_size(table.timeline, s.sizing)
-        merge_on_read = table.table_type == MERGE_ON_READ
-        plan = build_plan(
-            profiles,
-            latest,
-            s.sizing,
-            avg,
-            use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
-            merge_on_read=merge_on_read,
-            pending_compactions=file_groups_in_pending_compaction(table) if merge_on_read else None,
-        )
+        plan = make_plan(prepared, pipeline.profile(records), latest)
         records = pipeline.assign_buckets(records, plan)
         groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
         txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))

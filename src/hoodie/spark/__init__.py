@@ -1,0 +1,25 @@
+"""PySpark integration: the only package of hoodie that imports pyspark.
+
+* :func:`register` — ``df.write.format("hoodie")`` and ``spark.read.format("hoodie")``
+  (:mod:`~hoodie.spark.datasource`);
+* :func:`local_session` — a local session configured for hoodie, registered
+  (:mod:`~hoodie.spark.session`);
+* :func:`write_dataframe` — the distributed copy-on-write pipeline
+  (:mod:`~hoodie.spark.write`, executor side in :mod:`~hoodie.spark.tasks`);
+* :func:`read_dataframe` — snapshot, time-travel, read-optimized and incremental reads
+  through Spark's native Parquet reader with partition pruning
+  (:mod:`~hoodie.spark.read`, :mod:`~hoodie.spark.partitions`);
+* :class:`SparkEngine` — the :class:`~hoodie.engine.Engine` protocol on Spark
+  (:mod:`~hoodie.spark.engine`).
+
+Everything here adapts; the write, index, query and table logic it runs is the core's.
+"""
+from __future__ import annotations
+
+from hoodie.spark.datasource import register, unregister
+from hoodie.spark.engine import SparkEngine
+from hoodie.spark.read import read_dataframe
+from hoodie.spark.session import local_session
+from hoodie.spark.write import write_dataframe
+
+__all__ = ["SparkEngine", "local_session", "read_dataframe", "register", "unregister", "write_dataframe"]

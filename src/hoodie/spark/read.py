@@ -1,0 +1,185 @@
+"""Snapshot, time-travel, read-optimized and incremental reads as Spark DataFrames.
+
+The query layer plans (``plan_snapshot``/``plan_incremental``: which base files) and names
+the result schema (``output_schema``); this module only turns that plan into a lazy
+DataFrame over Spark's **native Parquet reader**, with the columns in the in-process
+reader's order and types, and the incremental ``_hoodie_commit_time`` range as a filter.
+
+Partition pruning: a filter on a partition column should not open other partitions'
+files. Spark prunes files on its own only for columns it knows per file *before* reading
+(partition values), so the scan gives Spark those values where the partition path
+determines them exactly (see :mod:`hoodie.spark.partitions`):
+
+* hive-style tables whose every partition path maps exactly to column values are read
+  with ``option("basePath", table)``: Spark's partition discovery turns ``city=sf`` into
+  the value of ``city`` (taking the column's type from the schema we pass, and dropping
+  the same-named column stored in the file, which holds the same value), and
+  ``PartitionFilters`` select the files;
+* other tables with at most :data:`MAX_UNION_PARTITIONS` partitions are read as a union
+  of one native scan per partition in which each exactly-known partition column is a
+  literal, so Catalyst folds a partition filter to ``false`` and drops whole branches;
+* anything else (timestamp-based or custom key generators, ambiguous paths such as the
+  default partition of a string column, very many partitions) is one plain scan: correct,
+  just not pruned by partition.
+
+Nothing here writes.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
+from pyspark.sql.types import StructType
+
+from hoodie.config import options as opts
+from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError, UnsupportedTableError
+from hoodie.layout import compare_key
+from hoodie.query.planner import INSTANT_TIME, as_instant, plan_incremental, plan_snapshot
+from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema, require_base_files_only
+from hoodie.spark.partitions import PartitionScheme
+from hoodie.storage.base import Storage
+from hoodie.table.file_group import FileSlice
+from hoodie.table.table import HoodieTable
+
+# Above this many partitions a per-partition union costs more to plan than pruning saves.
+MAX_UNION_PARTITIONS = 64
+# hoodie and Apache Hudi write dates and timestamps in the proleptic Gregorian calendar;
+# without this Spark refuses ancient values in files that lack Spark's own metadata.
+_PARQUET_OPTIONS = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED"}
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """Hudi's read options, parsed and checked as ``hoodie.read`` checks them."""
+
+    query_type: str
+    as_of: str | None
+    begin: str | None
+    end: str | None
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any] | None) -> "ReadRequest":
+        config = HoodieConfig.of(options)
+        query_type = config.get(opts.QUERY_TYPE)
+        as_of, begin, end = (_instant(config, opt) for opt in (opts.AS_OF_INSTANT, opts.BEGIN_INSTANT, opts.END_INSTANT))
+        if query_type == "incremental":
+            if begin is None:
+                raise ConfigError(
+                    f"an incremental query needs option {opts.BEGIN_INSTANT.key} "
+                    "(the instant after which changes are pulled; use 0 for the beginning)"
+                )
+            if as_of is not None:
+                raise ConfigError(f"option {opts.AS_OF_INSTANT.key} (time travel) cannot be used with an incremental query")
+        elif begin is not None or end is not None:
+            key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
+            raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
+        return cls(query_type, as_of, begin, end)
+
+
+def _instant(config: HoodieConfig, option: opts.Option[Any]) -> str | None:
+    raw = config.get(option)
+    if raw is None:
+        return None
+    try:
+        return as_instant(str(raw))
+    except ValueError:
+        raise ConfigError(
+            f"invalid value {raw!r} for option {option.key}: expected an instant time "
+            "(yyyyMMddHHmmssSSS) or a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])"
+        ) from None
+
+
+def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None, *, storage: Storage | None = None) -> DataFrame:
+    """The table at ``path`` as a DataFrame, as ``hoodie.read(path, options)`` reads it.
+
+    Planning happens now (the DataFrame reads the files as they are at this call); rows
+    are read lazily by Spark. An empty table is an empty DataFrame with the table schema.
+    """
+    request = ReadRequest.of(options)
+    table = HoodieTable.open(path, storage)
+    if request.query_type == "incremental":
+        assert request.begin is not None
+        plan = plan_incremental(table, request.begin, request.end)
+        require_base_files_only(table, plan.slices)
+        df = scan(spark, table, plan.slices, output_schema(table, None, plan.slices))
+        if not plan.filter_rows or COMMIT_TIME_COLUMN not in df.columns:
+            return df
+        commit_time = F.col(COMMIT_TIME_COLUMN)
+        if plan.time_basis == INSTANT_TIME:
+            keep = (commit_time > F.lit(compare_key(plan.begin))) & (commit_time <= F.lit(compare_key(plan.end)))
+        else:
+            keep = commit_time.isin(sorted(plan.commit_times))
+        return df.where(keep)
+    slices = plan_snapshot(table, request.as_of)
+    if request.query_type != "read_optimized":
+        require_base_files_only(table, slices)
+    return scan(spark, table, slices, output_schema(table, request.as_of, slices))
+
+
+# --- the scan ---------------------------------------------------------------------------------
+
+
+def spark_uri(path: str) -> str:
+    """A storage path as a URI for Spark: a cluster's default file system may be HDFS, so
+    local paths are made explicit ``file:`` URIs."""
+    return path if "://" in path else f"file://{path}"
+
+
+def spark_path(path: str) -> str:
+    """A data file path for ``DataFrameReader.parquet``: a URI with glob characters
+    escaped, because Spark expands globs in read paths (a partition value may hold ``*``)."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", spark_uri(path))
+
+
+def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None) -> DataFrame:
+    """A native Parquet scan of the slices' base files with ``schema``'s columns, in its
+    order, pruned by partition where the partition paths allow it (module docstring)."""
+    if schema is None:
+        return spark.createDataFrame([], StructType([]))
+    spark_schema = from_arrow_schema(schema)
+    files: dict[str, list[str]] = {}
+    for s in slices:
+        if s.base_file is None:
+            continue
+        if not s.base_file.file_name.endswith(".parquet"):
+            raise UnsupportedTableError(f"{table.base_path}: base file {s.base_file.file_name} is not Parquet; only Parquet base files can be read")
+        files.setdefault(s.partition_path, []).append(s.base_file.path)
+    if not files:
+        return spark.createDataFrame([], spark_schema)
+    names = list(schema.names)
+    scheme = PartitionScheme.of(table.config)
+    if scheme.discoverable(list(files), schema):
+        reader = spark.read.schema(spark_schema).options(**_PARQUET_OPTIONS).option("basePath", spark_uri(table.base_path))
+        return reader.parquet(*[spark_path(f) for fs in files.values() for f in fs]).select(*[_col(n) for n in names])
+    literals = {p: scheme.literals(p, schema) for p in files} if len(files) <= MAX_UNION_PARTITIONS else {}
+    if not any(literals.values()):
+        return _parquet(spark, spark_schema, [f for fs in files.values() for f in fs])
+    branches = [
+        _parquet(spark, spark_schema, paths).select(*[_column(n, schema.field(n).type, literals[p]) for n in names])
+        for p, paths in sorted(files.items())
+    ]
+    return functools.reduce(DataFrame.unionByName, branches)
+
+
+def _parquet(spark: SparkSession, spark_schema: StructType, paths: list[str]) -> DataFrame:
+    return spark.read.schema(spark_schema).options(**_PARQUET_OPTIONS).parquet(*[spark_path(p) for p in paths])
+
+
+def _col(name: str) -> Column:
+    # quoted: a column named "a.b" is not field b of struct a
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _column(name: str, arrow_type: pa.DataType, literals: Mapping[str, Any]) -> Column:
+    """The column ``name`` of a union branch: the stored one, or the partition's value."""
+    if name not in literals:
+        return _col(name)
+    return F.lit(literals[name]).cast(from_arrow_type(arrow_type)).alias(name)

@@ -1,0 +1,46 @@
+"""A local SparkSession configured for hoodie, shared by the tests and the demo.
+
+This module owns only session construction; it knows nothing of tables. The settings
+favour small local jobs: no UI, few shuffle partitions, Arrow on, UTC session time (so
+timestamps print and partition the same on every machine), and executors running this
+very interpreter so that they import the same ``hoodie``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+from hoodie.spark.datasource import register
+
+
+def local_session(app_name: str = "hoodie", cores: int = 2) -> SparkSession:
+    """``getOrCreate`` a ``local[cores]`` session and :func:`~hoodie.spark.register` hoodie.
+
+    If a session already exists in this process it is returned as is (Spark ignores the
+    builder's settings then), with hoodie registered.
+    """
+    # Python workers must run the driver's interpreter: they unpickle hoodie functions.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    shuffle_partitions = max(2, 2 * cores)
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app_name)
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.driver.memory", "2g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        # A laptop-sized default: 200 shuffle partitions would mean 200 tiny Python tasks.
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.default.parallelism", str(shuffle_partitions))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        # Loopback only: a sandbox without a resolvable hostname still starts.
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.execution.pyspark.udf.faulthandler.enabled", "true")
+        .getOrCreate()
+    )
+    register(spark)
+    return spark

@@ -1,0 +1,143 @@
+"""Functions that run inside Spark tasks of the write pipeline (executor side).
+
+Each one adapts a step of :mod:`hoodie.writer` to Spark's Arrow UDF shapes: ``mapInArrow``
+functions take and yield ``pyarrow.RecordBatch``es, the ``applyInArrow`` function takes
+one group as a ``pyarrow.Table``. The steps themselves (key generation, dedupe, index
+tagging, bucket assignment, write handles) are the writer's, unchanged: this module only
+moves Arrow data in and out of them. The functions live at module level (executors import
+them, the closure pickled is tiny) and take their settings as frozen dataclasses or
+broadcast variables.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import Broadcast
+
+from hoodie.index.base import FileRef
+from hoodie.spark.engine import current_task_context
+from hoodie.storage.base import Storage
+from hoodie.writer import pipeline
+from hoodie.writer.client import WriteSettings, after_tagging
+from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
+from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.planner import WritePlan
+from hoodie.writer.prepare import add_keys, dedupe
+from hoodie.writer.schema import BASE_INSTANT_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN, INTERNAL_PREFIX, normalize_batch
+
+RECORD_KEY = "_hoodie_record_key"
+PARTITION_PATH = "_hoodie_partition_path"
+# Position of a record in the input DataFrame. Dedupe keeps the *later* record on an
+# ordering tie and handles see records in batch order; a shuffle loses that order, so
+# every task restores it from this column. The internal prefix keeps it out of the schema.
+SEQ_COLUMN = f"{INTERNAL_PREFIX}seq"
+# Columns the first stage appends to the input rows, in this order.
+KEYED_COLUMNS = (RECORD_KEY, PARTITION_PATH, DELETE_COLUMN, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """How the first stage computes keys: the writer's key generator, and whether the
+    batch is a delete batch."""
+
+    keygen: KeyGenerator
+    is_delete: bool
+
+
+@dataclass(frozen=True)
+class TagSpec:
+    """What the dedupe-and-tag stage does, resolved on the driver exactly as
+    :class:`~hoodie.writer.client.WriteClient` decides it."""
+
+    storage: Storage
+    settings: WriteSettings
+    tagging: bool
+
+
+def _table(batches: list[pa.RecordBatch]) -> pa.Table:
+    return pa.Table.from_batches(batches)
+
+
+def _in_input_order(records: pa.Table) -> pa.Table:
+    return records.take(pc.sort_indices(records.column(SEQ_COLUMN)))
+
+
+def partition_paths_task(batches: Iterator[pa.RecordBatch], keygen: KeyGenerator) -> Iterator[pa.RecordBatch]:
+    """Distinct partition paths of the partition-field columns of the input."""
+    seen: set[str] = set()
+    for batch in batches:
+        seen.update(keygen.partition_paths(normalize_batch(pa.Table.from_batches([batch]))).unique().to_pylist())
+    if seen:
+        yield pa.record_batch({PARTITION_PATH: pa.array(sorted(seen), pa.string())})
+
+
+def add_keys_task(batches: Iterator[pa.RecordBatch], spec: KeySpec) -> Iterator[pa.RecordBatch]:
+    """Append :data:`KEYED_COLUMNS` to every batch (file id and base instant still null).
+
+    Keys are computed on the normalised batch, as the in-process client does; the input
+    columns themselves pass through untouched (their Spark types are declared downstream)
+    and are conformed to the table schema by the write handles.
+    """
+    for batch in batches:
+        data = normalize_batch(pa.Table.from_batches([batch]).drop_columns([SEQ_COLUMN]))
+        keyed = add_keys(data, spec.keygen, is_delete=spec.is_delete)
+        n = batch.num_rows
+        extra = [keyed.column(c).combine_chunks() for c in (RECORD_KEY, PARTITION_PATH, DELETE_COLUMN)]
+        extra += [pa.nulls(n, pa.string()), pa.nulls(n, pa.string())]
+        yield pa.RecordBatch.from_arrays(list(batch.columns) + extra, names=batch.schema.names + list(KEYED_COLUMNS))
+
+
+def dedupe_and_tag_task(batches: Iterator[pa.RecordBatch], spec: TagSpec, refs: Broadcast[dict[str, list[FileRef]]]) -> Iterator[pa.RecordBatch]:
+    """Dedupe and tag the records of one shuffle partition.
+
+    The shuffle hashed ``(partition path, record key)``, so every duplicate of a key is in
+    this task; ``refs`` (broadcast) maps each touched partition to its latest base files.
+    """
+    received = list(batches)
+    if not received:
+        return
+    records = _in_input_order(_table(received))
+    if spec.settings.combine:
+        records = dedupe(records, spec.settings.ordering_field)
+    if spec.tagging:
+        records = after_tagging(pipeline.tag_records(records, refs.value, spec.storage, spec.settings.index), spec.settings)
+    yield from records.to_batches()
+
+
+def assign_buckets_task(batches: Iterator[pa.RecordBatch], plan: Broadcast[WritePlan]) -> Iterator[pa.RecordBatch]:
+    """Append the bucket (file group) of every record; a pure function of each row."""
+    write_plan = plan.value
+    for batch in batches:
+        yield from pipeline.assign_buckets(pa.Table.from_batches([batch]), write_plan).to_batches()
+
+
+def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broadcast[WritePlan], wctx: WriteContext) -> pa.Table:
+    """Run the write handle of one bucket; returns one row: the bucket id and its
+    :class:`~hoodie.timeline.commit_metadata.WriteStat` as JSON.
+
+    The handle sees the bucket id as its partition id: Hudi runs each bucket in a Spark
+    partition of its own (partition = bucket), while here one task may run several
+    buckets; the id goes into the write token and into ``_hoodie_commit_seqno``
+    (``<instant>_<partition>_<n>``), which must not repeat across file groups. Stage and
+    task attempt ids stay Spark's, so every attempt still has its own file names.
+    """
+    bucket_id = int(key[0].as_py())
+    write_plan = plan.value
+    records = _in_input_order(records).drop_columns([SEQ_COLUMN])
+    stat = run_bucket(BucketTask(write_plan.bucket(bucket_id), records), current_task_context(partition_id=bucket_id), wctx)
+    return pa.table({"bucket": pa.array([bucket_id], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
+
+
+def write_bucket_udf(plan: Broadcast[WritePlan], wctx: WriteContext) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    """:func:`write_bucket_task` bound to its arguments, in the shape ``applyInArrow``
+    takes: a plain two-argument function without annotations (PySpark inspects the
+    function to choose how to call it, and cannot inspect a ``functools.partial``)."""
+
+    def write_bucket(key, records):  # type: ignore[no-untyped-def]
+        return write_bucket_task(key, records, plan, wctx)
+
+    return write_bucket

@@ -1,0 +1,334 @@
+"""The distributed copy-on-write pipeline: one DataFrame written as one commit.
+
+``write_dataframe(df, path, options, mode)`` is what ``df.write.format("hoodie")...save``
+runs. It follows :class:`~hoodie.writer.client.WriteClient` step for step, with the same
+writer functions, but lets Spark move the records, which never reach the driver:
+
+driver     ``prepare_write`` (open/create the table, roll back failed writes), the table
+           schema after the write, ``WriteTransaction.begin``
+executors  keys and partition paths (``prepare.add_keys``) in ``mapInArrow``
+executors  shuffle by (partition path, record key); dedupe (``prepare.dedupe``) and index
+           tagging (``pipeline.tag_records`` with the touched partitions' base files
+           broadcast) in one ``mapInArrow``; the result is persisted
+driver     counts per (partition, file id) only → ``planner.build_plan``
+executors  ``pipeline.assign_buckets`` (plan broadcast) in ``mapInArrow``; counts per bucket
+driver     ``txn.mark_inflight`` with the planned workload
+executors  ``groupBy(bucket).applyInArrow``: ``handles.run_bucket`` per file group, write
+           token ``<bucket>-<stage id>-<task attempt id>``; one JSON write stat per bucket
+driver     ``txn.commit`` (files of unaccepted task attempts deleted first); on any error
+           the jobs are cancelled, their tasks awaited, and ``txn.abort`` rolls back.
+
+The decisions that make up the semantics (which operations dedupe or pack small files,
+which file groups an overwrite replaces) are read from the writer (``WriteSettings``,
+``TAGGING_OPERATIONS``, ``NO_SMALL_FILE_OPERATIONS``, ``replaced_file_groups``). Two
+rules the client keeps inline in ``WriteClient._execute`` are mirrored, marked where they
+are: insert consults the index only with drop.duplicates (:attr:`SparkWriteJob.tagging`),
+and after tagging it drops existing keys and deletes of missing keys
+(``tasks.dedupe_and_tag_task``). The equivalence tests hold the two engines together.
+
+Input order matters (dedupe keeps the later of two equal ordering values), so rows carry
+their ``monotonically_increasing_id`` through the shuffles; an input DataFrame whose row
+order is not deterministic gives a deterministic result only without such ties.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark import Broadcast, StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
+
+from hoodie.config import options as o
+from hoodie.errors import ConfigError, TableError
+from hoodie.index.base import FileRef
+from hoodie.spark import tasks
+from hoodie.spark.jobs import cancel_and_wait, hoodie_error_in, job_group
+from hoodie.storage.base import Storage
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.file_group import FileSlice
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.commit_metadata import WriteStat
+from hoodie.writer import pipeline
+from hoodie.services.inline import run_inline_services
+from hoodie.spark.engine import SparkEngine
+from hoodie.writer.client import (
+    PreparedWrite,
+    WriteSettings,
+    make_plan,
+    prepare_write,
+    replaced_file_groups,
+    table_schema_after,
+    uses_index,
+    workload_stats,
+    write_context,
+)
+from hoodie.writer.planner import PartitionProfile, WritePlan
+from hoodie.writer.prepare import add_keys, check_ordering_field
+from hoodie.writer.schema import BASE_INSTANT_COLUMN, BUCKET_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN, META_COLUMNS, normalize_schema
+from hoodie.writer.transaction import WriteTransaction
+
+log = logging.getLogger(__name__)
+
+# Spark save mode names (case-insensitive) -> what hoodie does with an existing table.
+SAVE_MODES = {
+    "append": "append",
+    "overwrite": "overwrite",
+    "error": "errorifexists",
+    "errorifexists": "errorifexists",
+    "default": "errorifexists",
+    "ignore": "ignore",
+}
+_PARALLELISM = {
+    "upsert": o.UPSERT_PARALLELISM,
+    "insert": o.INSERT_PARALLELISM,
+    "insert_overwrite": o.INSERT_PARALLELISM,
+    "insert_overwrite_table": o.INSERT_PARALLELISM,
+    "bulk_insert": o.BULK_INSERT_PARALLELISM,
+    "delete": o.DELETE_PARALLELISM,
+}
+
+
+def save_mode(mode: str | None) -> str:
+    """The canonical save mode for a Spark mode name (None: Spark's default, error)."""
+    key = (mode or "errorifexists").strip().lower()
+    if key not in SAVE_MODES:
+        raise ConfigError(f"unknown save mode {mode!r}: expected one of append, overwrite, errorifexists, error, ignore")
+    return SAVE_MODES[key]
+
+
+def write_dataframe(
+    df: DataFrame,
+    path: str,
+    options: Mapping[str, Any] | None = None,
+    mode: str | None = "append",
+    *,
+    storage: Storage | None = None,
+) -> str | None:
+    """Write ``df`` to the Hudi table at ``path`` as one commit; returns its instant time.
+
+    ``options`` are Hudi's write options (as for :func:`hoodie.write`). Save modes, when a
+    table already exists at ``path``: ``append`` writes with the configured operation;
+    ``overwrite`` becomes ``insert_overwrite_table`` (as in Hudi); ``errorifexists``/
+    ``error`` (Spark's default) raise :class:`~hoodie.errors.TableError`; ``ignore`` does
+    nothing and returns None. Without a table, every mode writes (creating it).
+    """
+    path = normalize_path(path)
+    storage = storage or storage_for(path)
+    canonical = save_mode(mode)
+    operation: str | None = None
+    if HoodieTable.exists(path, storage):
+        if canonical == "errorifexists":
+            raise TableError(f"a Hudi table already exists at {path} (save mode {mode or 'errorifexists'}); use mode 'append' to write to it or 'overwrite' to replace its contents")
+        if canonical == "ignore":
+            return None
+        if canonical == "overwrite":
+            operation = "insert_overwrite_table"
+    return SparkWriteJob.prepare(df, path, options, operation, storage).run()
+
+
+def _spark_fields(*specs: tuple[str, Any]) -> list[StructField]:
+    return [StructField(name, dtype, True) for name, dtype in specs]
+
+
+_KEYED_FIELDS = _spark_fields(
+    (tasks.RECORD_KEY, StringType()),
+    (tasks.PARTITION_PATH, StringType()),
+    (DELETE_COLUMN, BooleanType()),
+    (FILE_ID_COLUMN, StringType()),
+    (BASE_INSTANT_COLUMN, StringType()),
+)
+
+
+class SparkWriteJob:
+    """One write in progress. :meth:`run` does all of it; the steps are public so that
+    tests can interleave them (e.g. run the handles twice before committing)."""
+
+    def __init__(self, data: DataFrame, prepared: PreparedWrite, batch_schema: pa.Schema, data_schema: pa.Schema) -> None:
+        self.data = data
+        self.prepared = prepared
+        self.batch_schema = batch_schema
+        self.data_schema = data_schema
+        self.spark: SparkSession = data.sparkSession
+        # Set by tag() or plan(): the partitions the batch touches, their latest slices (what
+        # the index and the partitioner see) and the file groups an overwrite replaces.
+        self.partitions: list[str] = []
+        self.latest: dict[str, list[FileSlice]] = {}
+        self.replaced: dict[str, list[str]] | None = None
+        self._cached: list[DataFrame] = []
+        self._broadcasts: list[Broadcast[Any]] = []
+
+    # --- driver: setup ----------------------------------------------------------------------
+    @classmethod
+    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> "SparkWriteJob":
+        """Driver setup shared with the in-process client, plus the checks it makes on the
+        batch before anything is written (here on the schema: no rows are looked at)."""
+        if df.isStreaming:
+            raise ConfigError("format('hoodie') writes batch DataFrames; for a stream, write each micro-batch with foreachBatch")
+        data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
+        tz = data.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
+        batch_schema = normalize_schema(to_arrow_schema(data.schema, timezone=tz))
+        prepared = prepare_write(path, options, operation, batch_schema, storage)
+        s = prepared.settings
+        empty = batch_schema.empty_table()
+        check_ordering_field(empty, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
+        add_keys(empty, prepared.keygen, is_delete=s.operation == "delete")  # key fields present?
+        return cls(data, prepared, batch_schema, table_schema_after(prepared, batch_schema))
+
+    @property
+    def settings(self) -> WriteSettings:
+        return self.prepared.settings
+
+    @property
+    def table(self) -> HoodieTable:
+        return self.prepared.table
+
+    @property
+    def tagging(self) -> bool:
+        """Whether the index is consulted (:func:`hoodie.writer.client.uses_index`)."""
+        return uses_index(self.settings)
+
+    def _shuffle_partitions(self) -> int | None:
+        opt = _PARALLELISM.get(self.settings.operation)
+        n = self.prepared.config.get(opt) if opt is not None else 0
+        return n if n and n > 0 else None  # None: spark.sql.shuffle.partitions, AQE-coalesced
+
+    # --- the whole write --------------------------------------------------------------------
+    def run(self) -> str:
+        """Begin, execute and commit; on any error cancel the jobs, wait for their tasks,
+        roll the write back and re-raise (a hoodie error raised in a task is re-raised as
+        that error, chained to Spark's)."""
+        txn = WriteTransaction.begin(self.table, self.settings.operation)
+        sc = self.spark.sparkContext
+        group = f"hoodie-write-{txn.instant_time}"
+        with job_group(sc, group, f"hoodie {self.settings.operation} {txn.instant_time} into {self.table.base_path}"):
+            try:
+                tagged = self.tag()
+                plan = self.plan(tagged)
+                bucketed = self.assign(tagged, plan)
+                txn.mark_inflight(workload_stats(plan, self.bucket_counts(bucketed)))
+                stats = self.write_buckets(bucketed, plan, txn.instant_time)
+                txn.commit(stats, self.data_schema, self.replaced)
+            except BaseException as e:
+                try:
+                    cancel_and_wait(sc, group)
+                except Exception:  # a stopped context has no tasks left to wait for
+                    log.exception("could not cancel the Spark jobs of write %s", txn.instant_time)
+                txn.abort()
+                translated = hoodie_error_in(e)
+                if translated is not None:
+                    raise translated from e
+                raise
+            finally:
+                self.release()
+        # the commit stands even if a service fails: the next write retries the service
+        run_inline_services(self.table, self.prepared.config, SparkEngine(self.spark))
+        return txn.instant_time
+
+    # --- executors: keys, dedupe, tags --------------------------------------------------------
+    def keyed(self) -> DataFrame:
+        """Input rows + input position + record key, partition path, delete flag and
+        (null) file location."""
+        with_seq = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
+        schema = StructType(list(with_seq.schema.fields) + _KEYED_FIELDS)
+        spec = tasks.KeySpec(self.prepared.keygen, self.settings.operation == "delete")
+        return with_seq.mapInArrow(functools.partial(tasks.add_keys_task, spec=spec), schema)
+
+    def touched_partitions(self) -> list[str]:
+        """The partition paths the batch writes to, computed on executors from the
+        partition fields only (Spark prunes the other columns from the scan)."""
+        keygen = self.prepared.keygen
+        if not keygen.is_partitioned:
+            return [] if self.data.isEmpty() else [""]
+        fields = self.data.select(*keygen.partition_fields)
+        paths = fields.mapInArrow(functools.partial(tasks.partition_paths_task, keygen=keygen), StructType(_spark_fields((tasks.PARTITION_PATH, StringType()))))
+        return sorted(r[0] for r in paths.distinct().collect())
+
+    def _locate(self, partitions: list[str]) -> None:
+        self.partitions = partitions
+        self.replaced = replaced_file_groups(self.prepared, partitions)
+        view = self.table.view()
+        self.latest = {p: ([] if self.replaced is not None else view.latest_slices(p)) for p in partitions}
+
+    def tag(self) -> DataFrame:
+        """Keyed, deduped and tagged records, persisted (the plan and the handles both
+        read them). For operations that consult the index this also locates the touched
+        partitions (:attr:`partitions`, :attr:`latest`, :attr:`replaced`) first."""
+        s = self.settings
+        keyed = self.keyed()
+        if not (s.combine or self.tagging):
+            # Nothing needs duplicates to meet: no shuffle (bulk_insert, plain insert).
+            return self._persist(keyed)
+        refs: dict[str, list[FileRef]] = {}
+        if self.tagging:
+            self._locate(self.touched_partitions())
+            refs = {p: pipeline.file_refs(self.latest[p]) for p in self.partitions}
+        spec = tasks.TagSpec(self.table.storage, s, self.tagging)
+        n = self._shuffle_partitions()
+        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
+        shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
+        fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(refs))
+        return self._persist(shuffled.mapInArrow(fn, keyed.schema))
+
+    # --- driver: plan -----------------------------------------------------------------------
+    def plan(self, tagged: DataFrame) -> WritePlan:
+        """The write plan from record counts per (partition, file id): the only thing about
+        the records the driver ever sees."""
+        counts = tagged.groupBy(tasks.PARTITION_PATH, FILE_ID_COLUMN).count().collect()
+        if not self.tagging:
+            # Like the client, take the partitions of the (deduped) records: the counts
+            # name them all, so no other pass over the data is needed.
+            self._locate(sorted({partition for partition, _, _ in counts}))
+        updates: dict[str, dict[str, int]] = defaultdict(dict)
+        inserts: Counter[str] = Counter()
+        for partition, file_id, n in counts:
+            if file_id is None:
+                inserts[partition] += n
+            else:
+                updates[partition][file_id] = n
+        profiles = {p: PartitionProfile(updates.get(p, {}), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
+        return make_plan(self.prepared, profiles, self.latest)
+
+    # --- executors: buckets and handles -------------------------------------------------------
+    def assign(self, tagged: DataFrame, plan: WritePlan) -> DataFrame:
+        schema = StructType(list(tagged.schema.fields) + _spark_fields((BUCKET_COLUMN, IntegerType())))
+        return tagged.mapInArrow(functools.partial(tasks.assign_buckets_task, plan=self._broadcast(plan)), schema)
+
+    def bucket_counts(self, bucketed: DataFrame) -> dict[int, int]:
+        """Records per bucket, for the planned workload in the inflight instant."""
+        return {int(b): int(n) for b, n in bucketed.groupBy(BUCKET_COLUMN).count().collect()}
+
+    def write_buckets(self, bucketed: DataFrame, plan: WritePlan, instant: str) -> list[WriteStat]:
+        """Run the write handle of every bucket on the executors; the write stats in
+        bucket order. Every call is a new Spark stage, hence new write tokens."""
+        wctx = write_context(self.prepared, instant, self.data_schema)
+        fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
+        rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, "bucket int, stat string").collect()
+        return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
+
+    # --- resources --------------------------------------------------------------------------
+    def _persist(self, df: DataFrame) -> DataFrame:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self._cached.append(df)
+        return df
+
+    def _broadcast(self, value: Any) -> Broadcast[Any]:
+        bc = self.spark.sparkContext.broadcast(value)
+        self._broadcasts.append(bc)
+        return bc
+
+    def release(self) -> None:
+        """Drop the persisted DataFrames and broadcasts of this write."""
+        for df in self._cached:
+            df.unpersist()
+        for bc in self._broadcasts:
+            bc.unpersist()
+        self._cached.clear()
+        self._broadcasts.clear()
