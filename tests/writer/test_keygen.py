@@ -81,3 +81,13 @@ def test_missing_key_column_is_named() -> None:
 def test_floats_render_like_java() -> None:
     g = kg(**{"hoodie.datasource.write.recordkey.field": "f"})
     assert g.record_keys(pa.table({"f": [1.0, 2.5]})).to_pylist() == ["1.0", "2.5"]
+
+
+def test_url_encoded_partition_paths_escape_like_hive() -> None:
+    g = kg(**{
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.partitionpath.urlencode": "true",
+    })
+    batch = pa.table({"id": [1, 2], "p": ["2024/01/02 10:00", "a+b,é"]})
+    assert g.partition_paths(batch).to_pylist() == ["2024%2F01%2F02 10%3A00", "a+b,é"]

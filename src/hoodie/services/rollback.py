@@ -148,9 +148,9 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
         })
         for path in req.get("filesToBeDeleted") or []:
             try:
-                table.storage.delete(path)
-                pm["successDeleteFiles"].append(path)
-                deleted.append(path)
+                if table.storage.delete(path):  # a marker whose file never got written deletes nothing
+                    pm["successDeleteFiles"].append(path)
+                    deleted.append(path)
             except OSError:
                 pm["failedDeleteFiles"].append(path)
         failed_logs = req.get("logBlocksToBeDeleted") or {}

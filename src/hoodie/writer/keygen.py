@@ -7,7 +7,6 @@ options. Bad keys (null or empty) raise :class:`RecordError` naming the field an
 from __future__ import annotations
 
 import re
-import urllib.parse
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -162,7 +161,7 @@ class KeyGenerator:
                 text = _as_text(batch.column(f), f)
             text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
             if self.url_encode:
-                text = pa.array([urllib.parse.quote_plus(v) for v in text.to_pylist()], pa.string())
+                text = pa.array([escape_path_name(v) for v in text.to_pylist()], pa.string())
             if self.hive_style:
                 text = pc.binary_join_element_wise(pa.scalar(f + "="), text, "")
             parts.append(text)
@@ -219,6 +218,15 @@ class KeyGenerator:
                 props["hoodie.keygen.timebased.input.dateformat"] = self.ts_input_format
             props["hoodie.keygen.timebased.timezone"] = self.ts_timezone
         return props
+
+
+# Hive's FileUtils.escapePathName (Hudi's PartitionPathEncodeUtils): control characters and
+# these punctuation marks become %XX; everything else, spaces and non-ASCII included, stays.
+_ESCAPED = set('"#%\'*/:=?\\{[]^') | {chr(c) for c in range(1, 0x20)} | {chr(0x7F)}
+
+
+def escape_path_name(value: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
 
 
 def _as_text(col: pa.ChunkedArray | pa.Array, field: str) -> pa.Array:
