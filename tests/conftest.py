@@ -17,6 +17,7 @@ a table is named by its zip's path under ``tables/`` without ``.zip``, for examp
 from __future__ import annotations
 
 import os
+import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ import pytest
 from hoodie.config.properties import parse_properties
 
 TABLE_MARKER = "conformance"
+
+# Shared test helpers (the model of a table, ...) are plain modules in tests/support.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 
 def shared_dir() -> Path:
