@@ -1,16 +1,30 @@
 """Query test helpers: the hudi-rs oracle (PyPI ``hudi``), a strict result comparison,
-and hand-built synthetic tables."""
+hand-built synthetic tables, and hand-built merge-on-read tables (:class:`MorTable`:
+base files, log files block by block, delta commits)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.log import (
+    AvroDataBlock,
+    CommandBlock,
+    DeleteBlock,
+    DeleteRecord,
+    LogBlock,
+    OrderingType,
+    ParquetDataBlock,
+    encode_log_file,
+)
+from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
 
@@ -220,5 +234,96 @@ def synthetic(tmp_path: Path):
 
     def make(**kwargs) -> SyntheticTable:
         return SyntheticTable(tmp_path, kwargs.pop("name", f"t{next(counter)}"), **kwargs)
+
+    return make
+
+
+# --- merge-on-read tables -------------------------------------------------------------------
+# Records are {"id", "ts", "name", "part"} dicts; the record key is str(id); ``ts`` is the
+# ordering field unless told otherwise.
+
+TS_SCHEMA = pa.schema([("id", pa.int32()), ("ts", pa.int64()), ("name", pa.string()), ("part", pa.string())])
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+
+
+class MorTable(SyntheticTable):
+    """A merge-on-read table built file by file (layout 1 unless ``layout=2``)."""
+
+    def __init__(self, root: Path, name: str = "mor", schema: pa.Schema = TS_SCHEMA, ordering: str | None = "ts",
+                 props: Mapping[str, str | None] | None = None, layout: int = 1, populate_meta_fields: bool = True) -> None:
+        super().__init__(root, name, table_type="MERGE_ON_READ", layout=layout, schema=schema, populate_meta_fields=populate_meta_fields)
+        updates: dict[str, str | None] = {"hoodie.table.precombine.field": ordering}
+        updates.update(props or {})
+        table = HoodieTable.open(self.path)
+        config = table.config.with_updates(updates)
+        config.store(table.storage, table.meta_path)
+        self.avro_schema = avro_schema_json(arrow_to_avro_schema(schema, name, include_meta_fields=True))
+
+    # --- records and blocks -----------------------------------------------------------------
+    def records(self, instant: str, rows: Sequence[Mapping[str, Any]], partition: str, file_name: str,
+                schema: pa.Schema | None = None) -> pa.Table:
+        """Log records with meta columns as Java writes them (file name = file id)."""
+        schema = schema or self.schema
+        cols: dict[str, pa.Array] = {
+            "_hoodie_commit_time": pa.array([r.get("_commit", instant) for r in rows], pa.string()),
+            "_hoodie_commit_seqno": pa.array([r.get("_seqno", f"{instant}_0_{i}") for i, r in enumerate(rows)], pa.string()),
+            "_hoodie_record_key": pa.array([str(r["id"]) for r in rows], pa.string()),
+            "_hoodie_partition_path": pa.array([partition] * len(rows), pa.string()),
+            "_hoodie_file_name": pa.array([file_name] * len(rows), pa.string()),
+        }
+        for f in schema:
+            cols[f.name] = pa.array([r.get(f.name) for r in rows], f.type)
+        return pa.table(cols)
+
+    def data_block(self, instant: str, rows: Sequence[Mapping[str, Any]], partition: str, file_id: str,
+                   parquet: bool = False, schema: pa.Schema | None = None) -> LogBlock:
+        schema = schema or self.schema
+        avro = avro_schema_json(arrow_to_avro_schema(schema, self.name, include_meta_fields=True))
+        records = self.records(instant, rows, partition, file_id, schema)
+        if parquet:
+            return ParquetDataBlock.create(records, instant, avro)
+        return AvroDataBlock.create(records, avro, instant)
+
+    def delete_block(self, instant: str, deletes: Iterable[tuple[Any, ...]], partition: str) -> DeleteBlock:
+        """``deletes``: ``(id,)`` (Java's default ordering, IntWrapper 0) or ``(id, value)``
+        or ``(id, value, OrderingType)``."""
+        records = []
+        for d in deletes:
+            value = d[1] if len(d) > 1 else 0
+            kind = d[2] if len(d) > 2 else (OrderingType.INT if len(d) == 1 else None)
+            records.append(DeleteRecord(str(d[0]), partition, value, kind))
+        return DeleteBlock.create(records, instant, self.avro_schema)
+
+    @staticmethod
+    def command_block(instant: str, target: str) -> CommandBlock:
+        return CommandBlock.rollback(instant, target)
+
+    # --- files --------------------------------------------------------------------------------
+    def log(self, partition: str, file_id: str, base_instant: str, version: int, blocks: Sequence[LogBlock],
+            token: str = "0-1-1", tail: bytes = b"", head: bytes = b"", base_file: str = "") -> WriteStat:
+        """Write a log file holding ``blocks``, with raw bytes before/after them (torn writes)."""
+        name = f".{file_id}_{base_instant}.log.{version}_{token}"
+        rel = f"{partition}/{name}" if partition else name
+        full = os.path.join(self.path, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        Path(full).write_bytes(head + (encode_log_file(blocks) if blocks else b"") + tail)
+        return WriteStat(fileId=file_id, path=rel, partitionPath=partition, prevCommit=base_instant,
+                         fileSizeInBytes=os.path.getsize(full), logVersion=version, logOffset=0,
+                         baseFile=base_file, logFiles=[name])
+
+    def deltacommit(self, instant: str, stats: list[WriteStat], state: str = "completed", completed_at: str | None = None) -> None:
+        self.commit(instant, stats, action="deltacommit", state=state, completed_at=completed_at)
+
+    def slices(self, as_of: str | None = None) -> list[FileSlice]:
+        return HoodieTable.open(self.path).view(as_of).latest_slices_all()
+
+
+@pytest.fixture
+def mor_table(tmp_path: Path):
+    """Factory of :class:`MorTable` under this test's tmp_path."""
+    counter = iter(range(1000))
+
+    def make(**kwargs) -> MorTable:
+        return MorTable(tmp_path, kwargs.pop("name", f"mor{next(counter)}"), **kwargs)
 
     return make

@@ -4,7 +4,12 @@ from __future__ import annotations
 import pytest
 
 from hoodie.errors import InstantNotFoundError
-from hoodie.query import plan_incremental, plan_snapshot, read_incremental, read_snapshot
+from hoodie.query import (
+    plan_incremental,
+    plan_snapshot,
+    read_incremental,
+    read_snapshot,
+)
 from hoodie.query.planner import COMPLETION_TIME, INSTANT_TIME
 
 T1, T2, T3, T4, T5 = (f"2024010100000{i}000" for i in range(1, 6))
@@ -201,3 +206,24 @@ def test_incremental_without_meta_fields_returns_whole_touched_groups(synthetic)
     pulled = read_incremental(t.open(), T1)
     assert pulled.schema.names == ["id", "name", "part"]
     assert _ids(pulled) == [1, 2]
+
+
+def test_logs_named_after_a_pending_compaction_join_the_slice_it_reads(mor_table) -> None:
+    """While a compaction at T is requested, writers name new logs after T; until T's base
+    file is committed those logs extend the previous slice (Java's merged file slice)."""
+    t = mor_table()
+    a = t.base_file(T1, "p1", F1, [{"id": 1, "ts": 1, "name": "a", "part": "p1"}])
+    t.deltacommit(T1, [a])
+    t.deltacommit(T2, [t.log("p1", F1, T1, 1, [t.data_block(T2, [{"id": 1, "ts": 2, "name": "b", "part": "p1"}], "p1", F1)])])
+    t._write(f"{T3}.compaction.requested")
+    t.deltacommit(T4, [t.log("p1", F1, T3, 1, [t.data_block(T4, [{"id": 1, "ts": 3, "name": "c", "part": "p1"}], "p1", F1)])])
+    [s] = plan_snapshot(t.open())
+    assert s.base_instant == T1 and [lf.name.instant for lf in s.log_files] == [T1, T3]
+    assert read_snapshot(t.open()).column("name").to_pylist() == ["c"]
+    assert read_snapshot(t.open(), T2).column("name").to_pylist() == ["b"]
+    # the compaction completes: its base file opens slice T3, which the logs named T3 now join
+    done = t.base_file(T3, "p1", F1, [{"id": 1, "ts": 2, "name": "b", "part": "p1"}], commit_times={1: T2})
+    t.commit(T3, [done])
+    [s] = plan_snapshot(t.open())
+    assert s.base_instant == T3 and [lf.name.instant for lf in s.log_files] == [T3]
+    assert read_snapshot(t.open()).column("name").to_pylist() == ["c"]

@@ -10,7 +10,11 @@ import pytest
 from hoodie.config.table_config import TableConfig
 from hoodie.engine import LocalEngine, TaskContext
 from hoodie.errors import ConfigError, SchemaError, UnsupportedTableError
-from hoodie.formats.avro_schema import META_FIELDS, arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.avro_schema import (
+    META_FIELDS,
+    arrow_to_avro_schema,
+    avro_schema_json,
+)
 from hoodie.query import read_optimized, read_snapshot, read_table
 from hoodie.table.table import HoodieTable
 
@@ -83,16 +87,29 @@ def test_empty_tables(synthetic, tmp_path) -> None:
     assert empty.num_rows == 0 and empty.schema.names == [*META_FIELDS, "id", "name", "part"]
 
 
-def test_merge_on_read_with_logs_is_refused_but_read_optimized_works(synthetic) -> None:
-    t = synthetic(table_type="MERGE_ON_READ")
-    a = t.base_file(T1, "p1", F1, [{"id": 1, "name": "a", "part": "p1"}])
-    t.commit(T1, [a], action="deltacommit")
-    t.log_file("p1", F1, T1)
-    t.commit(T2, [], action="deltacommit")
-    with pytest.raises(UnsupportedTableError, match=r"log files \(\." + F1):
+def test_merge_on_read_with_a_custom_merger_is_refused_but_read_optimized_works(mor_table) -> None:
+    """A payload class hoodie cannot reproduce (as hudi-rs) refuses slices with logs only."""
+    t = mor_table(props={"hoodie.compaction.payload.class": "com.example.MyPayload"})
+    t1, t2 = T1, T2
+    a = t.base_file(t1, "p1", F1, [{"id": 1, "ts": 1, "name": "a", "part": "p1"}])
+    t.deltacommit(t1, [a])
+    assert read_snapshot(t.open()).column("name").to_pylist() == ["a"]  # no logs: nothing to merge
+    t.deltacommit(t2, [t.log("p1", F1, t1, 1, [t.data_block(t2, [{"id": 1, "ts": 2, "name": "b", "part": "p1"}], "p1", F1)])])
+    with pytest.raises(UnsupportedTableError, match="com.example.MyPayload"):
         read_snapshot(t.open())
-    assert read_optimized(t.open()).column("id").to_pylist() == [1]
-    assert read_table(t.path, {"hoodie.datasource.query.type": "read_optimized"}).column("id").to_pylist() == [1]
+    assert read_optimized(t.open()).column("name").to_pylist() == ["a"]
+    assert read_table(t.path, {"hoodie.datasource.query.type": "read_optimized"}).column("name").to_pylist() == ["a"]
+
+
+def test_merge_on_read_snapshot_merges_logs_and_read_optimized_does_not(mor_table) -> None:
+    t = mor_table()
+    t1, t2 = T1, T2
+    a = t.base_file(t1, "p1", F1, [{"id": 1, "ts": 1, "name": "a", "part": "p1"}])
+    t.deltacommit(t1, [a])
+    t.deltacommit(t2, [t.log("p1", F1, t1, 1, [t.data_block(t2, [{"id": 1, "ts": 2, "name": "b", "part": "p1"}], "p1", F1)])])
+    assert read_snapshot(t.open()).column("name").to_pylist() == ["b"]
+    assert read_snapshot(t.open(), columns=["name"]).column_names == ["name"]
+    assert read_optimized(t.open()).column("name").to_pylist() == ["a"]
 
 
 class RecordingEngine:
@@ -118,6 +135,19 @@ def test_reads_go_through_the_engine(synthetic) -> None:
     via_engine = read_snapshot(t.open(), engine=engine)
     assert len(engine.tasks) == 2
     assert via_engine.equals(read_snapshot(t.open(), engine=LocalEngine(max_workers=4)))
+
+
+def test_merge_on_read_slices_are_one_picklable_task_each(mor_table) -> None:
+    t = mor_table()
+    t1, t2 = T1, T2
+    a = t.base_file(t1, "p1", F1, [{"id": 1, "ts": 1, "name": "a", "part": "p1"}])
+    b = t.base_file(t1, "p2", F2, [{"id": 2, "ts": 1, "name": "b", "part": "p2"}])
+    t.deltacommit(t1, [a, b])
+    t.deltacommit(t2, [t.log("p1", F1, t1, 1, [t.data_block(t2, [{"id": 1, "ts": 2, "name": "a2", "part": "p1"}], "p1", F1)])])
+    engine = RecordingEngine()
+    data = read_snapshot(t.open(), engine=engine)
+    assert sorted(type(task).__name__ for task in engine.tasks) == ["BaseFileTask", "MergeSliceTask"]
+    assert sorted(data.column("name").to_pylist()) == ["a2", "b"]
 
 
 # --- read_table options -------------------------------------------------------------------------

@@ -89,8 +89,9 @@ def test_writes_continue_while_a_compaction_is_pending(table_path: str) -> None:
     logs_on_new_slice = [p.name for p in Path(table_path).rglob(f".*_{instant}.log.*")]
     assert len(logs_on_new_slice) == 1, "the update of u1 goes to the slice the compaction opens"
     expected = ours(table_path)
+    # Java's view merges the slice a pending compaction opens into the previous one, and so
+    # does hoodie; hudi-rs 0.5.0 ignores those logs until the compaction completes.
     assert ("u1", "nyc", 50, -5.0) in expected
-    assert expected == hudi_rs(table_path)
     run_compaction(HoodieTable.open(table_path), instant)
     assert ours(table_path) == expected == hudi_rs(table_path)
 

@@ -1,10 +1,13 @@
 """Queries over a table: snapshot, time travel, read-optimized and incremental.
 
 :mod:`planner` decides which file slices a query reads (timeline and file-system view
-only); :mod:`reader` reads their base files in parallel through an Engine into one Arrow
-table with the query schema; :mod:`snapshot` and :mod:`incremental` put the two together;
-:func:`read_table` is ``hoodie.read(path, options)``: it parses Hudi's read options and
-dispatches. The query layer never writes.
+only); :mod:`slices` turns them into one Engine task per slice: :mod:`reader` reads a
+base file into the query schema, :mod:`merge` merges a merge-on-read slice (base file
+and log files, replayed by :mod:`log_scan` under the rules of :mod:`merge_rules` and
+:mod:`ordering`, seeing the instants an :class:`~.instants.InstantFilter` admits);
+:mod:`snapshot` and :mod:`incremental` put these together; :func:`read_table` is
+``hoodie.read(path, options)``: it parses Hudi's read options and dispatches. The query
+layer never writes.
 """
 from __future__ import annotations
 
@@ -18,19 +21,43 @@ from hoodie.config.options import HoodieConfig
 from hoodie.engine import Engine
 from hoodie.errors import ConfigError
 from hoodie.query.incremental import read_incremental
-from hoodie.query.planner import IncrementalPlan, as_instant, plan_incremental, plan_snapshot
+from hoodie.query.instants import InstantFilter
+from hoodie.query.merge import (
+    MergedSlice,
+    MergeStats,
+    merge_slice,
+    merge_slice_for_compaction,
+    read_slice,
+    stored_meta_schema,
+)
+from hoodie.query.merge_rules import MergeConfig, MergeMode
+from hoodie.query.planner import (
+    IncrementalPlan,
+    as_instant,
+    plan_incremental,
+    plan_snapshot,
+)
 from hoodie.query.snapshot import read_optimized, read_snapshot
 from hoodie.storage.base import Storage
 from hoodie.table.table import HoodieTable
 
 __all__ = [
     "IncrementalPlan",
+    "InstantFilter",
+    "MergeConfig",
+    "MergeMode",
+    "MergeStats",
+    "MergedSlice",
+    "merge_slice",
+    "merge_slice_for_compaction",
     "plan_incremental",
     "plan_snapshot",
     "read_incremental",
     "read_optimized",
+    "read_slice",
     "read_snapshot",
     "read_table",
+    "stored_meta_schema",
 ]
 
 

@@ -5,24 +5,36 @@ and only the rows whose ``_hoodie_commit_time`` falls in the range are kept, so 
 updated several times in the range appears once, in its latest state. Deleted records do
 not appear (an incremental pull is not a change log). See :mod:`hoodie.query.planner` for
 which instants a range holds on v6 versus v8+ tables. Nothing here writes.
+
+Merge-on-read slices are merged as hudi-rs 0.5.0 merges them for an incremental read,
+with only the log blocks of the range's instants: a slice whose base file was written
+after ``begin`` merges its whole base file and the rows are then kept by commit time; a
+slice whose base file is not newer than ``begin`` cannot hold a row of the range, so its
+base file is not read at all and its in-range log records are merged with each other
+only. The second case means a record updated in the range comes back in its latest state
+*within the range* even where an older base version (with a higher ordering value) wins
+the snapshot merge; in the first, that base version wins and the update is filtered out
+with it. Deletes in the range remove a key's in-range versions only.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pyarrow as pa
 
 from hoodie.engine import Engine
 from hoodie.layout import compare_key
+from hoodie.query.instants import InstantFilter
 from hoodie.query.planner import INSTANT_TIME, IncrementalPlan, plan_incremental
 from hoodie.query.reader import (
     COMMIT_TIME_COLUMN,
     filter_commit_times,
     output_schema,
     project,
-    read_slices,
-    require_base_files_only,
 )
+from hoodie.query.slices import read_file_slices
+from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
 
@@ -50,18 +62,46 @@ def read_plan(
     engine: Engine | None = None,
 ) -> pa.Table:
     """Read what :func:`~hoodie.query.planner.plan_incremental` planned."""
-    require_base_files_only(table, plan.slices)
     full = output_schema(table, None, plan.slices)
     if full is None:
         return pa.table({})
     wanted = project(full, columns)
+    in_range = range_filter(table, plan)
+    slices = slices_for_range(table, plan)
+    what = "incremental: read file slices"
     if not plan.filter_rows:
-        return read_slices(table, plan.slices, wanted, engine, "incremental: read base files")
+        return read_file_slices(table, slices, full, in_range, wanted.names, engine, what)
     # The commit time is needed to filter even when the caller did not ask for it.
-    read_schema = wanted if COMMIT_TIME_COLUMN in wanted.names else pa.schema([full.field(COMMIT_TIME_COLUMN), *wanted])
-    data = read_slices(table, plan.slices, read_schema, engine, "incremental: read base files")
+    read_columns = wanted.names if COMMIT_TIME_COLUMN in wanted.names else [COMMIT_TIME_COLUMN, *wanted.names]
+    data = read_file_slices(table, slices, full, in_range, read_columns, engine, what)
     if plan.time_basis == INSTANT_TIME:
         data = filter_commit_times(data, after=compare_key(plan.begin), upto=compare_key(plan.end))
     else:
         data = filter_commit_times(data, keep=plan.commit_times)
     return data.select(wanted.names)
+
+
+def range_filter(table: HoodieTable, plan: IncrementalPlan) -> InstantFilter:
+    """The instants of an incremental range: completed writes in ``(begin, end]`` by
+    instant time (layout 1), or exactly the range's commits (layout 2, completion time)."""
+    if plan.time_basis == INSTANT_TIME:
+        return InstantFilter.of_timeline(table.timeline, after=plan.begin, upto=plan.end)
+    return InstantFilter.exactly(plan.commit_times)
+
+
+def slices_for_range(table: HoodieTable, plan: IncrementalPlan) -> list[FileSlice]:
+    """The planned slices, without the base files written at or before ``begin`` (on the
+    range's time basis): none of their rows can be in the range, and hudi-rs does not
+    merge them with the range's log records."""
+    timeline = table.timeline
+    completed = {i.timestamp: i for i in timeline.completed_writes()}
+    begin = compare_key(plan.begin)
+
+    def written(instant: str) -> str:
+        inst = completed.get(instant)
+        return compare_key(timeline.completion_time(inst) if inst and plan.time_basis != INSTANT_TIME else instant)
+
+    return [
+        dataclasses.replace(s, base_file=None) if s.base_file is not None and written(s.base_instant) <= begin else s
+        for s in plan.slices
+    ]

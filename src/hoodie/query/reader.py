@@ -1,9 +1,11 @@
-"""Reading planned file slices into one Arrow table.
+"""Reading base files into the query schema.
 
-This module owns the output schema of a query and the parallel reading of base files:
-each base file becomes one picklable task run through the :class:`~hoodie.engine.Engine`,
-read with pyarrow and conformed to the query schema (cast, reordered, missing columns as
-nulls) on the executor, so the driver only concatenates. It reads; it never writes.
+This module owns the output schema of a query and the reading of base files: each base
+file becomes one picklable task (run through the :class:`~hoodie.engine.Engine` by
+:mod:`hoodie.query.slices`), read with pyarrow and conformed to the query schema (cast,
+reordered, missing columns as nulls) on the executor, so the driver only concatenates.
+Merge-on-read slices with log files are merged by :mod:`hoodie.query.merge`, which uses
+:func:`conform` for log records too. It reads; it never writes.
 
 The output schema is what hudi-rs returns, column for column: the five meta columns first
 (Arrow ``string not null``, as hudi-rs declares them) and then the table's data columns
@@ -23,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.engine import Engine, LocalEngine, TaskContext
+from hoodie.engine import TaskContext
 from hoodie.errors import FormatError, SchemaError, UnsupportedTableError
 from hoodie.formats.avro_schema import META_FIELDS
 from hoodie.storage.base import Storage, arrow_path
@@ -85,7 +87,8 @@ def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
 
 
 def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> None:
-    """Refuse slices that need a log merge (merge-on-read), which this reader cannot do yet."""
+    """Refuse slices that need a log merge, for read paths that read base files only
+    (``hoodie.read`` merges them: :mod:`hoodie.query.merge`)."""
     for s in slices:
         if s.log_files:
             raise UnsupportedTableError(
@@ -146,34 +149,6 @@ def conform(data: pa.Table, schema: pa.Schema, source: str = "data") -> pa.Table
 
 
 # --- driver side ------------------------------------------------------------------------------
-
-
-def read_slices(
-    table: HoodieTable,
-    slices: Sequence[FileSlice],
-    schema: pa.Schema,
-    engine: Engine | None = None,
-    description: str = "read base files",
-) -> pa.Table:
-    """Read the base file of every slice in parallel and concatenate them under ``schema``.
-
-    Slices without a base file contribute nothing (they only exist with log files, which
-    callers either refuse or deliberately skip).
-    """
-    tasks = []
-    for s in slices:
-        if s.base_file is None:
-            continue
-        if not s.base_file.file_name.endswith(".parquet"):
-            raise UnsupportedTableError(
-                f"{table.base_path}: base file {s.base_file.file_name} is not Parquet; only Parquet base files can be read"
-            )
-        tasks.append(BaseFileTask(table.storage, s.base_file.path, schema))
-    if not tasks:
-        return schema.empty_table()
-    engine = engine or LocalEngine()
-    parts = engine.map(read_base_file_task, tasks, description)
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
 def filter_commit_times(data: pa.Table, keep: frozenset[str] | None = None, after: str | None = None, upto: str | None = None) -> pa.Table:

@@ -1,10 +1,10 @@
 """Snapshot, time-travel and read-optimized queries.
 
 A snapshot reads the latest slice of every live file group (as of an instant for time
-travel). Copy-on-write slices are plain base files. Merge-on-read slices with log files
-need a merge this module does not do yet, so a snapshot of such a table is refused with
-:class:`~hoodie.errors.UnsupportedTableError`; the read-optimized query reads just the
-base files of the same slices, as Hudi's read-optimized view does. Nothing here writes.
+travel). Copy-on-write slices are plain base files; merge-on-read slices with log files
+are merged (:mod:`hoodie.query.merge`), replaying only the log blocks of instants
+completed at or before the as-of instant. The read-optimized query reads just the base
+files of the same slices, as Hudi's read-optimized view does. Nothing here writes.
 """
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from hoodie.engine import Engine
+from hoodie.query.instants import InstantFilter
 from hoodie.query.planner import PartitionFilter, as_instant, plan_snapshot
-from hoodie.query.reader import output_schema, project, read_slices, require_base_files_only
+from hoodie.query.reader import output_schema
+from hoodie.query.slices import base_files_only, read_file_slices
 from hoodie.table.table import HoodieTable
 
 
@@ -57,10 +59,11 @@ def _read(
 ) -> pa.Table:
     as_of = as_instant(as_of) if as_of is not None else None
     slices = plan_snapshot(table, as_of, partition_filter)
-    if not read_optimized:
-        require_base_files_only(table, slices)
+    if read_optimized:
+        slices = base_files_only(slices)
     schema = output_schema(table, as_of, slices)
     if schema is None:
         return pa.table({})
-    schema = project(schema, columns)
-    return read_slices(table, slices, schema, engine, "snapshot: read base files")
+    visible = InstantFilter.of_timeline(table.timeline, upto=as_of)
+    what = "read_optimized: read base files" if read_optimized else "snapshot: read file slices"
+    return read_file_slices(table, slices, schema, visible, columns, engine, what)

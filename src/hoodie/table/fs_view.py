@@ -3,7 +3,9 @@
 Built from storage listings of the partitions asked for (never the whole table unless the
 caller asks for every partition) and from the timeline: only files whose instants are
 completed at or before the view's instant count, and file groups replaced by a completed
-replace commit are hidden. Partitions are listed lazily and cached.
+replace commit are hidden. Partitions are listed lazily and cached. On v6 tables the
+log files a writer names after a pending compaction belong to the latest slice before it
+until the compaction's base file is committed.
 """
 from __future__ import annotations
 
@@ -41,6 +43,12 @@ class FileSystemView:
         self._timeline_start = timeline.instants[0].timestamp if timeline.instants else None
         self._replaced: dict[str, set[str]] = self._replaced_file_ids(completed)
         self._layout2 = timeline.layout_version >= 2
+        # Pending compactions (a completed one loads as a commit): a v6 writer names the
+        # logs it appends meanwhile after the compaction instant, whose base is not there yet.
+        self._unfinished_compactions = {
+            i.timestamp for i in timeline.instants
+            if i.action == Action.COMPACTION and i.timestamp not in self._visible
+        }
 
     # --- instants ---------------------------------------------------------------------------
     @property
@@ -145,12 +153,19 @@ class FileSystemView:
                     continue
                 by_instant[max(owners, key=compare_key)][1].append(lf)
             else:
-                # v6: the log names its slice's base instant; logs of a slice whose base is
-                # not (yet) committed belong to a pending compaction's slice or a failed write.
-                if lf.name.instant in by_instant:
-                    by_instant[lf.name.instant][1].append(lf)
-                elif self._is_committed(lf.name.instant) or lf.name.instant in self._visible:
-                    by_instant[lf.name.instant] = (None, [lf])
+                # v6: the log names its slice's base instant. Logs named after a pending
+                # compaction extend the slice the compaction reads, as Java's merged file
+                # slices do (hudi-rs 0.5.0 leaves them out until the compaction completes);
+                # logs of an uncommitted base belong to a failed write.
+                owner = lf.name.instant
+                if owner in by_instant:
+                    by_instant[owner][1].append(lf)
+                elif owner in self._unfinished_compactions:
+                    earlier = [t for t in by_instant if compare_key(t) < compare_key(owner)]
+                    if earlier:
+                        by_instant[max(earlier, key=compare_key)][1].append(lf)
+                elif self._is_committed(owner) or owner in self._visible:
+                    by_instant[owner] = (None, [lf])
         return [
             FileSlice(partition, file_id, t, b, tuple(ls))
             for t, (b, ls) in sorted(by_instant.items(), key=lambda kv: compare_key(kv[0]))
