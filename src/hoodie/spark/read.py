@@ -1,9 +1,11 @@
 """Snapshot, time-travel, read-optimized and incremental reads as Spark DataFrames.
 
-The query layer plans (``plan_snapshot``/``plan_incremental``: which base files) and names
+The query layer plans (``plan_snapshot``/``plan_incremental``: which slices) and names
 the result schema (``output_schema``); this module only turns that plan into a lazy
-DataFrame over Spark's **native Parquet reader**, with the columns in the in-process
-reader's order and types, and the incremental ``_hoodie_commit_time`` range as a filter.
+DataFrame: slices that are base files only go through Spark's **native Parquet reader**,
+slices with log files (merge-on-read) are merged on executors by the query layer's slice
+merger, one slice per task; columns come in the in-process reader's order and types, and
+the incremental ``_hoodie_commit_time`` range is a filter.
 
 Partition pruning: a filter on a partition column should not open other partitions'
 files. Spark prunes files on its own only for columns it knows per file *before* reading
@@ -43,7 +45,12 @@ from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError, UnsupportedTableError
 from hoodie.layout import compare_key
 from hoodie.query.planner import INSTANT_TIME, as_instant, plan_incremental, plan_snapshot
-from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema, require_base_files_only
+from hoodie.query.incremental import range_filter, slices_for_range
+from hoodie.query.instants import InstantFilter
+from hoodie.query.merge import MergeSliceTask, run_merge_task
+from hoodie.query.merge_rules import MergeConfig
+from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
+from hoodie.query.slices import base_files_only
 from hoodie.spark.partitions import PartitionScheme
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
@@ -108,8 +115,8 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     if request.query_type == "incremental":
         assert request.begin is not None
         plan = plan_incremental(table, request.begin, request.end)
-        require_base_files_only(table, plan.slices)
-        df = scan(spark, table, plan.slices, output_schema(table, None, plan.slices))
+        schema = output_schema(table, None, plan.slices)
+        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan))
         if not plan.filter_rows or COMMIT_TIME_COLUMN not in df.columns:
             return df
         commit_time = F.col(COMMIT_TIME_COLUMN)
@@ -119,9 +126,37 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
             keep = commit_time.isin(sorted(plan.commit_times))
         return df.where(keep)
     slices = plan_snapshot(table, request.as_of)
-    if request.query_type != "read_optimized":
-        require_base_files_only(table, slices)
-    return scan(spark, table, slices, output_schema(table, request.as_of, slices))
+    if request.query_type == "read_optimized":
+        slices = base_files_only(slices)
+    schema = output_schema(table, request.as_of, slices)
+    return scan_with_merge(spark, table, slices, schema, InstantFilter.of_timeline(table.timeline, upto=request.as_of))
+
+
+def scan_with_merge(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, visible: InstantFilter) -> DataFrame:
+    """Base-only slices through the native Parquet scan; slices with log files merged on
+    executors, one slice per task (memory bounded by a slice), as the in-process reader
+    merges them; both unioned under ``schema``."""
+    plain = [s for s in slices if not s.log_files]
+    with_logs = [s for s in slices if s.log_files]
+    df = scan(spark, table, plain, schema)
+    if not with_logs or schema is None:
+        return df
+    merge = MergeConfig.for_table(table.config)
+    tasks = [MergeSliceTask(table.storage, s, schema, merge, visible) for s in with_logs]
+    merged = _merged_scan(spark, tasks, schema)
+    return merged if not plain else df.unionByName(merged)
+
+
+def _merged_scan(spark: SparkSession, tasks: list[MergeSliceTask], schema: pa.Schema) -> DataFrame:
+    broadcast = spark.sparkContext.broadcast(tasks)
+    n = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from run_merge_task(broadcast.value[i]).cast(schema).to_batches()
+
+    return spark.range(0, len(tasks), 1, n).mapInArrow(run, from_arrow_schema(schema))
 
 
 # --- the scan ---------------------------------------------------------------------------------

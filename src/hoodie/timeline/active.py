@@ -33,20 +33,24 @@ class ActiveTimeline:
     @classmethod
     def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> "ActiveTimeline":
         timeline_dir = join(base_path, HOODIE_FOLDER, timeline_path)
-        by_key: dict[str, Instant] = {}
+        # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
+        # instants are keyed by time and "is a savepoint".
+        by_key: dict[tuple[str, bool], Instant] = {}
         for info in storage.list_dir(timeline_dir):
             if info.is_dir:
                 continue
             inst = parse_timeline_file_name(info.name)
             if inst is None:
                 continue
-            prev = by_key.get(inst.timestamp)
+            key = (inst.timestamp, inst.action == Action.SAVEPOINT)
+            prev = by_key.get(key)
             if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
                 # a completed compaction shows as commit, a completed clustering as replacecommit
-                by_key[inst.timestamp] = inst
+                by_key[key] = inst
             elif inst.state is prev.state and inst.action != prev.action:
                 raise TimelineError(f"two actions at instant {inst.timestamp}: {prev.action} and {inst.action}")
-        instants = tuple(sorted(by_key.values(), key=Instant.sort_key))
+        # the savepoint sorts after the commit it shares its time with
+        instants = tuple(sorted(by_key.values(), key=lambda i: (i.sort_key()[0], i.action == Action.SAVEPOINT, i.sort_key()[1])))
         return cls(storage, base_path, layout_version, timeline_dir, instants)
 
     def reload(self) -> "ActiveTimeline":

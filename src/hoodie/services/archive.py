@@ -1,0 +1,265 @@
+"""Archival: move the oldest instants off the active timeline into the archived timeline.
+
+When more than ``max_commits`` completed commits (commit, delta commit, replace commit)
+are active, the oldest are archived down to ``min_commits``, but never
+
+* at or past the earliest savepoint (restore needs its history),
+* at or past the oldest pending instant of any action (no hole before unfinished work),
+* ahead of the cleaner: only instants older than the ``earliestCommitToRetain`` of the
+  last clean (its incremental planning reads their metadata, and a replace commit must
+  stay until its replaced file groups are cleaned; with no clean yet, archival stops at
+  the oldest replace commit),
+
+and always leaving ``min_commits`` (≥ 1) completed commits. Completed cleans and
+rollbacks older than the first commit kept go along, except the last clean (the next
+clean reads it). Restore instants are never archived (Hudi's archive format has no place
+for them).
+
+Every timeline file of those instants becomes a ``HoodieArchivedMetaEntry`` record
+(:mod:`.archive_entry`) in a new archive log file ``.hoodie/archived/.commits_.archive.<N>_1-0-1``
+(Hudi's log format: AVRO_DATA blocks of ``batch_size`` records, header SCHEMA only, as
+Java's archiver writes them; a new version per run, since hoodie never appends). The
+file is written whole first; only then are the instant files deleted, requested and
+inflight files of all instants before any completed one, completed ones oldest first, so
+no reader ever sees an archived commit as pending or a hole in the timeline. A run
+interrupted after writing the archive file is finished by the next run, which finds its
+records already archived and only deletes.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from hoodie.formats.avro_schema import avro_schema_json
+from hoodie.formats.log import (
+    AvroDataBlock,
+    BlockType,
+    HeaderKey,
+    frame_block,
+    read_log_file,
+)
+from hoodie.layout import (
+    ARCHIVED_FOLDER,
+    HOODIE_FOLDER,
+    compare_key,
+    parse_log_file_name,
+)
+from hoodie.services.archive_entry import ARCHIVED_META_ENTRY, encode_records, entry_for
+from hoodie.services.clean_plan import SAVEPOINTED_TIMESTAMPS, last_clean_metadata
+from hoodie.services.decision import ServiceDecision
+from hoodie.services.savepoint import earliest_savepoint
+from hoodie.services.timeline_files import (
+    TimelineFile,
+    comparable_action,
+    files_of,
+    timeline_files,
+)
+from hoodie.storage.base import join
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action, Instant, State
+
+ARCHIVE_FILE_ID = "commits"  # ".commits_.archive.<N>_<token>", as HoodieArchivedTimeline names them
+ARCHIVE_EXTENSION = "archive"
+ARCHIVE_WRITE_TOKEN = "1-0-1"
+AVRO_BLOCK_VERSION = 3
+_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+@dataclass(frozen=True)
+class ArchiveSettings:
+    """``hoodie.keep.min.commits``, ``hoodie.keep.max.commits``, ``hoodie.commits.archival.batch``."""
+
+    min_commits: int = 20
+    max_commits: int = 30
+    batch_size: int = 10
+
+    def __post_init__(self) -> None:
+        if self.min_commits < 1:
+            raise ValueError(f"min_commits must be at least 1, got {self.min_commits}")
+        if self.max_commits <= self.min_commits:
+            raise ValueError(f"max_commits ({self.max_commits}) must be greater than min_commits ({self.min_commits})")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+
+
+@dataclass(frozen=True)
+class ArchivePlan:
+    """Instants to archive, oldest first, and what bounded the choice."""
+
+    instants: tuple[Instant, ...]
+    reason: str
+
+    @property
+    def should_run(self) -> bool:
+        return bool(self.instants)
+
+
+@dataclass(frozen=True)
+class ArchiveResult:
+    """A completed archival: the instants moved and the archive file written (None when an
+    interrupted run had already written them)."""
+
+    archived: tuple[Instant, ...]
+    archive_file: str | None
+    records: int
+    reason: str
+
+    @property
+    def ran(self) -> bool:
+        return True
+
+
+DEFAULT_ARCHIVE_SETTINGS = ArchiveSettings()
+
+
+def archive_folder(table: HoodieTable) -> str:
+    return join(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER)
+
+
+# --- planning ----------------------------------------------------------------------------------
+
+
+def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
+    """(first instant archival must keep, why) as far as the cleaner is concerned."""
+    timeline = table.timeline
+    last = last_clean_metadata(timeline)
+    writes = timeline.completed_writes()
+    replaces = timeline.completed([Action.REPLACE_COMMIT])
+    limits: list[tuple[str, str]] = []
+    if last is None:
+        if replaces:
+            limits.append((replaces[0].timestamp, f"replace commit {replaces[0].timestamp} must stay until a clean deletes the file groups it replaced"))
+        return limits
+    clean, doc = last
+    retained = doc.get("earliestCommitToRetain") or ""
+    if retained:
+        limits.append((retained, f"the last clean ({clean.timestamp}) retains {retained} and later"))
+    else:
+        seen = doc.get("lastCompletedCommitTimestamp") or ""
+        later = [w for w in writes if compare_key(w.timestamp) > compare_key(seen)] if seen else writes
+        if later:
+            limits.append((later[0].timestamp, f"the last clean ({clean.timestamp}) saw commits up to {seen or 'none'}"))
+    pinned_then = {t for t in ((doc.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
+    if replaces and pinned_then - {i.timestamp for i in timeline.completed([Action.SAVEPOINT])}:
+        # a savepoint deleted since that clean kept replaced file groups the cleaner has not
+        # removed yet: their replace commits must stay until the next clean does
+        limits.append((replaces[0].timestamp, f"a savepoint was deleted since the last clean ({clean.timestamp}); replace commit {replaces[0].timestamp} waits for the next clean"))
+    return limits
+
+
+def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS) -> ArchivePlan:
+    """Which instants archival would move now, and why not more; writes nothing."""
+    timeline = table.timeline
+    writes = timeline.completed_writes()
+    if len(writes) <= settings.max_commits:
+        return ArchivePlan((), f"{len(writes)} completed commits on the active timeline; archival starts above {settings.max_commits}")
+    limits: list[tuple[str, str]] = []
+    savepoint = earliest_savepoint(table)
+    if savepoint is not None:
+        limits.append((savepoint, f"savepoint {savepoint}"))
+    pending = timeline.pending()
+    if pending:
+        limits.append((pending[0].timestamp, f"pending {pending[0].action} {pending[0].timestamp}"))
+    limits += _cleaner_limits(table)
+    candidates = writes[: len(writes) - settings.min_commits]
+    chosen: list[Instant] = []
+    stopped_by = ""
+    for w in candidates:
+        blocking = [why for ts, why in limits if compare_key(w.timestamp) >= compare_key(ts)]
+        if blocking:
+            stopped_by = blocking[0]
+            break
+        chosen.append(w)
+    if not chosen:
+        return ArchivePlan((), f"{len(writes)} completed commits, but the oldest, {writes[0].timestamp}, must stay: {stopped_by}")
+    keep_from = writes[len(chosen)].timestamp
+    cleans = timeline.completed([Action.CLEAN])
+    last_clean = cleans[-1].timestamp if cleans else None
+    others = [
+        i for i in timeline.completed([Action.CLEAN, Action.ROLLBACK])
+        if compare_key(i.timestamp) < compare_key(keep_from) and i.timestamp != last_clean
+    ]
+    instants = tuple(sorted(chosen + others, key=Instant.sort_key))
+    reason = f"{len(chosen)} of {len(writes)} completed commits (keeping {settings.min_commits})"
+    if stopped_by:
+        reason += f", stopped before {keep_from}: {stopped_by}"
+    if others:
+        reason += f", with {len(others)} older clean/rollback instants"
+    return ArchivePlan(instants, reason)
+
+
+# --- the archived timeline -------------------------------------------------------------------
+
+
+def archive_files(table: HoodieTable) -> list[tuple[int, str]]:
+    """(version, path) of every archive log file, oldest first."""
+    out = []
+    for info in table.storage.list_dir(archive_folder(table)):
+        lf = parse_log_file_name(info.name)
+        if lf is not None and lf.file_id == ARCHIVE_FILE_ID and lf.extension == ARCHIVE_EXTENSION and not info.is_dir:
+            out.append((lf.version, info.path))
+    return sorted(out)
+
+
+def _entries_in(table: HoodieTable, path: str) -> list[tuple[str, str, str]]:
+    """(commitTime, actionType, actionState) of every record of one archive file."""
+    out = []
+    for block in read_log_file(table.storage, path):
+        if isinstance(block, AvroDataBlock):
+            cols = block.records.select(["commitTime", "actionType", "actionState"]).to_pylist()
+            out.extend((r["commitTime"], r["actionType"], r["actionState"] or State.COMPLETED.value) for r in cols)
+    return out
+
+
+def read_archived_instants(table: HoodieTable) -> list[Instant]:
+    """Instants of the archived timeline, each in the latest state it was archived in
+    (a compaction as the commit it completed as), oldest first."""
+    by_key: dict[tuple[str, str], Instant] = {}
+    for _, path in archive_files(table):
+        for ts, action, state in _entries_in(table, path):
+            inst = Instant(ts, comparable_action(action) if state == State.COMPLETED.value else action, State(state))
+            key = (ts, comparable_action(action))
+            prev = by_key.get(key)
+            if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
+                by_key[key] = inst
+    return sorted(by_key.values(), key=Instant.sort_key)
+
+
+def _archive_bytes(records: list[bytes], batch_size: int) -> bytes:
+    """AVRO_DATA blocks: int32 block version, int32 count, then length-prefixed records."""
+    header = {HeaderKey.SCHEMA: avro_schema_json(ARCHIVED_META_ENTRY)}
+    blocks = []
+    for start in range(0, len(records), batch_size):
+        batch = records[start : start + batch_size]
+        content = struct.pack(">ii", AVRO_BLOCK_VERSION, len(batch)) + b"".join(struct.pack(">i", len(r)) + r for r in batch)
+        blocks.append(frame_block(BlockType.AVRO_DATA, header, content))
+    return b"".join(blocks)
+
+
+# --- execution ---------------------------------------------------------------------------------
+
+
+def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS) -> ArchiveResult | ServiceDecision:
+    """Archive what :func:`plan_archive` picks; returns what moved, or why nothing did."""
+    table = table.reload()
+    plan = plan_archive(table, settings)
+    if not plan.should_run:
+        return ServiceDecision("archive", plan.reason)
+    files = timeline_files(table)
+    to_move: list[TimelineFile] = [f for inst in plan.instants for f in files_of(files, inst.timestamp, inst.action)]
+    existing = archive_files(table)
+    # an interrupted run may have written these records already (always to the newest file)
+    done = set(_entries_in(table, existing[-1][1])) if existing else set()
+    fresh = [f for f in to_move if (f.instant.timestamp, f.instant.action, f.instant.state.value) not in done]
+    path = None
+    if fresh:
+        version = (existing[-1][0] if existing else 0) + 1
+        name = f".{ARCHIVE_FILE_ID}_.{ARCHIVE_EXTENSION}.{version}_{ARCHIVE_WRITE_TOKEN}"
+        path = join(archive_folder(table), name)
+        records = encode_records([entry_for(table.storage, f) for f in fresh])
+        table.storage.create_new(path, _archive_bytes(records, settings.batch_size))
+    # pending states of every instant first, then completed ones oldest first
+    ordered = sorted(to_move, key=lambda f: (f.instant.is_completed, f.instant.sort_key()))
+    for f in ordered:
+        table.storage.delete(f.path)
+    return ArchiveResult(plan.instants, path, len(fresh), plan.reason)

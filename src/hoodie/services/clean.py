@@ -1,0 +1,186 @@
+"""Cleaning: delete file slices no retained view of the table needs any more.
+
+A clean runs in Hudi's steps, each idempotent so that a crash is simply finished later:
+
+1. :func:`plan_clean` (pure, see :mod:`.clean_plan`) picks the files;
+2. the plan is saved as ``<t>.clean.requested`` (Avro ``HoodieCleanerPlan``), only when
+   it deletes something, as Hudi does;
+3. ``<t>.clean.inflight`` is written with the same plan bytes (Java 0.x does so);
+4. the files are deleted through the Engine, one task per partition (a file already gone
+   counts as deleted: an earlier attempt got to it);
+5. ``<t>.clean`` records what was deleted (Avro ``HoodieCleanMetadata``, version 2).
+
+:func:`clean` first finishes a clean left requested or inflight, and otherwise plans a
+new one; it returns a :class:`CleanResult`, or a :class:`ServiceDecision` saying why
+nothing was deleted.
+"""
+from __future__ import annotations
+
+import posixpath
+import time
+from dataclasses import dataclass, replace
+
+from hoodie.engine.base import Engine, TaskContext
+from hoodie.engine.local import LocalEngine
+from hoodie.errors import InstantNotFoundError, StorageError
+from hoodie.services.clean_plan import (
+    DEFAULT_CLEAN_SETTINGS,
+    CleanPlan,
+    CleanPolicy,
+    CleanSettings,
+    earliest_instant_to_retain,
+    plan_clean,
+)
+from hoodie.services.decision import ServiceDecision
+from hoodie.storage.base import Storage
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.instant import Action, Instant, State
+
+__all__ = [
+    "CleanPlan",
+    "CleanPolicy",
+    "CleanResult",
+    "CleanSettings",
+    "clean",
+    "earliest_instant_to_retain",
+    "pending_cleans",
+    "plan_clean",
+    "run_clean",
+    "schedule_clean",
+]
+
+CLEAN_METADATA_VERSION = 2
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    """A completed clean: file names deleted (and not) per partition."""
+
+    instant: str
+    policy: str
+    earliest_commit_to_retain: str
+    deleted: dict[str, tuple[str, ...]]
+    failed: dict[str, tuple[str, ...]]
+    resumed: bool = False  # finished a clean an earlier run had started
+
+    @property
+    def ran(self) -> bool:
+        return True
+
+    @property
+    def total_deleted(self) -> int:
+        return sum(len(v) for v in self.deleted.values())
+
+
+def pending_cleans(table: HoodieTable) -> list[Instant]:
+    """Cleans left requested or inflight, oldest first."""
+    return table.timeline.pending([Action.CLEAN])
+
+
+def schedule_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS) -> tuple[str | None, CleanPlan]:
+    """Plan a clean and save it as ``<t>.clean.requested`` if it deletes anything;
+    returns (instant or None, plan)."""
+    plan = plan_clean(table, settings)
+    if not plan.should_run:
+        return None, plan
+    timeline = table.timeline.reload()
+    instant = Instant(timeline.new_instant_time(), Action.CLEAN, State.REQUESTED)
+    timeline.create_requested(instant, plan.encode())
+    return instant.timestamp, plan
+
+
+@dataclass(frozen=True)
+class _DeleteTask:
+    storage: Storage
+    partition: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Deleted:
+    partition: str
+    patterns: tuple[str, ...]
+    deleted: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+def _delete_partition_files(task: _DeleteTask, ctx: TaskContext) -> _Deleted:
+    """Delete one partition's files; names, as Java's HoodieCleanStat records them."""
+    deleted, failed = [], []
+    for path in task.paths:
+        name = posixpath.basename(path)
+        try:
+            task.storage.delete(path)  # False when already gone: a retried clean got there first
+            deleted.append(name)
+        except (OSError, StorageError):
+            failed.append(name)
+    return _Deleted(task.partition, tuple(posixpath.basename(p) for p in task.paths), tuple(deleted), tuple(failed))
+
+
+def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | None = None) -> CleanResult:
+    """Execute a pending clean (the oldest by default) from its saved plan and complete it."""
+    table = table.reload()
+    timeline = table.timeline
+    pending = pending_cleans(table)
+    if instant is not None:
+        pending = [i for i in pending if i.timestamp == instant]
+    if not pending:
+        raise InstantNotFoundError(f"no pending clean{' at ' + instant if instant else ''} in {table.base_path}")
+    inst = pending[0]
+    started = time.monotonic()
+    requested = inst.with_state(State.REQUESTED)
+    plan_bytes = timeline.read_content(requested)
+    plan = CleanPlan.decode(plan_bytes, table.base_path, inst.timestamp)
+    resumed = inst.is_inflight
+    if not inst.is_inflight:
+        timeline.transition_to_inflight(requested, plan_bytes)
+    tasks = [_DeleteTask(table.storage, p, paths) for p, paths in sorted(plan.files_to_delete.items()) if paths]
+    done = (engine or LocalEngine()).map(_delete_partition_files, tasks, "clean") if tasks else []
+    earliest = plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else ""
+    metadata = {
+        "startCleanTime": inst.timestamp,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": sum(len(d.deleted) for d in done),
+        "earliestCommitToRetain": earliest,
+        "lastCompletedCommitTimestamp": plan.last_completed_commit,
+        "partitionMetadata": {
+            d.partition: {
+                "partitionPath": d.partition,
+                "policy": plan.policy.value,
+                "deletePathPatterns": list(d.patterns),
+                "successDeleteFiles": list(d.deleted),
+                "failedDeleteFiles": list(d.failed),
+                "isPartitionDeleted": False,
+            }
+            for d in done
+        },
+        "version": CLEAN_METADATA_VERSION,
+        "bootstrapPartitionMetadata": {},
+        "extraMetadata": dict(plan.extra_metadata) or None,
+    }
+    timeline.transition_to_completed(inst.with_state(State.INFLIGHT), avro.encode(avro.CLEAN_METADATA, metadata))
+    return CleanResult(
+        inst.timestamp,
+        plan.policy.value,
+        earliest,
+        {d.partition: d.deleted for d in done},
+        {d.partition: d.failed for d in done if d.failed},
+        resumed,
+    )
+
+
+def clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, engine: Engine | None = None) -> CleanResult | ServiceDecision:
+    """Finish an interrupted clean if there is one; otherwise plan, save and run a new one.
+
+    Returns what was deleted, or why nothing was (too few commits, no partition written
+    since the last clean, nothing old enough in the partitions scanned).
+    """
+    table = table.reload()
+    if pending_cleans(table):
+        return replace(run_clean(table, engine=engine), resumed=True)
+    instant, plan = schedule_clean(table, settings)
+    if instant is None:
+        detail = f" ({plan.partition_selection})" if plan.partition_selection and plan.partition_selection not in plan.reason else ""
+        return ServiceDecision("clean", plan.reason + detail)
+    return run_clean(table, instant, engine)

@@ -1,0 +1,397 @@
+"""Clean planning: which old file slices a cleaning policy may delete, without deleting any.
+
+:func:`plan_clean` is pure (reads only). It follows Hudi's ``CleanPlanner``:
+
+* **the earliest commit to retain** (``KEEP_LATEST_COMMITS``: the N-th latest completed
+  commit, never past the oldest pending write; ``KEEP_LATEST_BY_HOURS``: the first commit
+  of the last H hours). A slice is kept if it was the latest as of some retained commit:
+  every slice whose base instant is at or after that commit, plus the latest one before it.
+  ``KEEP_LATEST_FILE_VERSIONS`` keeps the N newest slices of every file group instead.
+* **never deleted**: the latest slice of a file group, a slice holding a file some
+  savepoint lists, a slice a pending (log) compaction reads or opens. File groups replaced
+  by a completed replace commit older than the retention boundary go whole.
+* **incremental** (RFC-03): the partitions to list come from the commit metadata of the
+  commits written since the last clean's boundary (``KEEP_LATEST_FILE_VERSIONS``: since
+  the last commit it saw), never from listing the table. Every partition is listed only
+  for the first clean, when incremental mode is off, when the last clean's boundary left
+  the active timeline, when a savepoint was deleted since (its files were skipped by every
+  earlier clean, wherever they are), or when the policy changed or now keeps fewer file
+  versions (partitions not written since may exceed the new limit).
+
+The plan is what ``<t>.clean.requested`` stores (Avro ``HoodieCleanerPlan``, version 2).
+"""
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from hoodie.layout import (
+    compare_key,
+    format_instant,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from hoodie.services.compaction_plan import CompactionPlan
+from hoodie.services.savepoint import list_savepoints
+from hoodie.storage.base import FileInfo, Storage, join
+from hoodie.table.file_group import FileSlice
+from hoodie.table.fs_view import FileSystemView
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant, State
+
+CLEAN_PLAN_VERSION = 2
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"  # extra metadata key, as Java's CleanPlanner
+# hoodie's own extra metadata key: the versions a KEEP_LATEST_FILE_VERSIONS clean kept, so
+# that the next one knows whether partitions it does not list are within the limit
+FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
+_COMPACTIONS = (Action.COMPACTION, Action.LOG_COMPACTION)
+
+
+class CleanPolicy(str, enum.Enum):
+    """``hoodie.cleaner.policy``."""
+
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+
+
+@dataclass(frozen=True)
+class CleanSettings:
+    """Typed cleaner settings; each field maps to one Hudi option (see the report/README)."""
+
+    policy: CleanPolicy = CleanPolicy.KEEP_LATEST_COMMITS  # hoodie.cleaner.policy
+    commits_retained: int = 10  # hoodie.cleaner.commits.retained
+    file_versions_retained: int = 3  # hoodie.cleaner.fileversions.retained
+    hours_retained: int = 24  # hoodie.cleaner.hours.retained
+    incremental: bool = True  # hoodie.cleaner.incremental.mode
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policy", CleanPolicy(str(getattr(self.policy, "value", self.policy)).upper()))
+        for name in ("commits_retained", "file_versions_retained"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.hours_retained < 0:
+            raise ValueError(f"hours_retained must not be negative, got {self.hours_retained}")
+
+
+@dataclass(frozen=True)
+class CleanPlan:
+    """Files a clean would delete (partition → absolute paths) and why.
+
+    ``partition_selection`` says how the partitions were chosen (incremental or full
+    listing, and why); ``reason`` sums up the decision.
+    """
+
+    policy: CleanPolicy
+    earliest_instant_to_retain: Instant | None
+    last_completed_commit: str
+    files_to_delete: dict[str, tuple[str, ...]]
+    partitions_scanned: tuple[str, ...] = ()
+    partition_selection: str = ""
+    reason: str = ""
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def should_run(self) -> bool:
+        return any(self.files_to_delete.values())
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(v) for v in self.files_to_delete.values())
+
+    def to_avro(self) -> dict[str, Any]:
+        e = self.earliest_instant_to_retain
+        return {
+            "earliestInstantToRetain": {"timestamp": e.timestamp, "action": e.action, "state": e.state.value} if e else None,
+            "lastCompletedCommitTimestamp": self.last_completed_commit,
+            "policy": self.policy.value,
+            "filesToBeDeletedPerPartition": {},
+            "version": CLEAN_PLAN_VERSION,
+            "filePathsToBeDeletedPerPartition": {
+                p: [{"filePath": path, "isBootstrapBaseFile": False} for path in paths] for p, paths in sorted(self.files_to_delete.items()) if paths
+            },
+            "partitionsToBeDeleted": [],
+            "extraMetadata": dict(self.extra_metadata),
+        }
+
+    def encode(self) -> bytes:
+        return avro.encode(avro.CLEANER_PLAN, self.to_avro())
+
+    @classmethod
+    def decode(cls, data: bytes, base_path: str, instant: str = "?") -> CleanPlan:
+        """A saved plan (versions 1 and 2: version 1 lists file names per partition)."""
+        doc = avro.decode(data, f"cleaner plan {instant}")
+        e = doc.get("earliestInstantToRetain")
+        earliest = Instant(e["timestamp"], e["action"], State(e.get("state") or "COMPLETED")) if e else None
+        files: dict[str, tuple[str, ...]] = {}
+        for p, infos in (doc.get("filePathsToBeDeletedPerPartition") or {}).items():
+            files[p] = tuple(i["filePath"] for i in infos or () if i.get("filePath"))
+        for p, names in (doc.get("filesToBeDeletedPerPartition") or {}).items():
+            if p not in files:
+                files[p] = tuple(join(base_path, p, n) for n in names or ())
+        policy = CleanPolicy(doc.get("policy") or CleanPolicy.KEEP_LATEST_COMMITS.value)
+        return cls(policy, earliest, doc.get("lastCompletedCommitTimestamp") or "", files, tuple(sorted(files)), "saved plan", f"plan of clean {instant}", dict(doc.get("extraMetadata") or {}))
+
+
+# --- the boundary ------------------------------------------------------------------------------
+
+
+def earliest_instant_to_retain(timeline: ActiveTimeline, settings: CleanSettings, now: datetime | None = None) -> Instant | None:
+    """The oldest commit whose view the cleaner must keep readable (None: keep everything
+    for the commit-based policies; not used by ``KEEP_LATEST_FILE_VERSIONS``)."""
+    completed = timeline.completed_writes()
+    if settings.policy is CleanPolicy.KEEP_LATEST_COMMITS:
+        if len(completed) <= settings.commits_retained:
+            return None
+        nth = completed[len(completed) - settings.commits_retained]
+        pending = [i for i in timeline.instants if not i.is_completed and (i.action in Action.WRITE_ACTIONS or i.action in _COMPACTIONS)]
+        if pending and compare_key(nth.timestamp) > compare_key(pending[0].timestamp):
+            # a pending write may still read older slices: never retain less than it needs
+            before = [i for i in completed if compare_key(i.timestamp) < compare_key(pending[0].timestamp)]
+            return before[-1] if before else None
+        return nth
+    if settings.policy is CleanPolicy.KEEP_LATEST_BY_HOURS:
+        cutoff = format_instant((now or datetime.now(timezone.utc)) - timedelta(hours=settings.hours_retained))
+        return next((i for i in completed if compare_key(i.timestamp) >= compare_key(cutoff)), None)
+    return None
+
+
+# --- which partitions ------------------------------------------------------------------------
+
+
+def last_clean_metadata(timeline: ActiveTimeline) -> tuple[Instant, dict[str, Any]] | None:
+    """The newest completed clean and its ``HoodieCleanMetadata``."""
+    cleans = timeline.completed([Action.CLEAN])
+    if not cleans:
+        return None
+    return cleans[-1], avro.decode(timeline.read_content(cleans[-1]), f"clean {cleans[-1].timestamp}")
+
+
+def partitions_written(table: HoodieTable, instant: Instant) -> set[str]:
+    """Partitions a completed commit wrote or replaced, from its metadata (no listing)."""
+    meta = table.commit_metadata(instant)
+    return set(meta.partition_to_write_stats) | set(meta.replaced_file_ids())
+
+
+def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earliest: Instant | None, savepoints: Iterable[str]) -> tuple[list[str], str] | str:
+    """(partitions, how) when incremental planning applies, else why it does not."""
+    if not settings.incremental:
+        return "incremental cleaning is off"
+    timeline = table.timeline
+    last = last_clean_metadata(timeline)
+    if last is None:
+        return "first clean of the table"
+    last_instant, doc = last
+    before = {t for t in ((doc.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
+    removed = sorted(before - set(savepoints))
+    if removed:
+        return f"savepoint {', '.join(removed)} was deleted since the clean at {last_instant.timestamp}"
+    policies = {pm.get("policy") for pm in (doc.get("partitionMetadata") or {}).values()} - {None}
+    if policies and policies != {settings.policy.value}:
+        return f"the clean at {last_instant.timestamp} used {', '.join(sorted(policies))}"
+    if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        kept = (doc.get("extraMetadata") or {}).get(FILE_VERSIONS_RETAINED)
+        if kept is None or not kept.isdigit() or int(kept) > settings.file_versions_retained:
+            # partitions not written since may hold more versions than now allowed
+            return f"the clean at {last_instant.timestamp} kept {kept or 'an unknown number of'} file versions, now {settings.file_versions_retained}"
+    writes = timeline.completed_writes()
+    pending = [i for i in timeline.instants if not i.is_completed and (i.action in Action.WRITE_ACTIONS or i.action in _COMPACTIONS)]
+    starts = [i.timestamp for i in writes[:1] + pending[:1]]
+    start = min(starts, key=compare_key) if starts else None
+    if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        since = doc.get("lastCompletedCommitTimestamp") or ""
+        window = [w for w in writes if compare_key(w.timestamp) > compare_key(since)] if since else []
+        what = f"commits after {since}, the last one the clean at {last_instant.timestamp} saw"
+    else:
+        since = doc.get("earliestCommitToRetain") or ""
+        upto = earliest.timestamp if earliest else ""
+        window = [w for w in writes if compare_key(since) <= compare_key(w.timestamp) < compare_key(upto)] if since and upto else []
+        what = f"commits in [{since}, {upto}) (from the last clean's boundary to this one's)"
+    if not since:
+        return f"the clean at {last_instant.timestamp} recorded no boundary"
+    if start is None or compare_key(since) < compare_key(start):
+        return f"the last clean's boundary {since} is no longer on the active timeline"
+    partitions = sorted({p for w in window for p in partitions_written(table, w)})
+    return partitions, f"incremental: {len(partitions)} partitions written by {len(window)} {what}"
+
+
+# --- per partition -----------------------------------------------------------------------------
+
+
+class _ListingOnce:
+    """A storage that lists each directory once: the file-system view and the scan for
+    replaced file groups (which the view hides) share one listing per partition."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._cache: dict[str, list[FileInfo]] = {}
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        if path not in self._cache:
+            self._cache[path] = self._storage.list_dir(path)
+        return self._cache[path]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._storage, name)
+
+
+def pending_compaction_bases(table: HoodieTable) -> dict[tuple[str, str], str]:
+    """(partition, file id) → base instant of the slice a pending (log) compaction reads."""
+    timeline = table.timeline
+    out: dict[tuple[str, str], str] = {}
+    for inst in timeline.pending(_COMPACTIONS):
+        plan = CompactionPlan.decode(timeline.read_content(inst.with_state(State.REQUESTED)), inst.timestamp)
+        for op in plan.operations:
+            key = (op.partition_path, op.file_id)
+            if key not in out or compare_key(op.base_instant) < compare_key(out[key]):
+                out[key] = op.base_instant
+    return out
+
+
+def _replaced_groups(table: HoodieTable, before: str | None) -> dict[str, set[str]]:
+    """partition → file ids replaced by completed replace commits (older than ``before``)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for inst in table.timeline.completed([Action.REPLACE_COMMIT]):
+        if before is not None and compare_key(inst.timestamp) >= compare_key(before):
+            continue
+        for p, ids in table.commit_metadata(inst).replaced_file_ids().items():
+            out[p].update(ids)
+    return out
+
+
+@dataclass(frozen=True)
+class _Guards:
+    """What must never be deleted, whatever the policy."""
+
+    savepointed: frozenset[str]
+    compaction_bases: dict[tuple[str, str], str]
+
+    def pinned(self, s: FileSlice) -> bool:
+        """A savepoint lists one of the slice's files."""
+        if s.base_file is not None and s.base_file.file_name in self.savepointed:
+            return True
+        return any(lf.file_name in self.savepointed for lf in s.log_files)
+
+    def compacting(self, s: FileSlice) -> bool:
+        """A pending compaction reads this slice (or it is newer than the one it reads)."""
+        base = self.compaction_bases.get((s.partition_path, s.file_id))
+        return base is not None and compare_key(s.base_instant) >= compare_key(base)
+
+    def keeps(self, s: FileSlice) -> bool:
+        return self.pinned(s) or self.compacting(s)
+
+
+def _slice_paths(s: FileSlice) -> list[str]:
+    return ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
+
+
+def _by_commits(view: FileSystemView, partition: str, earliest: str, guards: _Guards) -> list[str]:
+    out: list[str] = []
+    for g in view.file_groups(partition):
+        latest = g.slices[-1]
+        older = [s for s in g.slices if compare_key(s.base_instant) < compare_key(earliest)]
+        # the latest slice before the boundary is what the oldest retained commit reads
+        last_before = older[-1] if older else None
+        for s in older:
+            if s is latest or s is last_before or guards.keeps(s):
+                continue
+            out.extend(_slice_paths(s))
+    return out
+
+
+def _by_versions(view: FileSystemView, partition: str, versions: int, guards: _Guards) -> list[str]:
+    out: list[str] = []
+    for g in view.file_groups(partition):
+        keep = versions
+        if (partition, g.file_id) in guards.compaction_bases:
+            keep -= 1  # the slice under compaction already counts as one version
+        newest_first = [s for s in reversed(g.slices) if not guards.compacting(s)]
+        for s in newest_first[max(keep, 0):]:
+            if s is g.slices[-1] or guards.pinned(s):
+                continue
+            out.extend(_slice_paths(s))
+    return out
+
+
+def _replaced_files(listing: _ListingOnce, base_path: str, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
+    """Every file of the replaced file groups, but for slices a savepoint pins."""
+    slices: dict[tuple[str, str], list[FileInfo]] = defaultdict(list)
+    for info in listing.list_dir(join(base_path, partition)):
+        if info.is_dir:
+            continue
+        b = parse_base_file_name(info.name)
+        lf = parse_log_file_name(info.name) if b is None else None
+        key = (b.file_id, b.instant) if b else (lf.file_id, lf.instant) if lf else None
+        if key is not None and key[0] in file_ids:
+            slices[key].append(info)
+    out: list[str] = []
+    for infos in slices.values():
+        if any(i.name in guards.savepointed for i in infos):
+            continue
+        out.extend(i.path for i in infos)
+    return out
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+
+DEFAULT_CLEAN_SETTINGS = CleanSettings()
+
+
+def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, now: datetime | None = None) -> CleanPlan:
+    """What a clean would delete now, and why; reads the timeline and the partitions it
+    needs, writes nothing."""
+    timeline = table.timeline
+    completed = timeline.completed_writes()
+    last_completed = completed[-1].timestamp if completed else ""
+    savepoints = list_savepoints(table)
+    extra = {SAVEPOINTED_TIMESTAMPS: ",".join(sp.instant for sp in savepoints)} if savepoints else {}
+    if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        extra[FILE_VERSIONS_RETAINED] = str(settings.file_versions_retained)
+    earliest = earliest_instant_to_retain(timeline, settings, now)
+    policy = settings.policy
+
+    def plan(files: dict[str, tuple[str, ...]], scanned: tuple[str, ...], how: str, reason: str) -> CleanPlan:
+        return CleanPlan(policy, earliest, last_completed, files, scanned, how, reason, extra)
+
+    if policy is CleanPolicy.KEEP_LATEST_COMMITS and earliest is None:
+        return plan({}, (), "", f"{len(completed)} completed commits and {settings.commits_retained} retained: no commit is old enough to clean")
+    if policy is CleanPolicy.KEEP_LATEST_BY_HOURS and earliest is None:
+        return plan({}, (), "", f"no completed commit in the last {settings.hours_retained} hours to retain from")
+
+    listing = _ListingOnce(table.storage)
+    view = FileSystemView(listing, table.base_path, timeline)  # type: ignore[arg-type]
+    chosen = _incremental_partitions(table, settings, earliest, [sp.instant for sp in savepoints])
+    if isinstance(chosen, str):
+        partitions, how = view.all_partition_paths(), f"all partitions ({chosen})"
+    else:
+        partitions, how = chosen
+    if not partitions:
+        return plan({}, (), how, f"no partition to clean ({how})")
+
+    guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table))
+    boundary = earliest.timestamp if earliest is not None else None
+    replaced = _replaced_groups(table, boundary)
+    files: dict[str, tuple[str, ...]] = {}
+    for p in partitions:
+        if policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+            doomed = _by_versions(view, p, settings.file_versions_retained, guards)
+        else:
+            doomed = _by_commits(view, p, boundary or "", guards)
+        doomed += _replaced_files(listing, table.base_path, p, replaced.get(p, set()), guards)
+        if doomed:
+            files[p] = tuple(sorted(set(doomed)))
+    count = sum(len(v) for v in files.values())
+    if count:
+        reason = f"{count} files of older slices in {len(files)} of {len(partitions)} partitions scanned"
+    else:
+        reason = f"nothing to delete in the {len(partitions)} partitions scanned"
+    if boundary:
+        reason += f"; retaining the view of {boundary} and later"
+    return plan(files, tuple(partitions), how, reason)

@@ -1,0 +1,166 @@
+"""Restore a table to a savepoint: undo every write after it, newest first.
+
+``restore_to(table, S)`` follows Hudi's restore:
+
+1. plan: every write-timeline instant after ``S`` (commit, delta commit, replace commit,
+   compaction; completed or pending), newest first, saved as ``<r>.restore.requested``
+   (Avro ``HoodieRestorePlan`` version 2, naming the savepoint);
+2. ``<r>.restore.inflight`` (empty);
+3. each instant is undone (:mod:`.undo`): its new base files deleted so earlier versions
+   are the latest again, rollback command blocks on slices it appended logs to, its
+   timeline files removed. A replace commit's replaced file groups come back by
+   themselves once its completed file is gone;
+4. ``<r>.restore`` records the rollback metadata of each (Avro ``HoodieRestoreMetadata``).
+
+Java creates a rollback instant per undone commit and deletes them at the end; hoodie
+undoes them under the restore instant directly (the command blocks carry its time), so no
+rollback instant is ever left for a writer to misread. A restore interrupted at any step
+is finished by calling ``restore_to`` again (or :func:`resume_restore`): instants already
+undone are gone from the timeline and are recorded with empty rollback metadata.
+Writers should not run while a restore is pending (see :func:`pending_restore`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hoodie.errors import InstantNotFoundError, TimelineError
+from hoodie.layout import compare_key
+from hoodie.services.decision import ServiceDecision
+from hoodie.services.savepoint import savepoint_instants
+from hoodie.services.timeline_files import files_of, timeline_files
+from hoodie.services.undo import execute_undo, plan_undo, rollback_metadata
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.instant import Action, Instant, State
+
+RESTORE_PLAN_VERSION = 2
+RESTORE_METADATA_VERSION = 1
+# what a restore undoes: everything that writes data files, in any state
+_WRITE_TIMELINE = (*Action.WRITE_ACTIONS, Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """A completed restore: the instants undone (newest first) and the files involved."""
+
+    restore_instant: str
+    savepoint: str
+    rolled_back: tuple[str, ...]
+    deleted_files: tuple[str, ...]
+    rollback_log_files: tuple[str, ...]
+    resumed: bool = False
+
+    @property
+    def ran(self) -> bool:
+        return True
+
+
+def pending_restore(table: HoodieTable) -> Instant | None:
+    """A restore left requested or inflight, if any (the table is half restored)."""
+    pending = table.timeline.pending([Action.RESTORE])
+    return pending[0] if pending else None
+
+
+def instants_to_restore(table: HoodieTable, savepoint: str) -> list[Instant]:
+    """Write-timeline instants after ``savepoint``, newest first."""
+    after = [
+        i for i in table.timeline.instants
+        if i.action in _WRITE_TIMELINE and compare_key(i.timestamp) > compare_key(savepoint)
+    ]
+    return sorted(after, key=Instant.sort_key, reverse=True)
+
+
+def _check_savepoint(table: HoodieTable, savepoint: str) -> None:
+    savepoints = [i.timestamp for i in savepoint_instants(table)]
+    if savepoint not in savepoints:
+        have = ", ".join(savepoints) or "none"
+        raise InstantNotFoundError(f"no savepoint at {savepoint} in {table.base_path} (savepoints: {have})")
+    later = [s for s in savepoints if compare_key(s) > compare_key(savepoint)]
+    if later:
+        # their commits are about to disappear: they would pin files of a history that no longer exists
+        raise TimelineError(f"cannot restore {table.base_path} to {savepoint}: later savepoints {', '.join(later)} must be deleted first")
+
+
+def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDecision:
+    """Bring the table back to exactly its state at the savepoint ``savepoint``."""
+    table = table.reload()
+    pending = pending_restore(table)
+    if pending is not None:
+        plan = _read_plan(table, pending)
+        target = plan.get("savepointToRestoreTimestamp") or ""
+        if target and target != savepoint:
+            raise TimelineError(f"restore {pending.timestamp} of {table.base_path} to {target} is unfinished; finish it first (restore_to(table, {target!r}))")
+        return _execute(table, pending, plan, resumed=True)
+    _check_savepoint(table, savepoint)
+    undo = instants_to_restore(table, savepoint)
+    if not undo:
+        return ServiceDecision("restore", f"{table.base_path} has no write after savepoint {savepoint}: nothing to undo")
+    timeline = table.timeline
+    restore = Instant(timeline.new_instant_time(), Action.RESTORE, State.REQUESTED)
+    plan = {
+        "instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in undo],
+        "version": RESTORE_PLAN_VERSION,
+        "savepointToRestoreTimestamp": savepoint,
+    }
+    timeline.create_requested(restore, avro.encode(avro.RESTORE_PLAN, plan))
+    return _execute(table, restore, plan, resumed=False)
+
+
+def resume_restore(table: HoodieTable) -> RestoreResult | None:
+    """Finish a pending restore, if there is one."""
+    table = table.reload()
+    pending = pending_restore(table)
+    if pending is None:
+        return None
+    return _execute(table, pending, _read_plan(table, pending), resumed=True)
+
+
+def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
+    return avro.decode(table.timeline.read_content(restore.with_state(State.REQUESTED)), f"restore plan {restore.timestamp}")
+
+
+def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed: bool) -> RestoreResult:
+    started = time.monotonic()
+    timeline = table.timeline
+    if not timeline.storage.exists(timeline.instant_path(restore.with_state(State.INFLIGHT))):
+        timeline.transition_to_inflight(restore, b"")
+    undone: dict[str, list[dict[str, Any] | None]] = {}
+    infos: list[dict[str, str]] = []
+    deleted: list[str] = []
+    command_logs: list[str] = []
+    for item in plan.get("instantsToRollback") or []:
+        target = Instant(item["commitTime"], item["action"], State.COMPLETED)
+        infos.append({"commitTime": target.timestamp, "action": target.action})
+        # reread the timeline each time: every undo removes files from it
+        table = table.reload()
+        files = files_of(timeline_files(table), target.timestamp, target.action)
+        if not files:
+            # undone by an earlier attempt of this restore
+            undone[target.timestamp] = [rollback_metadata(restore.timestamp, target, {}, 0, 0)]
+            continue
+        undo = plan_undo(table, target, files)
+        metadata = execute_undo(table, undo, files, restore.timestamp)
+        undone[target.timestamp] = [metadata]
+        for pm in metadata["partitionMetadata"].values():
+            deleted.extend(pm["successDeleteFiles"])
+            command_logs.extend(pm["rollbackLogFiles"])
+    record = {
+        "startRestoreTime": restore.timestamp,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "instantsToRollback": [i["commitTime"] for i in infos],
+        "hoodieRestoreMetadata": undone,
+        "version": RESTORE_METADATA_VERSION,
+        "restoreInstantInfo": infos,
+        "extraMetadata": None,
+    }
+    table.timeline.reload().transition_to_completed(restore.with_state(State.INFLIGHT), avro.encode(avro.RESTORE_METADATA, record))
+    return RestoreResult(
+        restore.timestamp,
+        plan.get("savepointToRestoreTimestamp") or "",
+        tuple(i["commitTime"] for i in infos),
+        tuple(deleted),
+        tuple(dict.fromkeys(command_logs)),
+        resumed,
+    )

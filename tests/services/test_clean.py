@@ -1,0 +1,289 @@
+"""Cleaning: each policy deletes exactly the slices no retained view needs, never what a
+savepoint, a retained commit or a pending compaction needs; reads within the retained
+window are unchanged (hoodie and hudi-rs); planning lists only the partitions written
+since the last clean; an interrupted clean is finished by the next run."""
+from __future__ import annotations
+
+import io
+import os
+from collections import defaultdict
+from datetime import timedelta
+
+import fastavro
+import pytest
+
+from hoodie.layout import parse_base_file_name, parse_instant, parse_log_file_name
+from hoodie.services import clean as clean_mod
+from hoodie.services.clean import (
+    CleanPolicy,
+    CleanResult,
+    CleanSettings,
+    clean,
+    pending_cleans,
+    plan_clean,
+    schedule_clean,
+)
+from hoodie.services.compaction import (
+    UNBOUNDED_STRATEGY,
+    CompactionSettings,
+    compact,
+    run_compaction,
+    schedule_compaction,
+)
+from hoodie.services.decision import ServiceDecision
+from hoodie.services.savepoint import create_savepoint
+from hoodie.table.table import HoodieTable
+
+
+def slices(files: set[str]) -> dict[tuple[str, str], set[str]]:
+    """(partition, file id) → base instants of the slices present on disk."""
+    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for rel in files:
+        part, name = os.path.split(rel)
+        b = parse_base_file_name(name)
+        lf = parse_log_file_name(name)
+        if b:
+            out[(part, b.file_id)].add(b.instant)
+        elif lf:
+            out[(part, lf.file_id)].add(lf.instant)
+    return out
+
+
+def cow_history(kit) -> list[str]:
+    """Six commits over partitions a and b, each upsert a new slice of its file group."""
+    t = [kit.write(["k1", "k2", "k3", "k4"], "a", 1)]
+    t.append(kit.write(["k5", "k6"], "b", 1))
+    t.append(kit.write(["k1"], "a", 2))
+    t.append(kit.write(["k5"], "b", 3))
+    t.append(kit.write(["k2"], "a", 4))
+    t.append(kit.write(["k3"], "a", 5))
+    t.append(kit.write(["k6"], "b", 6))
+    return t
+
+
+def test_keep_latest_commits_keeps_every_slice_a_retained_commit_reads(cow) -> None:
+    t = cow_history(cow)
+    before = {i: cow.rows(i) for i in t}
+    before_files = cow.data_files()
+    result = clean(cow.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult)
+    # 7 commits, 2 retained: the boundary is the 6th; per group the latest slice before
+    # it stays (a query as of the commit just before the boundary still reads it)
+    earliest = t[5]
+    assert result.earliest_commit_to_retain == earliest
+    expected_deleted = set()
+    for (part, fid), instants in slices(before_files).items():
+        older = sorted(i for i in instants if i < earliest)
+        expected_deleted |= {f for f in before_files if f.startswith(part + "/") and fid in f and any(f"_{i}." in f for i in older[:-1])}
+    assert before_files - cow.data_files() == expected_deleted and expected_deleted
+    assert sum(len(v) for v in result.deleted.values()) == len(expected_deleted)
+    for i in t[4:]:  # the retained commits and the one just before them
+        assert cow.rows(i) == before[i]
+    assert cow.rs_rows() == before[t[-1]]
+
+
+def test_keep_latest_file_versions(cow) -> None:
+    cow_history(cow)
+    latest = cow.rows()
+    before = slices(cow.data_files())
+    result = clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=2))
+    assert isinstance(result, CleanResult) and result.policy == "KEEP_LATEST_FILE_VERSIONS"
+    after = slices(cow.data_files())
+    for group, instants in before.items():
+        assert after[group] == set(sorted(instants)[-2:])
+    assert cow.rows() == latest == cow.rs_rows()
+    # a second run finds nothing new (and says so)
+    again = clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=2))
+    assert isinstance(again, ServiceDecision) and again.reason.startswith("no partition to clean (incremental: 0 partitions")
+
+
+def test_keep_latest_by_hours(cow) -> None:
+    t = cow_history(cow)
+    now = parse_instant(t[4]) + timedelta(hours=1)
+    plan = plan_clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_BY_HOURS, hours_retained=1), now=now)
+    assert plan.earliest_instant_to_retain is not None and plan.earliest_instant_to_retain.timestamp == t[4]
+    assert plan.should_run
+    far = plan_clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_BY_HOURS, hours_retained=1), now=now + timedelta(days=2))
+    assert not far.should_run and "last 1 hours" in far.reason
+
+
+def test_too_few_commits_is_explained(cow) -> None:
+    cow_history(cow)
+    decision = clean(cow.open(), CleanSettings(commits_retained=10))
+    assert isinstance(decision, ServiceDecision)
+    assert decision.reason == "7 completed commits and 10 retained: no commit is old enough to clean"
+    assert not [f for f in cow.timeline_files() if ".clean" in f]
+
+
+def test_savepointed_files_are_never_cleaned(cow) -> None:
+    t = cow_history(cow)
+    create_savepoint(cow.open(), t[2], user="ops", comment="before the fix")
+    at_savepoint = cow.rows(t[2])
+    pinned = {f for f in cow.data_files() if f"_{t[2]}." in f or f"_{t[0]}." in f or f"_{t[1]}." in f}
+    by_versions = CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1, incremental=False)
+    for settings in (CleanSettings(commits_retained=1), by_versions):
+        assert isinstance(clean(cow.open(), settings), CleanResult)
+    remaining = cow.data_files()
+    # the slices latest as of the savepoint: k1's group at t[2], b's group at t[1]
+    view = cow.open().view(as_of=t[2])
+    for part in ("a", "b"):
+        for s in view.latest_slices(part):
+            assert f"{part}/{s.base_file.file_name}" in remaining
+    assert pinned - remaining  # older, unpinned slices did go
+    assert cow.rows(t[2]) == at_savepoint
+    assert cow.rows() == cow.rs_rows()
+
+
+def test_replaced_file_groups_go_whole_once_older_than_the_boundary(cow) -> None:
+    t1 = cow.write(["k1", "k2"], "a", 1)
+    t2 = cow.write(["k9"], "a", 2, operation="insert_overwrite")
+    t3 = cow.write(["x1"], "b", 3)
+    t4 = cow.write(["x2"], "b", 4)
+    replaced = {f for f in cow.data_files() if f"_{t1}." in f and f.startswith("a/")}
+    assert replaced
+    # boundary at the replace commit itself: the replaced group must stay (time travel to t1)
+    kept = clean(cow.open(), CleanSettings(commits_retained=3))
+    assert isinstance(kept, ServiceDecision)
+    assert cow.rows(t1) == [("k1", "a", 1, 1.0), ("k2", "a", 1, 1.0)]
+    snapshot = {t: cow.rows(t) for t in (t3, t4)}
+    result = clean(cow.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult)
+    assert replaced.isdisjoint(cow.data_files())
+    assert {t: cow.rows(t) for t in (t3, t4)} == snapshot
+    assert cow.rs_rows() == snapshot[t4]
+    assert t2  # the replace commit itself stays on the timeline
+
+
+def test_merge_on_read_slices_and_their_logs(mor) -> None:
+    t = [mor.write(["k1", "k2", "k3"], "a", 1), mor.write(["k1"], "a", 2)]
+    compaction = CompactionSettings(strategy=UNBOUNDED_STRATEGY)
+    meta, _ = compact(mor.open(), compaction, require_threshold=False)
+    assert meta is not None
+    t.append(mor.open().timeline.last_completed_write().timestamp)
+    t.append(mor.write(["k2"], "a", 3))
+    compact(mor.open(), compaction, require_threshold=False)
+    t.append(mor.open().timeline.last_completed_write().timestamp)
+    t.append(mor.write(["k3"], "a", 4))
+    t.append(mor.write(["k1"], "a", 5))
+    before = {i: mor.rows(i) for i in t[4:]}
+    files = mor.data_files()
+    first_slice = {f for f in files if f"_{t[0]}" in f}
+    assert any(".log." in f for f in first_slice)
+    result = clean(mor.open(), CleanSettings(commits_retained=3))
+    assert isinstance(result, CleanResult) and result.earliest_commit_to_retain == t[4]
+    assert files - mor.data_files() == first_slice  # base file and its log file
+    assert {i: mor.rows(i) for i in t[4:]} == before
+    assert mor.rs_rows() == before[t[-1]]
+
+
+def test_pending_compaction_keeps_the_slice_it_reads(mor) -> None:
+    compaction = CompactionSettings(strategy=UNBOUNDED_STRATEGY)
+    t1 = mor.write(["k1", "k2"], "a", 1)
+    mor.write(["k1"], "a", 2)
+    compact(mor.open(), compaction, require_threshold=False)
+    mor.write(["k2"], "a", 3)
+    pending, decision = schedule_compaction(mor.open(), compaction, require_threshold=False)
+    assert pending is not None
+    read_slice = decision.operations[0].base_instant
+    mor.write(["k1"], "a", 4)  # lands in the slice the pending compaction opens
+    expected = mor.rows()
+    by_versions = CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1, incremental=False)
+    for settings in (CleanSettings(commits_retained=1), by_versions):
+        clean(mor.open(), settings)
+        left = mor.data_files()
+        assert any(f"_{read_slice}" in f and f.endswith(".parquet") for f in left)
+        assert any(f"_{read_slice}.log" in f for f in left)
+    assert not any(f"_{t1}" in f for f in mor.data_files())  # the older slice did go
+    run_compaction(mor.open(), pending)
+    assert mor.rows() == expected == mor.rs_rows()
+
+
+def test_incremental_planning_lists_only_partitions_written_since_the_last_clean(cow, recording_storage) -> None:
+    cow.write(["k0", "k1", "k2", "k3"], ["p0", "p1", "p2", "p3"], 1)
+    for ts in (2, 3, 4):
+        cow.write(["k0"], "p0", ts)
+    cow.write(["k1"], "p1", 5)
+    first = plan_clean(HoodieTable.open(cow.path, recording_storage), CleanSettings(commits_retained=2))
+    assert first.partition_selection == "all partitions (first clean of the table)"
+    assert isinstance(clean(cow.open(), CleanSettings(commits_retained=2)), CleanResult)
+    for ts in (6, 7, 8):
+        cow.write(["k2"], "p2", ts)
+    table = HoodieTable.open(cow.path, recording_storage)
+    recording_storage.listed.clear()
+    plan = plan_clean(table, CleanSettings(commits_retained=2))
+    assert plan.partition_selection.startswith("incremental: 3 partitions")
+    assert plan.partitions_scanned == ("p0", "p1", "p2")
+    listed_data_dirs = {os.path.relpath(p, cow.path) for p in recording_storage.listed}
+    assert listed_data_dirs == {"p0", "p1", "p2"}  # never the table root, never p3
+    assert set(plan.files_to_delete) == {"p0", "p1", "p2"}
+
+
+def test_interrupted_clean_is_finished_by_the_next_run(cow, monkeypatch: pytest.MonkeyPatch) -> None:
+    cow_history(cow)
+    latest = cow.rows()
+
+    def crash(*_args: object) -> None:
+        raise RuntimeError("killed while deleting")
+
+    monkeypatch.setattr(clean_mod, "_delete_partition_files", crash)
+    with pytest.raises(RuntimeError):
+        clean(cow.open(), CleanSettings(commits_retained=2))
+    monkeypatch.undo()
+    [pending] = pending_cleans(cow.open())
+    assert pending.is_inflight
+    timeline = cow.timeline_files()
+    assert f"{pending.timestamp}.clean.requested" in timeline and f"{pending.timestamp}.clean" not in timeline
+    result = clean(cow.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult) and result.resumed and result.instant == pending.timestamp
+    assert result.total_deleted == 3
+    assert cow.rows() == latest
+
+
+def test_requested_only_clean_is_finished_too(cow) -> None:
+    cow_history(cow)
+    instant, plan = schedule_clean(cow.open(), CleanSettings(commits_retained=2))
+    assert instant is not None and plan.file_count == 3
+    result = clean(cow.open(), CleanSettings(commits_retained=5))  # settings do not matter: the saved plan runs
+    assert isinstance(result, CleanResult) and result.instant == instant and result.total_deleted == 3
+
+
+def test_instant_files_are_what_java_reads(cow) -> None:
+    t = cow_history(cow)
+    result = clean(cow.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult)
+    meta = os.path.join(cow.path, ".hoodie")
+
+    def read(name: str) -> tuple[dict, dict]:
+        with open(os.path.join(meta, name), "rb") as f:
+            data = f.read()
+        reader = fastavro.reader(io.BytesIO(data))
+        return reader.writer_schema, next(iter(reader))
+
+    schema, plan = read(f"{result.instant}.clean.requested")
+    assert schema["name"] == "org.apache.hudi.avro.model.HoodieCleanerPlan" or schema["name"] == "HoodieCleanerPlan"
+    assert plan["version"] == 2 and plan["policy"] == "KEEP_LATEST_COMMITS"
+    assert plan["earliestInstantToRetain"] == {"timestamp": t[5], "action": "commit", "state": "COMPLETED"}
+    assert plan["lastCompletedCommitTimestamp"] == t[-1]
+    paths = [i["filePath"] for infos in plan["filePathsToBeDeletedPerPartition"].values() for i in infos]
+    assert len(paths) == 3 and all(p.startswith(cow.path) for p in paths)
+    with open(os.path.join(meta, f"{result.instant}.clean.requested"), "rb") as a, open(os.path.join(meta, f"{result.instant}.clean.inflight"), "rb") as b:
+        assert a.read() == b.read()  # Java 0.x writes the plan again as the inflight content
+    _, done = read(f"{result.instant}.clean")
+    assert done["version"] == 2 and done["totalFilesDeleted"] == 3 and done["earliestCommitToRetain"] == t[5]
+    names = [n for pm in done["partitionMetadata"].values() for n in pm["successDeleteFiles"]]
+    assert sorted(names) == sorted(os.path.basename(p) for p in paths)  # names, not paths
+
+
+def test_a_policy_change_or_fewer_versions_lists_every_partition(cow) -> None:
+    cow_history(cow)
+    assert isinstance(clean(cow.open(), CleanSettings(commits_retained=2)), CleanResult)
+    cow.write(["k1"], "a", 7)
+    versions = CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=2)
+    plan = plan_clean(cow.open(), versions)
+    assert plan.partition_selection.startswith("all partitions (the clean at") and "used KEEP_LATEST_COMMITS" in plan.partition_selection
+    assert isinstance(clean(cow.open(), versions), CleanResult)
+    cow.write(["k1"], "a", 8)
+    assert plan_clean(cow.open(), versions).partition_selection.startswith("incremental: 1 partitions")
+    fewer = plan_clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
+    assert "kept 2 file versions, now 1" in fewer.partition_selection
+    assert set(fewer.files_to_delete) == {"a", "b"}  # b was not written since, but holds 2 versions
