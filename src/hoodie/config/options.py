@@ -125,6 +125,17 @@ COMPACTION_STRATEGY = _opt(
 )
 COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int, "IO budget of one compaction run in MB (log-size strategy).")
 
+CLEAN_AUTOMATIC = _opt("hoodie.clean.automatic", True, _bool, "Clean old file slices after every commit.")
+CLEANER_POLICY = _opt("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", _upper, "Which slices cleaning keeps.", (), ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
+CLEANER_COMMITS_RETAINED = _opt("hoodie.cleaner.commits.retained", 10, int, "KEEP_LATEST_COMMITS: commits whose file slices stay readable.")
+CLEANER_FILE_VERSIONS_RETAINED = _opt("hoodie.cleaner.fileversions.retained", 3, int, "KEEP_LATEST_FILE_VERSIONS: slices kept per file group.")
+CLEANER_HOURS_RETAINED = _opt("hoodie.cleaner.hours.retained", 24, int, "KEEP_LATEST_BY_HOURS: hours of commits whose slices stay readable.")
+CLEANER_INCREMENTAL = _opt("hoodie.cleaner.incremental.mode", True, _bool, "Plan cleaning from the commits since the last clean instead of listing every partition.")
+ARCHIVE_AUTOMATIC = _opt("hoodie.archive.automatic", True, _bool, "Archive old instants after every commit.")
+KEEP_MIN_COMMITS = _opt("hoodie.keep.min.commits", 20, int, "Archival keeps at least this many commits on the active timeline.")
+KEEP_MAX_COMMITS = _opt("hoodie.keep.max.commits", 30, int, "Archival starts when the active timeline holds more commits than this.")
+ARCHIVAL_BATCH = _opt("hoodie.commits.archival.batch", 10, int, "Instants per block of an archive file.")
+
 # --- index --------------------------------------------------------------------------------
 INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", _upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
 BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int, "Keys per bloom filter row.")

@@ -1,5 +1,6 @@
 """Table services a writer runs right after its commit, as Hudi's inline services do:
-compaction (``hoodie.compact.inline``) for merge-on-read tables.
+compaction (``hoodie.compact.inline``) for merge-on-read tables, then cleaning
+(``hoodie.clean.automatic``) and archival (``hoodie.archive.automatic``).
 
 Each service decides for itself whether it should run; the decisions are returned so that
 callers (and ``hoodie explain``) can say why something did or did not happen.
@@ -12,6 +13,9 @@ from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
+from hoodie.services.archive import ArchiveSettings, archive
+from hoodie.services.clean import clean
+from hoodie.services.clean_plan import CleanPolicy, CleanSettings
 from hoodie.services.compaction import CompactionSettings, compact
 from hoodie.table.table import HoodieTable
 
@@ -26,6 +30,20 @@ def compaction_settings(config: HoodieConfig) -> CompactionSettings:
     )
 
 
+def clean_settings(config: HoodieConfig) -> CleanSettings:
+    return CleanSettings(
+        policy=CleanPolicy(config.get(o.CLEANER_POLICY)),
+        commits_retained=config.get(o.CLEANER_COMMITS_RETAINED),
+        file_versions_retained=config.get(o.CLEANER_FILE_VERSIONS_RETAINED),
+        hours_retained=config.get(o.CLEANER_HOURS_RETAINED),
+        incremental=bool(config.get(o.CLEANER_INCREMENTAL)),
+    )
+
+
+def archive_settings(config: HoodieConfig) -> ArchiveSettings:
+    return ArchiveSettings(config.get(o.KEEP_MIN_COMMITS), config.get(o.KEEP_MAX_COMMITS), config.get(o.ARCHIVAL_BATCH))
+
+
 @dataclass(frozen=True)
 class ServiceReport:
     service: str
@@ -34,9 +52,19 @@ class ServiceReport:
 
 
 def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine | None = None) -> list[ServiceReport]:
-    """Run the services the options enable, in Hudi's order (compaction first)."""
+    """Run the services the options enable, in Hudi's order: compaction, clean, archive."""
     reports: list[ServiceReport] = []
     if table.table_type == "MERGE_ON_READ" and config.get(o.COMPACT_INLINE):
         metadata, decision = compact(table.reload(), compaction_settings(config), engine)
         reports.append(ServiceReport("compaction", metadata is not None, decision.reason))
+    if config.get(o.CLEAN_AUTOMATIC):
+        result = clean(table.reload(), clean_settings(config), engine)
+        reports.append(ServiceReport("clean", bool(getattr(result, "ran", False)), _describe(result)))
+    if config.get(o.ARCHIVE_AUTOMATIC):
+        result = archive(table.reload(), archive_settings(config))
+        reports.append(ServiceReport("archive", bool(getattr(result, "ran", False)), _describe(result)))
     return reports
+
+
+def _describe(result: object) -> str:
+    return str(getattr(result, "reason", None) or result)

@@ -24,6 +24,7 @@ from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
 from hoodie.services.compaction import file_groups_in_pending_compaction
 from hoodie.services.inline import run_inline_services
+from hoodie.services.restore import resume_restore
 from hoodie.services.rollback import rollback_failed_writes
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
@@ -118,6 +119,8 @@ def prepare_write(path: str, options: Mapping[str, Any] | None, operation: str |
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
     table = disable_metadata_table(table)
+    if resume_restore(table) is not None:  # never write over a half-restored table
+        table = table.reload()
     if rollback_failed_writes(table):
         table = table.reload()
     return PreparedWrite(table, config, keygen, WriteSettings.of(config, op))
