@@ -53,7 +53,10 @@ def table_rows(t: pa.Table) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["city"], r["uuid"]): {k: r[k] for k in ("uuid", "city", "ts", "fare", "note")} for r in t.to_pylist()}
 
 
-def random_batch(rng: random.Random, model: Model, next_id: list[int]) -> tuple[str, list[dict[str, Any]]]:
+def random_batch(rng: random.Random, model: Model, next_id: list[int], ts_floor: int = 0) -> tuple[str, list[dict[str, Any]]]:
+    """A random write: an upsert mixing updates and inserts (with in-batch duplicates), a
+    delete (including a key never written), or a plain insert of new keys. Ordering values
+    are ``ts_floor`` + 0..100: a rising floor makes every update win against stored rows."""
     existing = list(model.rows)
     kind = rng.choices(["upsert", "delete", "insert"], weights=[6, 2, 1])[0]
     if kind == "delete" and existing:
@@ -64,10 +67,10 @@ def random_batch(rng: random.Random, model: Model, next_id: list[int]) -> tuple[
     rows = []
     if kind != "insert":
         for c, u in rng.sample(existing, min(len(existing), rng.randint(0, 40))):
-            rows.append({"uuid": u, "city": c, "ts": rng.randint(0, 100), "fare": rng.random(), "note": rng.choice([None, "upd"])})
+            rows.append({"uuid": u, "city": c, "ts": ts_floor + rng.randint(0, 100), "fare": rng.random(), "note": rng.choice([None, "upd"])})
     for _ in range(rng.randint(1, 120)):
         next_id[0] += 1
-        rows.append({"uuid": f"id-{next_id[0]:06d}", "city": rng.choice(CITIES), "ts": rng.randint(0, 100), "fare": rng.random(), "note": "new"})
+        rows.append({"uuid": f"id-{next_id[0]:06d}", "city": rng.choice(CITIES), "ts": ts_floor + rng.randint(0, 100), "fare": rng.random(), "note": "new"})
     if rows and kind != "insert":  # duplicates within the batch are pre-combined
         rows.extend(dict(r, ts=r["ts"] + rng.choice([-1, 0, 1]), note="dup") for r in rng.sample(rows, min(len(rows), 5)))
     rng.shuffle(rows)
