@@ -14,7 +14,7 @@ import pytest
 import hoodie
 from hoodie.services.clean import clean, pending_cleans
 from hoodie.services.clean_plan import CleanSettings
-from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, pending_compactions, run_compaction, schedule_compaction
+from hoodie.services.compaction import pending_compactions, run_compaction
 from hoodie.table.table import HoodieTable
 
 MOR = {

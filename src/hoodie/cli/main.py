@@ -2,7 +2,11 @@
 
 Each command here declares its flags, opens the table and hands both to the module that
 owns the command (:mod:`~hoodie.cli.timeline`, :mod:`~hoodie.cli.show`,
-:mod:`~hoodie.cli.read`), which gathers and prints. Command bodies run inside
+:mod:`~hoodie.cli.read` to inspect; :mod:`~hoodie.cli.compaction`, :mod:`~hoodie.cli.clean`,
+:mod:`~hoodie.cli.archive`, :mod:`~hoodie.cli.savepoint`, :mod:`~hoodie.cli.restore` and
+:mod:`~hoodie.cli.explain` for the table services), which gathers and prints. Hudi options
+for the services (``-o key=value``) are validated by :mod:`~hoodie.cli.options`. Command
+bodies run inside
 :func:`~hoodie.cli.errors.reporting_errors`, so that expected failures end as one red line
 and exit code 1.
 """
@@ -14,17 +18,24 @@ from typing import Annotated, Optional
 import typer
 
 import hoodie
+from hoodie.cli import archive as archive_cmd
+from hoodie.cli import clean as clean_cmd
+from hoodie.cli import compaction as compaction_cmd
+from hoodie.cli import explain as explain_cmd
 from hoodie.cli import read as read_cmd
+from hoodie.cli import restore as restore_cmd
+from hoodie.cli import savepoint as savepoint_cmd
 from hoodie.cli import show as show_cmd
 from hoodie.cli import timeline as timeline_cmd
 from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
+from hoodie.cli.options import parse_options
 from hoodie.cli.output import stdout_console
 from hoodie.table.table import HoodieTable
 
 app = typer.Typer(
     name="hoodie",
-    help="Inspect and read Apache Hudi tables (hoodie: Hudi in Python, no JVM).",
+    help="Inspect, read and maintain Apache Hudi tables (hoodie: Hudi in Python, no JVM).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -32,6 +43,30 @@ app = typer.Typer(
 
 PathArg = Annotated[str, typer.Argument(metavar="PATH", help="Base path of the table (local path or fsspec URL).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+HudiOpts = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--option",
+        "-o",
+        metavar="KEY=VALUE",
+        help="A Hudi option, e.g. -o hoodie.cleaner.commits.retained=5 (repeatable).",
+        show_default=False,
+    ),
+]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Only print the plan; change nothing.")]
+
+compaction_app = typer.Typer(
+    name="compaction",
+    help="Schedule, run and list compactions of merge-on-read tables.",
+    no_args_is_help=True,
+)
+savepoint_app = typer.Typer(
+    name="savepoint",
+    help="Create, delete and list savepoints (commits a table can be restored to).",
+    no_args_is_help=True,
+)
+app.add_typer(compaction_app)
+app.add_typer(savepoint_app)
 
 
 def _version_callback(value: bool) -> None:
@@ -106,6 +141,129 @@ def read(
     with reporting_errors():
         request = read_cmd.make_request(path, as_of, begin, end, limit, columns, fmt.lower(), meta, read_optimized)
         read_cmd.run_read(request)
+
+
+@compaction_app.command("schedule")
+def compaction_schedule(
+    path: PathArg,
+    force: Annotated[bool, typer.Option("--force", help="Ignore the delta-commit threshold (hoodie.compact.inline.max.delta.commits).")] = False,
+    options: HudiOpts = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Plan a compaction now and save it as a requested compaction instant."""
+    with reporting_errors():
+        config = parse_options(options)
+        compaction_cmd.schedule(HoodieTable.open(path), config, force, as_json)
+
+
+@compaction_app.command("run")
+def compaction_run(
+    path: PathArg,
+    instant: Annotated[
+        Optional[str], typer.Option("--instant", metavar="T", help="The pending compaction to run (default: the oldest).", show_default=False)
+    ] = None,
+    options: HudiOpts = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a pending compaction: merge each planned slice into a new base file."""
+    with reporting_errors():
+        config = parse_options(options)
+        chosen = parse_instant(instant, "--instant") if instant is not None else None
+        compaction_cmd.run(HoodieTable.open(path), config, chosen, as_json)
+
+
+@compaction_app.command("show")
+def compaction_show(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """List the pending compactions and the file slices each one compacts."""
+    with reporting_errors():
+        config = parse_options(options)
+        compaction_cmd.show(HoodieTable.open(path), config, as_json)
+
+
+@app.command()
+def clean(path: PathArg, dry_run: DryRunOpt = False, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """Delete file slices that no retained commit reads any more (hoodie.cleaner.* options)."""
+    with reporting_errors():
+        config = parse_options(options)
+        table = HoodieTable.open(path)
+        if dry_run:
+            clean_cmd.dry_run(table, config, as_json)
+        else:
+            clean_cmd.run(table, config, as_json)
+
+
+@app.command()
+def archive(path: PathArg, dry_run: DryRunOpt = False, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """Move the oldest instants to the archived timeline (hoodie.keep.min/max.commits)."""
+    with reporting_errors():
+        config = parse_options(options)
+        table = HoodieTable.open(path)
+        if dry_run:
+            archive_cmd.dry_run(table, config, as_json)
+        else:
+            archive_cmd.run(table, config, as_json)
+
+
+@savepoint_app.command("create")
+def savepoint_create(
+    path: PathArg,
+    instant: Annotated[
+        Optional[str], typer.Option("--instant", metavar="T", help="The completed commit to savepoint (default: the latest).", show_default=False)
+    ] = None,
+    user: Annotated[str, typer.Option("--user", metavar="U", help="Recorded as who made the savepoint.")] = "",
+    comment: Annotated[str, typer.Option("--comment", metavar="C", help="Recorded with the savepoint.")] = "",
+    options: HudiOpts = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Savepoint a completed commit: its files are kept until the savepoint is deleted."""
+    with reporting_errors():
+        config = parse_options(options)
+        chosen = parse_instant(instant, "--instant") if instant is not None else None
+        savepoint_cmd.create(HoodieTable.open(path), config, chosen, user, comment, as_json)
+
+
+@savepoint_app.command("delete")
+def savepoint_delete(
+    path: PathArg,
+    instant: Annotated[str, typer.Argument(metavar="T", help="The savepoint to delete (its instant time).", show_default=False)],
+    options: HudiOpts = None,
+) -> None:
+    """Delete a savepoint; the files it kept can be cleaned again."""
+    with reporting_errors():
+        config = parse_options(options)
+        chosen = parse_instant(instant, "T")
+        savepoint_cmd.delete(HoodieTable.open(path), config, chosen)
+
+
+@savepoint_app.command("list")
+def savepoint_list(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """List the savepoints: commit, when, by whom, files kept, comment."""
+    with reporting_errors():
+        config = parse_options(options)
+        savepoint_cmd.show_list(HoodieTable.open(path), config, as_json)
+
+
+@app.command()
+def restore(
+    path: PathArg,
+    to: Annotated[str, typer.Option("--to", metavar="T", help="The savepoint to restore to (its instant time).", show_default=False)],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    options: HudiOpts = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore the table to a savepoint: undo every write after it, newest first."""
+    with reporting_errors():
+        config = parse_options(options)
+        savepoint = parse_instant(to, "--to")
+        restore_cmd.restore(HoodieTable.open(path), config, savepoint, yes, as_json)
+
+
+@app.command()
+def explain(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """Say whether compaction, cleaning and archival would run now, and why not."""
+    with reporting_errors():
+        config = parse_options(options)
+        explain_cmd.print_explain(HoodieTable.open(path), config, as_json)
 
 
 @app.command()
