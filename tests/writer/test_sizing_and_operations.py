@@ -113,3 +113,14 @@ def test_commit_metadata_is_complete(tmp_path: Path) -> None:
     assert stat.fileSizeInBytes == stat.totalWriteBytes == (Path(path) / stat.path).stat().st_size
     assert '"name":"t_record","namespace":"hoodie.t"' in meta.schema
     assert meta.operation_type == "UPSERT"
+
+
+def test_planned_bucket_counts_match_the_profile() -> None:
+    from hoodie.writer.planner import PartitionProfile, SizingSettings, build_plan, planned_bucket_counts
+
+    profiles = {"a": PartitionProfile({}, 1000), "b": PartitionProfile({}, 10)}
+    plan = build_plan(profiles, {}, SizingSettings(max_file_size=30000), avg_record_size=100)
+    counts = planned_bucket_counts(plan, profiles)
+    per_partition = {p: sum(counts[b.bucket_id] for b in plan.buckets if b.partition_path == p) for p in profiles}
+    assert per_partition == {"a": 1000, "b": 10}
+    assert sorted(counts[b.bucket_id] for b in plan.buckets if b.partition_path == "a") == [100, 300, 300, 300]

@@ -70,6 +70,7 @@ from hoodie.writer.client import (
     workload_stats,
     write_context,
 )
+from hoodie.writer.planner import planned_bucket_counts
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import add_keys, check_ordering_field
 from hoodie.writer.schema import BASE_INSTANT_COLUMN, BUCKET_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN, META_COLUMNS, normalize_schema
@@ -162,6 +163,7 @@ class SparkWriteJob:
         self.partitions: list[str] = []
         self.latest: dict[str, list[FileSlice]] = {}
         self.replaced: dict[str, list[str]] | None = None
+        self.profiles: dict[str, PartitionProfile] = {}
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
 
@@ -213,7 +215,8 @@ class SparkWriteJob:
                 tagged = self.tag()
                 plan = self.plan(tagged)
                 bucketed = self.assign(tagged, plan)
-                txn.mark_inflight(workload_stats(plan, self.bucket_counts(bucketed)))
+                # planned counts: counting the buckets exactly would cost one more pass
+                txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, self.profiles)))
                 stats = self.write_buckets(bucketed, plan, txn.instant_time)
                 txn.commit(stats, self.data_schema, self.replaced)
             except BaseException as e:
@@ -272,7 +275,14 @@ class SparkWriteJob:
             refs = {p: pipeline.file_refs(self.latest[p]) for p in self.partitions}
         spec = tasks.TagSpec(self.table.storage, s, self.tagging)
         n = self._shuffle_partitions()
-        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
+        # Duplicates meet when (partition, key) hashes together. When the batch spans many
+        # partitions, hashing by partition alone also gives each task whole partitions, so
+        # every base file's bloom filter and keys are read by one task instead of all.
+        tasks_wanted = n or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        if self.tagging and len(self.partitions) >= 2 * tasks_wanted:
+            cols = [F.col(tasks.PARTITION_PATH)]
+        else:
+            cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
         shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
         fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(refs))
         return self._persist(shuffled.mapInArrow(fn, keyed.schema))
@@ -294,6 +304,7 @@ class SparkWriteJob:
             else:
                 updates[partition][file_id] = n
         profiles = {p: PartitionProfile(updates.get(p, {}), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
+        self.profiles = profiles
         return make_plan(self.prepared, profiles, self.latest)
 
     # --- executors: buckets and handles -------------------------------------------------------

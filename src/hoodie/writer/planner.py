@@ -180,3 +180,18 @@ def assign_insert_buckets(keys: pa.Array, targets: InsertTargets) -> np.ndarray:
     slot = np.searchsorted(np.asarray(targets.cumulative), key_fractions(keys), side="right")
     slot = np.minimum(slot, len(targets.bucket_ids) - 1)
     return np.asarray(targets.bucket_ids, dtype=np.int32)[slot]
+
+
+def planned_bucket_counts(plan: WritePlan, profiles: Mapping[str, PartitionProfile]) -> dict[int, int]:
+    """Records each bucket is expected to get: exact for file groups taking updates, the
+    planned share of the partition's inserts for insert targets."""
+    counts: dict[int, int] = {}
+    for (partition, file_id), bucket_id in plan.update_bucket.items():
+        counts[bucket_id] = profiles.get(partition, PartitionProfile()).updates.get(file_id, 0)
+    for partition, targets in plan.insert_targets.items():
+        inserts = profiles.get(partition, PartitionProfile()).inserts
+        previous = 0.0
+        for bucket_id, upto in zip(targets.bucket_ids, targets.cumulative):
+            counts[bucket_id] = counts.get(bucket_id, 0) + round(inserts * (upto - previous))
+            previous = upto
+    return counts
