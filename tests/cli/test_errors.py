@@ -76,5 +76,9 @@ def test_version(cli):
 def test_help_lists_the_commands(cli):
     result = cli("--help")
     assert result.exit_code == 0
-    for command in ("timeline", "show", "read", "version"):
+    for command in ("timeline", "show", "read", "version", "compaction", "clean", "archive", "savepoint", "restore", "explain"):
         assert command in result.stdout
+    for group, commands in (("compaction", ("schedule", "run", "show")), ("savepoint", ("create", "delete", "list"))):
+        sub = cli(group, "--help")
+        assert sub.exit_code == 0
+        assert all(c in sub.stdout for c in commands)

@@ -19,12 +19,7 @@ from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
 from hoodie.cli.output import ProgressEngine, human_size, note, print_json, print_table, progress, stdout_console
-from hoodie.services.compaction import (
-    plan_compaction,
-    pending_compactions,
-    run_compaction,
-    schedule_compaction,
-)
+from hoodie.services.compaction import pending_compactions, plan_compaction, run_compaction, schedule_compaction
 from hoodie.services.compaction_plan import CompactionOperation
 from hoodie.services.inline import compaction_settings
 from hoodie.table.table import HoodieTable
@@ -42,7 +37,7 @@ class OperationInfo:
     log_bytes: int | None  # from the plan's TOTAL_LOG_FILES_SIZE metric; None if absent
 
     @classmethod
-    def of(cls, op: CompactionOperation) -> "OperationInfo":
+    def of(cls, op: CompactionOperation) -> OperationInfo:
         size = op.metrics.get("TOTAL_LOG_FILES_SIZE")
         return cls(op.partition_path, op.file_id, op.base_instant, op.base_file, list(op.log_files), int(size) if size is not None else None)
 

@@ -1,12 +1,14 @@
-"""Copy-on-write upsert and snapshot read: hoodie (in-process and Spark local[2]) against
-deltalake's merge and a plain pyarrow rewrite of the touched partitions.
+"""Upserts and snapshot reads: hoodie copy-on-write (in-process and Spark local[2]) and
+merge-on-read (with and without small-file packing; snapshot with logs, read-optimized,
+compaction) against deltalake's merge and a plain pyarrow rewrite of the touched
+partitions.
 
 Each measured step runs in its own subprocess; the parent samples the resident memory of
 that process tree (JVM and Python workers included) to report its peak. Table set-up
 (the initial load) happens in a separate, unmeasured subprocess. Printed ratios compare
 contenders measured in the same run, because absolute times on shared machines are noisy.
 
-    python bench/cow_upsert.py [--rows 2000000] [--partitions 100] [--updates 100000]
+    python bench/upsert.py [--rows 2000000] [--partitions 100] [--updates 100000]
 """
 from __future__ import annotations
 
@@ -60,6 +62,35 @@ def step(case: str, phase: str) -> dict:
         t0 = time.perf_counter()
         n = hoodie.read(path).num_rows
         return {"seconds": time.perf_counter() - t0, "rows": n}
+    if case in ("hoodie-mor", "hoodie-mor-logs"):
+        import hoodie
+        from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, compact
+        from hoodie.table.table import HoodieTable
+
+        path = str(root / case)
+        opts = {**KEY_OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+        if case == "hoodie-mor-logs":
+            # no small-file packing: updates append logs, inserts open new file groups
+            opts["hoodie.parquet.small.file.limit"] = "0"
+        if phase == "setup":
+            shutil.rmtree(path, ignore_errors=True)
+            hoodie.write(load("base"), path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+            return {}
+        if phase == "upsert":
+            batch = load("upsert")
+            t0 = time.perf_counter()
+            hoodie.write(batch, path, opts)
+            return {"seconds": time.perf_counter() - t0}
+        t0 = time.perf_counter()
+        n = hoodie.read(path).num_rows
+        snapshot = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hoodie.read(path, {"hoodie.datasource.query.type": "read_optimized"})
+        read_optimized = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        compact(HoodieTable.open(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY, parquet=_parquet_settings()), require_threshold=False)
+        compaction = time.perf_counter() - t0
+        return {"seconds": snapshot, "read_optimized_seconds": read_optimized, "compaction_seconds": compaction, "rows": n}
     if case == "spark":
         from hoodie.spark import local_session
 
@@ -148,6 +179,12 @@ def step(case: str, phase: str) -> dict:
     raise SystemExit(f"unknown case {case}")
 
 
+def _parquet_settings():
+    from hoodie.formats.parquet import ParquetSettings
+
+    return ParquetSettings(codec=KEY_OPTS["hoodie.parquet.compression.codec"])
+
+
 def _groups(col):
     import numpy as np
 
@@ -191,7 +228,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--updates", type=int, default=100_000)
-    ap.add_argument("--cases", default="hoodie,spark,deltalake,pyarrow")
+    ap.add_argument("--cases", default="hoodie,hoodie-mor,hoodie-mor-logs,spark,deltalake,pyarrow")
     ap.add_argument("--child", nargs=2)
     args = ap.parse_args()
     if args.child:
@@ -227,6 +264,15 @@ def main() -> None:
                 r = results[case]
                 print(f"{case:>10} / deltalake:  upsert time {r['upsert']['seconds'] / d['upsert']['seconds']:5.2f}x   "
                       f"upsert peak memory {r['upsert']['peak_mb'] / d['upsert']['peak_mb']:5.2f}x")
+    for case in ("hoodie-mor", "hoodie-mor-logs"):
+        if case in results:
+            r = results[case]
+            print(f"{case:>16}: snapshot read with logs / read-optimized read: {r['read']['seconds'] / r['read']['read_optimized_seconds']:5.2f}x   "
+                  f"compaction {r['read']['compaction_seconds']:.2f} s")
+            if "deltalake" in results:
+                print(f"{case:>16} / deltalake:  upsert time {r['upsert']['seconds'] / results['deltalake']['upsert']['seconds']:5.2f}x")
+            if "hoodie" in results:
+                print(f"{case:>16}: compaction / COW upsert: {r['read']['compaction_seconds'] / results['hoodie']['upsert']['seconds']:5.2f}x")
     if "spark" in results:
         r = results["spark"]["read"]
         print(f"     spark snapshot read / Spark's direct Parquet read of the same base files: {r['seconds'] / r['direct_parquet_seconds']:5.2f}x")
