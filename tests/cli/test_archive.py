@@ -66,6 +66,6 @@ def test_a_savepoint_stops_archival(cli, cow):
 
 def test_invalid_settings(cli, cow, one_line_error):
     message = one_line_error(cli("archive", cow.path, "-o", "hoodie.keep.min.commits=40"))
-    assert message == "invalid options: hoodie.keep.max.commits (30) must be greater than hoodie.keep.min.commits (40)"
+    assert message == "hoodie.keep.max.commits (30) must be greater than hoodie.keep.min.commits (40)"
     assert one_line_error(cli("archive", cow.path, "-o", "hoodie.keep.max.comits=4")).startswith("unknown option hoodie.keep.max.comits")
     assert _active(cow.path) == cow.commits

@@ -43,9 +43,9 @@ def test_service_settings_name_the_options():
     assert service_settings(clean_settings, config).commits_retained == 5
     archive = service_settings(archive_settings, config)
     assert (archive.min_commits, archive.max_commits) == (2, 3)
-    with pytest.raises(UsageError, match=r"^invalid options: hoodie.keep.max.commits \(3\) must be greater than hoodie.keep.min.commits \(3\)$"):
+    with pytest.raises(ConfigError, match=r"^hoodie.keep.max.commits \(3\) must be greater than hoodie.keep.min.commits \(3\)$"):
         service_settings(archive_settings, parse_options(["hoodie.keep.min.commits=3", "hoodie.keep.max.commits=3"]))
-    with pytest.raises(UsageError, match="hoodie.cleaner.hours.retained must not be negative"):
+    with pytest.raises(ConfigError, match="hoodie.cleaner.hours.retained must not be negative"):
         service_settings(clean_settings, parse_options(["hoodie.cleaner.hours.retained=-1"]))
 
 

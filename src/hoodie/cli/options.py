@@ -3,13 +3,11 @@
 :func:`parse_options` turns them into a :class:`hoodie.config.HoodieConfig` (which rejects
 unknown ``hoodie.*`` keys and malformed values with a message naming the key);
 :func:`service_settings` builds a service's settings from it with the builders of
-:mod:`hoodie.services.inline`, reporting settings the services refuse (``ValueError``,
-e.g. ``hoodie.keep.min.commits`` not below ``hoodie.keep.max.commits``) as a usage error
-that names the options, and noting options the command does not read.
+:mod:`hoodie.services.inline` (which refuse bad values with a ``ConfigError`` naming the
+options), and :func:`note_unused` notes options the command does not read.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -22,20 +20,6 @@ from hoodie.config.options import HoodieConfig, Option
 S = TypeVar("S")
 
 OPTION_FLAG = "--option"
-
-# Fields of the services' settings classes, as their ValueErrors name them → Hudi's keys.
-_SETTING_KEYS = {
-    "commits_retained": o.CLEANER_COMMITS_RETAINED.key,
-    "file_versions_retained": o.CLEANER_FILE_VERSIONS_RETAINED.key,
-    "hours_retained": o.CLEANER_HOURS_RETAINED.key,
-    "min_commits": o.KEEP_MIN_COMMITS.key,
-    "max_commits": o.KEEP_MAX_COMMITS.key,
-    "batch_size": o.ARCHIVAL_BATCH.key,
-    "max_delta_commits": o.COMPACT_MAX_DELTA_COMMITS.key,
-    "target_io_mb": o.COMPACTION_TARGET_IO.key,
-}
-_SETTING_NAME = re.compile(r"\b(" + "|".join(_SETTING_KEYS) + r")\b")
-
 
 @dataclass(frozen=True)
 class CommandConfig(HoodieConfig):
@@ -70,13 +54,8 @@ def parse_options(values: Sequence[str] | None) -> CommandConfig:
 
 
 def service_settings(builder: Callable[[HoodieConfig], S], config: CommandConfig) -> S:
-    """``builder(config)`` (e.g. :func:`hoodie.services.inline.clean_settings`); a value
-    the settings refuse becomes a :class:`UsageError` naming the options."""
-    try:
-        return builder(config)
-    except ValueError as e:
-        message = _SETTING_NAME.sub(lambda m: _SETTING_KEYS[m.group(1)], str(e))
-        raise UsageError(f"invalid options: {message}") from None
+    """``builder(config)`` (e.g. :func:`hoodie.services.inline.clean_settings`)."""
+    return builder(config)
 
 
 def note_unused(config: CommandConfig, command: str, extra_used: Iterable[str] = ()) -> None:

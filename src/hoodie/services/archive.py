@@ -38,6 +38,7 @@ from hoodie.formats.log import (
     frame_block,
     read_log_file,
 )
+from hoodie.errors import ConfigError
 from hoodie.layout import (
     ARCHIVED_FOLDER,
     HOODIE_FOLDER,
@@ -75,11 +76,11 @@ class ArchiveSettings:
 
     def __post_init__(self) -> None:
         if self.min_commits < 1:
-            raise ValueError(f"min_commits must be at least 1, got {self.min_commits}")
+            raise ConfigError(f"hoodie.keep.min.commits must be at least 1, got {self.min_commits}")
         if self.max_commits <= self.min_commits:
-            raise ValueError(f"max_commits ({self.max_commits}) must be greater than min_commits ({self.min_commits})")
+            raise ConfigError(f"hoodie.keep.max.commits ({self.max_commits}) must be greater than hoodie.keep.min.commits ({self.min_commits})")
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+            raise ConfigError(f"hoodie.commits.archival.batch must be at least 1, got {self.batch_size}")
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,7 @@ def _archive_bytes(records: list[bytes], batch_size: int) -> bytes:
 
 def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS) -> ArchiveResult | ServiceDecision:
     """Archive what :func:`plan_archive` picks; returns what moved, or why nothing did."""
+    table.require_writable("archive")
     table = table.reload()
     plan = plan_archive(table, settings)
     if not plan.should_run:

@@ -81,6 +81,7 @@ def pending_cleans(table: HoodieTable) -> list[Instant]:
 def schedule_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS) -> tuple[str | None, CleanPlan]:
     """Plan a clean and save it as ``<t>.clean.requested`` if it deletes anything;
     returns (instant or None, plan)."""
+    table.require_writable("clean")
     plan = plan_clean(table, settings)
     if not plan.should_run:
         return None, plan
@@ -120,6 +121,7 @@ def _delete_partition_files(task: _DeleteTask, ctx: TaskContext) -> _Deleted:
 
 def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | None = None) -> CleanResult:
     """Execute a pending clean (the oldest by default) from its saved plan and complete it."""
+    table.require_writable("clean")
     table = table.reload()
     timeline = table.timeline
     pending = pending_cleans(table)
@@ -176,6 +178,7 @@ def clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, 
     Returns what was deleted, or why nothing was (too few commits, no partition written
     since the last clean, nothing old enough in the partitions scanned).
     """
+    table.require_writable("clean")
     table = table.reload()
     if pending_cleans(table):
         return replace(run_clean(table, engine=engine), resumed=True)

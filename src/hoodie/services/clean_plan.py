@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from hoodie.errors import ConfigError
 from hoodie.layout import (
     compare_key,
     format_instant,
@@ -73,11 +74,11 @@ class CleanSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policy", CleanPolicy(str(getattr(self.policy, "value", self.policy)).upper()))
-        for name in ("commits_retained", "file_versions_retained"):
+        for name, key in (("commits_retained", "hoodie.cleaner.commits.retained"), ("file_versions_retained", "hoodie.cleaner.fileversions.retained")):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+                raise ConfigError(f"{key} must be at least 1, got {getattr(self, name)}")
         if self.hours_retained < 0:
-            raise ValueError(f"hours_retained must not be negative, got {self.hours_retained}")
+            raise ConfigError(f"hoodie.cleaner.hours.retained must not be negative, got {self.hours_retained}")
 
 
 @dataclass(frozen=True)

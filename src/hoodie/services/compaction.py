@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from hoodie.engine.base import Engine, TaskContext
 from hoodie.engine.local import LocalEngine
-from hoodie.errors import TimelineError
+from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
@@ -44,6 +44,14 @@ class CompactionSettings:
     max_delta_commits: int = 5
     parquet: ParquetSettings = ParquetSettings()
     bloom: BloomSettings = BloomSettings()
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"unknown hoodie.compaction.strategy {self.strategy!r} (supported: {', '.join(STRATEGIES)})")
+        if self.max_delta_commits < 1:
+            raise ConfigError(f"hoodie.compact.inline.max.delta.commits must be at least 1, got {self.max_delta_commits}")
+        if self.target_io_mb < 0:
+            raise ConfigError(f"hoodie.compaction.target.io must not be negative, got {self.target_io_mb}")
 
 
 @dataclass(frozen=True)
@@ -95,8 +103,6 @@ def plan_compaction(table: HoodieTable, settings: CompactionSettings, require_th
     """The slices the strategy would compact now; never writes."""
     if table.table_type != "MERGE_ON_READ":
         return CompactionDecision((), f"{table.name} is a {table.table_type} table: nothing to compact")
-    if settings.strategy not in STRATEGIES:
-        raise ValueError(f"unknown compaction strategy {settings.strategy!r} (supported: {', '.join(STRATEGIES)})")
     deltas = delta_commits_since_last_compaction(table)
     if require_threshold and deltas < settings.max_delta_commits:
         return CompactionDecision((), f"{deltas} delta commits since the last compaction, threshold {settings.max_delta_commits}")
@@ -148,6 +154,7 @@ def _operation(s: FileSlice) -> CompactionOperation:
 
 def schedule_compaction(table: HoodieTable, settings: CompactionSettings, require_threshold: bool = True) -> tuple[str | None, CompactionDecision]:
     """Save a compaction plan as ``<t>.compaction.requested``; (instant or None, decision)."""
+    table.require_writable("compact")
     decision = plan_compaction(table, settings, require_threshold)
     if not decision.should_run:
         return None, decision
@@ -174,6 +181,7 @@ class CompactionTask:
 
 def run_compaction(table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None) -> CommitMetadata:
     """Execute a pending compaction (the oldest one by default) and complete it."""
+    table.require_writable("compact")
     pending = pending_compactions(table)
     if instant is not None:
         pending = [p for p in pending if p[0].timestamp == instant]

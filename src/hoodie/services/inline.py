@@ -44,6 +44,14 @@ def archive_settings(config: HoodieConfig) -> ArchiveSettings:
     return ArchiveSettings(config.get(o.KEEP_MIN_COMMITS), config.get(o.KEEP_MAX_COMMITS), config.get(o.ARCHIVAL_BATCH))
 
 
+def validate_service_settings(config: HoodieConfig) -> None:
+    """Check the services' options before a write commits, so that a bad value is refused
+    up front instead of failing after the data is in."""
+    compaction_settings(config)
+    clean_settings(config)
+    archive_settings(config)
+
+
 @dataclass(frozen=True)
 class ServiceReport:
     service: str

@@ -85,6 +85,7 @@ def _check_savepoint(table: HoodieTable, savepoint: str) -> None:
 
 def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDecision:
     """Bring the table back to exactly its state at the savepoint ``savepoint``."""
+    table.require_writable("restore")
     table = table.reload()
     pending = pending_restore(table)
     if pending is not None:

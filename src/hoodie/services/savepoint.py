@@ -86,6 +86,7 @@ def create_savepoint(table: HoodieTable, instant: str | None = None, user: str =
     savepointed, or is older than what the last clean kept (its files may be gone), as
     Hudi refuses it.
     """
+    table.require_writable("savepoint")
     table = table.reload()
     timeline = table.timeline
     writes = {i.timestamp: i for i in timeline.completed_writes()}
@@ -136,6 +137,7 @@ def delete_savepoint(table: HoodieTable, instant: str) -> None:
     """Remove the savepoint of ``instant``. The completed file goes first: it is what makes
     the savepoint count, so a crash in between leaves only a harmless inflight file. Its
     files become cleanable again; the next clean lists every partition to find them."""
+    table.require_writable("delete a savepoint of")
     timeline = table.timeline.reload()
     completed = Instant(instant, Action.SAVEPOINT, State.COMPLETED)
     inflight = completed.with_state(State.INFLIGHT)

@@ -12,7 +12,7 @@ from functools import cached_property
 import pyarrow as pa
 
 from hoodie.config.table_config import TableConfig
-from hoodie.errors import TableError
+from hoodie.errors import TableError, UnsupportedTableError
 from hoodie.layout import ARCHIVED_FOLDER, AUX_FOLDER, HOODIE_FOLDER, SCHEMA_FOLDER, TEMP_FOLDER, compare_key
 from hoodie.storage.base import Storage, join
 from hoodie.storage.factory import normalize_path, storage_for
@@ -71,6 +71,13 @@ class HoodieTable:
         config = TableConfig(dict(props))
         config.store(storage, meta, create=True)
         return cls.open(path, storage)
+
+    def require_writable(self, what: str = "write to") -> None:
+        """Refuse to change a table hoodie cannot write: only version 6 (timeline layout 1)."""
+        if self.config.version != 6 or self.config.timeline_layout_version != 1:
+            raise UnsupportedTableError(
+                f"cannot {what} {self.base_path}: it is a version {self.config.version} table and hoodie writes version 6 tables only"
+            )
 
     def reload(self) -> "HoodieTable":
         """The same table with a freshly loaded config and timeline."""

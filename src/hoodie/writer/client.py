@@ -23,7 +23,7 @@ from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
 from hoodie.services.compaction import file_groups_in_pending_compaction
-from hoodie.services.inline import run_inline_services
+from hoodie.services.inline import run_inline_services, validate_service_settings
 from hoodie.services.restore import resume_restore
 from hoodie.services.rollback import rollback_failed_writes
 from hoodie.storage.base import Storage
@@ -112,6 +112,7 @@ def prepare_write(path: str, options: Mapping[str, Any] | None, operation: str |
     """Driver-side setup shared by every engine: table, effective config, rollback."""
     config = HoodieConfig.of(options)
     validate_options(config)
+    validate_service_settings(config)
     op = resolve_operation(config, operation)
     data_fields = [f for f in batch_schema if f.name not in META_COLUMNS]
     create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
