@@ -10,7 +10,12 @@ from hoodie.config.options import HoodieConfig
 from hoodie.config.properties import parse_properties, render_properties
 from hoodie.config.table_config import TableConfig, table_checksum
 from hoodie.errors import ConfigError, TimelineError
-from hoodie.layout import normalize_instant, parse_base_file_name, parse_log_file_name, parse_marker_name
+from hoodie.layout import (
+    normalize_instant,
+    parse_base_file_name,
+    parse_log_file_name,
+    parse_marker_name,
+)
 from hoodie.storage.local import LocalStorage
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name

@@ -15,7 +15,14 @@ import pytest
 
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_schema import avro_schema_json, avro_schema_to_arrow
-from hoodie.formats.log import AvroDataBlock, BlockType, HeaderKey, encode_block, frame_block, read_log_bytes
+from hoodie.formats.log import (
+    AvroDataBlock,
+    BlockType,
+    HeaderKey,
+    encode_block,
+    frame_block,
+    read_log_bytes,
+)
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records, minimal_twos_complement
 from hoodie.formats.log.avro_nodes import parse_avro_schema

@@ -15,7 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodie.errors import FileAlreadyExistsError, FormatError, SchemaError
-from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json, avro_schema_to_arrow
+from hoodie.formats.avro_schema import (
+    arrow_to_avro_schema,
+    avro_schema_json,
+    avro_schema_to_arrow,
+)
 from hoodie.formats.log import (
     MAGIC,
     AvroDataBlock,

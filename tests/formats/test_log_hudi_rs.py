@@ -18,7 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json, avro_schema_to_arrow
+from hoodie.formats.avro_schema import (
+    arrow_to_avro_schema,
+    avro_schema_json,
+    avro_schema_to_arrow,
+)
 from hoodie.formats.log import (
     AvroDataBlock,
     DeleteBlock,

@@ -16,7 +16,12 @@ import hoodie
 from hoodie.services.archive import ArchiveSettings, archive
 from hoodie.services.clean import clean
 from hoodie.services.clean_plan import CleanSettings
-from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, run_compaction, schedule_compaction
+from hoodie.services.compaction import (
+    UNBOUNDED_STRATEGY,
+    CompactionSettings,
+    run_compaction,
+    schedule_compaction,
+)
 from hoodie.services.restore import restore_to
 from hoodie.services.savepoint import create_savepoint, list_savepoints
 from hoodie.table.table import HoodieTable

@@ -116,7 +116,12 @@ def test_commit_metadata_is_complete(tmp_path: Path) -> None:
 
 
 def test_planned_bucket_counts_match_the_profile() -> None:
-    from hoodie.writer.planner import PartitionProfile, SizingSettings, build_plan, planned_bucket_counts
+    from hoodie.writer.planner import (
+        PartitionProfile,
+        SizingSettings,
+        build_plan,
+        planned_bucket_counts,
+    )
 
     profiles = {"a": PartitionProfile({}, 1000), "b": PartitionProfile({}, 10)}
     plan = build_plan(profiles, {}, SizingSettings(max_file_size=30000), avg_record_size=100)

@@ -15,8 +15,21 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
-from hoodie.cli.output import ProgressEngine, note, print_json, print_table, progress, stdout_console
-from hoodie.services.clean import CleanPlan, CleanResult, clean, pending_cleans, plan_clean
+from hoodie.cli.output import (
+    ProgressEngine,
+    note,
+    print_json,
+    print_table,
+    progress,
+    stdout_console,
+)
+from hoodie.services.clean import (
+    CleanPlan,
+    CleanResult,
+    clean,
+    pending_cleans,
+    plan_clean,
+)
 from hoodie.services.inline import clean_settings
 from hoodie.table.table import HoodieTable
 

@@ -18,8 +18,21 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
-from hoodie.cli.output import ProgressEngine, human_size, note, print_json, print_table, progress, stdout_console
-from hoodie.services.compaction import pending_compactions, plan_compaction, run_compaction, schedule_compaction
+from hoodie.cli.output import (
+    ProgressEngine,
+    human_size,
+    note,
+    print_json,
+    print_table,
+    progress,
+    stdout_console,
+)
+from hoodie.services.compaction import (
+    pending_compactions,
+    plan_compaction,
+    run_compaction,
+    schedule_compaction,
+)
 from hoodie.services.compaction_plan import CompactionOperation
 from hoodie.services.inline import compaction_settings
 from hoodie.table.table import HoodieTable

@@ -17,7 +17,11 @@ from rich.text import Text
 
 import hoodie
 from hoodie.cli.errors import UsageError
-from hoodie.cli.instants import instant_order, parse_instant, warn_if_before_first_commit
+from hoodie.cli.instants import (
+    instant_order,
+    parse_instant,
+    warn_if_before_first_commit,
+)
 from hoodie.cli.output import ProgressEngine, note, progress, stdout_console
 from hoodie.cli.rows import FORMATS, print_rows
 from hoodie.table.table import HoodieTable

@@ -17,8 +17,19 @@ from rich.text import Text
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.options import CommandConfig, note_unused
-from hoodie.cli.output import print_json, print_table, progress, stderr_console, stdout_console
-from hoodie.services.restore import RestoreResult, instants_to_restore, pending_restore, restore_to
+from hoodie.cli.output import (
+    print_json,
+    print_table,
+    progress,
+    stderr_console,
+    stdout_console,
+)
+from hoodie.services.restore import (
+    RestoreResult,
+    instants_to_restore,
+    pending_restore,
+    restore_to,
+)
 from hoodie.services.savepoint import savepoint_instants
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Instant

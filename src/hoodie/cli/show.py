@@ -17,7 +17,14 @@ from rich.text import Text
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.instants import warn_if_before_first_commit
-from hoodie.cli.output import human_size, note, print_json, print_table, progress, stdout_console
+from hoodie.cli.output import (
+    human_size,
+    note,
+    print_json,
+    print_table,
+    progress,
+    stdout_console,
+)
 from hoodie.errors import HoodieError
 from hoodie.table.table import HoodieTable
 

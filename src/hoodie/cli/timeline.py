@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from hoodie.cli.output import human_size, print_json, print_table, progress, stdout_console
+from hoodie.cli.output import (
+    human_size,
+    print_json,
+    print_table,
+    progress,
+    stdout_console,
+)
 from hoodie.errors import HoodieError
 from hoodie.table.table import HoodieTable
 

@@ -7,7 +7,7 @@ reports unknown ones. :mod:`hoodie.config.table_config` reads and writes
 """
 from __future__ import annotations
 
-from hoodie.config.options import HoodieConfig, Option, OPTIONS
+from hoodie.config.options import OPTIONS, HoodieConfig, Option
 from hoodie.config.table_config import TableConfig
 
 __all__ = ["HoodieConfig", "OPTIONS", "Option", "TableConfig"]

@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import FormatError
-from hoodie.formats.bloom import BloomFilter, FooterIndex, footer_metadata, new_bloom_filter, read_footer_index
+from hoodie.formats.bloom import (
+    BloomFilter,
+    FooterIndex,
+    footer_metadata,
+    new_bloom_filter,
+    read_footer_index,
+)
 from hoodie.storage.base import Storage, arrow_path
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import avro_schema_json
 from hoodie.formats.log import (
     AvroDataBlock,
@@ -38,7 +39,6 @@ from hoodie.formats.log import (
     frame_block,
     read_log_file,
 )
-from hoodie.errors import ConfigError
 from hoodie.layout import (
     ARCHIVED_FOLDER,
     HOODIE_FOLDER,

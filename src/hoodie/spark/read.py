@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -40,15 +39,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
 from pyspark.sql.types import StructType
 
-from hoodie.config import options as opts
-from hoodie.config.options import HoodieConfig
-from hoodie.errors import ConfigError, UnsupportedTableError
+from hoodie.errors import UnsupportedTableError
 from hoodie.layout import compare_key
-from hoodie.query.planner import INSTANT_TIME, as_instant, plan_incremental, plan_snapshot
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import MergeSliceTask, run_merge_task
 from hoodie.query.merge_rules import MergeConfig
+from hoodie.query.options import ReadRequest
+from hoodie.query.planner import INSTANT_TIME, plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
 from hoodie.query.slices import base_files_only
 from hoodie.spark.partitions import PartitionScheme
@@ -61,47 +59,6 @@ MAX_UNION_PARTITIONS = 64
 # hoodie and Apache Hudi write dates and timestamps in the proleptic Gregorian calendar;
 # without this Spark refuses ancient values in files that lack Spark's own metadata.
 _PARQUET_OPTIONS = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED"}
-
-
-@dataclass(frozen=True)
-class ReadRequest:
-    """Hudi's read options, parsed and checked as ``hoodie.read`` checks them."""
-
-    query_type: str
-    as_of: str | None
-    begin: str | None
-    end: str | None
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any] | None) -> "ReadRequest":
-        config = HoodieConfig.of(options)
-        query_type = config.get(opts.QUERY_TYPE)
-        as_of, begin, end = (_instant(config, opt) for opt in (opts.AS_OF_INSTANT, opts.BEGIN_INSTANT, opts.END_INSTANT))
-        if query_type == "incremental":
-            if begin is None:
-                raise ConfigError(
-                    f"an incremental query needs option {opts.BEGIN_INSTANT.key} "
-                    "(the instant after which changes are pulled; use 0 for the beginning)"
-                )
-            if as_of is not None:
-                raise ConfigError(f"option {opts.AS_OF_INSTANT.key} (time travel) cannot be used with an incremental query")
-        elif begin is not None or end is not None:
-            key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
-            raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
-        return cls(query_type, as_of, begin, end)
-
-
-def _instant(config: HoodieConfig, option: opts.Option[Any]) -> str | None:
-    raw = config.get(option)
-    if raw is None:
-        return None
-    try:
-        return as_instant(str(raw))
-    except ValueError:
-        raise ConfigError(
-            f"invalid value {raw!r} for option {option.key}: expected an instant time "
-            "(yyyyMMddHHmmssSSS) or a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])"
-        ) from None
 
 
 def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None, *, storage: Storage | None = None) -> DataFrame:

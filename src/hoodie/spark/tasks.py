@@ -27,7 +27,13 @@ from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import WritePlan
 from hoodie.writer.prepare import add_keys, dedupe
-from hoodie.writer.schema import BASE_INSTANT_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN, INTERNAL_PREFIX, normalize_batch
+from hoodie.writer.schema import (
+    BASE_INSTANT_COLUMN,
+    DELETE_COLUMN,
+    FILE_ID_COLUMN,
+    INTERNAL_PREFIX,
+    normalize_batch,
+)
 
 RECORD_KEY = "_hoodie_record_key"
 PARTITION_PATH = "_hoodie_partition_path"

@@ -44,12 +44,20 @@ from pyspark import Broadcast, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from hoodie.config import options as o
 from hoodie.errors import ConfigError, TableError
 from hoodie.index.base import FileRef
+from hoodie.services.inline import run_inline_services
 from hoodie.spark import tasks
+from hoodie.spark.engine import SparkEngine
 from hoodie.spark.jobs import cancel_and_wait, hoodie_error_in, job_group
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
@@ -57,8 +65,6 @@ from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
-from hoodie.services.inline import run_inline_services
-from hoodie.spark.engine import SparkEngine
 from hoodie.writer.client import (
     PreparedWrite,
     WriteSettings,
@@ -70,10 +76,16 @@ from hoodie.writer.client import (
     workload_stats,
     write_context,
 )
-from hoodie.writer.planner import planned_bucket_counts
-from hoodie.writer.planner import PartitionProfile, WritePlan
+from hoodie.writer.planner import PartitionProfile, WritePlan, planned_bucket_counts
 from hoodie.writer.prepare import add_keys, check_ordering_field
-from hoodie.writer.schema import BASE_INSTANT_COLUMN, BUCKET_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN, META_COLUMNS, normalize_schema
+from hoodie.writer.schema import (
+    BASE_INSTANT_COLUMN,
+    BUCKET_COLUMN,
+    DELETE_COLUMN,
+    FILE_ID_COLUMN,
+    META_COLUMNS,
+    normalize_schema,
+)
 from hoodie.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,14 @@ import pyarrow as pa
 
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import TableError, UnsupportedTableError
-from hoodie.layout import ARCHIVED_FOLDER, AUX_FOLDER, HOODIE_FOLDER, SCHEMA_FOLDER, TEMP_FOLDER, compare_key
+from hoodie.layout import (
+    ARCHIVED_FOLDER,
+    AUX_FOLDER,
+    HOODIE_FOLDER,
+    SCHEMA_FOLDER,
+    TEMP_FOLDER,
+    compare_key,
+)
 from hoodie.storage.base import Storage, join
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.fs_view import FileSystemView

@@ -28,15 +28,27 @@ from hoodie.services.restore import resume_restore
 from hoodie.services.rollback import rollback_failed_writes
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
-from hoodie.table.file_group import FileSlice
-from hoodie.writer.planner import PartitionProfile, SizingSettings, WritePlan, average_record_size, build_plan
+from hoodie.writer.planner import (
+    PartitionProfile,
+    SizingSettings,
+    WritePlan,
+    average_record_size,
+    build_plan,
+)
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
-from hoodie.writer.schema import BUCKET_COLUMN, FILE_ID_COLUMN, META_COLUMNS, normalize_batch, reconcile
+from hoodie.writer.schema import (
+    BUCKET_COLUMN,
+    FILE_ID_COLUMN,
+    META_COLUMNS,
+    normalize_batch,
+    reconcile,
+)
 from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 

@@ -17,12 +17,21 @@ import pyarrow.compute as pc
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.bloom import BloomFilter, continue_filter
-from hoodie.formats.parquet import BaseFileReader, BloomSettings, ParquetSettings, write_base_file
-from hoodie.layout import PARTITION_METAFILE_PREFIX, base_file_name, partition_metadata_content
+from hoodie.formats.parquet import (
+    BaseFileReader,
+    BloomSettings,
+    ParquetSettings,
+    write_base_file,
+)
+from hoodie.layout import (
+    PARTITION_METAFILE_PREFIX,
+    base_file_name,
+    partition_metadata_content,
+)
 from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
-from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.append_handle import run_append
+from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
 

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.log.blocks import HeaderKey
-from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, marker_name, parse_base_file_name, parse_log_file_name, parse_marker_name
+from hoodie.layout import (
+    HOODIE_FOLDER,
+    TEMP_FOLDER,
+    marker_name,
+    parse_base_file_name,
+    parse_log_file_name,
+    parse_marker_name,
+)
 from hoodie.storage.base import Storage, join, relative_to
 
 MARKERS_TYPE_FILE = "MARKERS.type"

@@ -21,7 +21,12 @@ from hoodie.index.base import FileRef, IndexSettings, tag_partition
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer.planner import PartitionProfile, WritePlan, assign_insert_buckets
-from hoodie.writer.schema import BASE_INSTANT_COLUMN, BUCKET_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN
+from hoodie.writer.schema import (
+    BASE_INSTANT_COLUMN,
+    BUCKET_COLUMN,
+    DELETE_COLUMN,
+    FILE_ID_COLUMN,
+)
 
 
 def file_refs(slices: list[FileSlice]) -> list[FileRef]:

@@ -21,7 +21,6 @@ from hoodie.table.file_group import FileSlice
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 
-
 CREATE, MERGE, APPEND = "create", "merge", "append"
 
 

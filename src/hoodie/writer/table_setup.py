@@ -6,7 +6,6 @@ error naming both values; options the user left out are taken from the table's
 """
 from __future__ import annotations
 
-
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig

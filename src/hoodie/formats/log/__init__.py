@@ -31,7 +31,12 @@ from hoodie.formats.log.blocks import (
     ParquetDataBlock,
 )
 from hoodie.formats.log.framing import MAGIC, BlockInfo, frame_block
-from hoodie.formats.log.reader import LogFileReader, iter_log_file, read_log_bytes, read_log_file
+from hoodie.formats.log.reader import (
+    LogFileReader,
+    iter_log_file,
+    read_log_bytes,
+    read_log_file,
+)
 from hoodie.formats.log.writer import encode_block, encode_log_file, write_log_file
 
 __all__ = [

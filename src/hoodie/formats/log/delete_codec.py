@@ -25,7 +25,11 @@ from typing import Any
 
 from hoodie.errors import FormatError, RecordError
 from hoodie.formats.log.avro_decode import read_long, unscaled_to_decimal
-from hoodie.formats.log.avro_encode import decimal_to_unscaled, minimal_twos_complement, write_long
+from hoodie.formats.log.avro_encode import (
+    decimal_to_unscaled,
+    minimal_twos_complement,
+    write_long,
+)
 from hoodie.formats.log.blocks import DeleteRecord, OrderingType
 
 __all__ = ["DELETE_BLOCK_VERSION", "decode_delete_content", "encode_delete_content"]

@@ -1,0 +1,60 @@
+"""Hudi's read options, parsed and checked once for every engine.
+
+``hoodie.datasource.query.type`` (snapshot, read_optimized, incremental), ``as.of.instant``
+and the incremental range ``hoodie.datasource.read.{begin,end}.instanttime``; every
+inconsistency is a :class:`~hoodie.errors.ConfigError` naming the options involved.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hoodie.config import options as opts
+from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError
+from hoodie.query.planner import as_instant
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """What a read asks for."""
+
+    query_type: str
+    as_of: str | None
+    begin: str | None
+    end: str | None
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any] | None) -> "ReadRequest":
+        config = HoodieConfig.of(options)
+        query_type = config.get(opts.QUERY_TYPE)
+        as_of, begin, end = (instant_option(config, opt) for opt in (opts.AS_OF_INSTANT, opts.BEGIN_INSTANT, opts.END_INSTANT))
+        if query_type == "incremental":
+            if begin is None:
+                raise ConfigError(
+                    f"an incremental query needs option {opts.BEGIN_INSTANT.key} "
+                    "(the instant after which changes are pulled; use 0 for the beginning)"
+                )
+            if as_of is not None:
+                raise ConfigError(f"option {opts.AS_OF_INSTANT.key} (time travel) cannot be used with an incremental query")
+        elif begin is not None or end is not None:
+            key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
+            raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
+        return cls(query_type, as_of, begin, end)
+
+
+def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:
+    """An instant-valued option: ``yyyyMMddHHmmss[SSS]`` or an ISO timestamp."""
+    raw = config.get(option)
+    if raw is None:
+        return None
+    try:
+        # Any all-digit value is taken as is: "0" and "000" are the usual way to say
+        # "from the beginning" in incremental pulls.
+        return as_instant(str(raw))
+    except ValueError:
+        raise ConfigError(
+            f"invalid value {raw!r} for option {option.key}: expected an instant time "
+            "(yyyyMMddHHmmssSSS) or a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])"
+        ) from None
