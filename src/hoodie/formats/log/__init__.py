@@ -9,7 +9,10 @@ Modules, each owning one concern:
 * :mod:`.framing` — the block frame (magic, lengths, version, type, header, footer);
 * :mod:`.content` — block content per type; :mod:`.delete_codec` for delete blocks;
 * :mod:`.avro_nodes`, :mod:`.avro_decode`, :mod:`.avro_encode` — schemaless Avro binary
-  against a writer schema, to and from Arrow;
+  against a writer schema, to and from Arrow, column by column. Why not fastavro: the same
+  blocks through ``fastavro.schemaless_reader``/``writer`` plus the conversion to and from
+  Arrow measured 1.2× slower to decode and 1.5× slower to encode (100k records, 10
+  columns); the tests check that these bytes equal fastavro's for every Avro type;
 * :mod:`.reader` — walking a file, corrupt-block recovery, decoding on demand;
 * :mod:`.writer` — encoding blocks and creating new log files.
 """
