@@ -29,6 +29,7 @@ from hoodie.writer.planner import WritePlan
 from hoodie.writer.prepare import add_keys, dedupe
 from hoodie.writer.schema import (
     BASE_INSTANT_COLUMN,
+    BUCKET_COLUMN,
     DELETE_COLUMN,
     FILE_ID_COLUMN,
     INTERNAL_PREFIX,
@@ -136,6 +137,24 @@ def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broad
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     stat = run_bucket(BucketTask(write_plan.bucket(bucket_id), records), current_task_context(partition_id=bucket_id), wctx)
     return pa.table({"bucket": pa.array([bucket_id], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
+
+
+def write_in_place_task(batches: Iterator[pa.RecordBatch], plan: Broadcast[WritePlan], wctx: WriteContext) -> Iterator[pa.RecordBatch]:
+    """Assign buckets and run their write handles where the records already are.
+
+    Used when the dedupe-and-tag shuffle hashed by partition path alone: every bucket lies
+    inside one partition, hence inside this task, so no second shuffle is needed. Yields
+    one row per bucket: the bucket id and its WriteStat as JSON.
+    """
+    received = list(batches)
+    if not received:
+        return
+    write_plan = plan.value
+    records = pipeline.assign_buckets(_in_input_order(_table(received)).drop_columns([SEQ_COLUMN]), write_plan)
+    for bucket_id, idx in sorted(pipeline.group_indices(records.column(BUCKET_COLUMN)).items()):
+        bucket_records = records.take(pa.array(idx)).drop_columns([BUCKET_COLUMN])
+        stat = run_bucket(BucketTask(write_plan.bucket(int(bucket_id)), bucket_records), current_task_context(partition_id=int(bucket_id)), wctx)
+        yield pa.RecordBatch.from_pydict({"bucket": pa.array([int(bucket_id)], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
 
 
 def write_bucket_udf(plan: Broadcast[WritePlan], wctx: WriteContext) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:

@@ -176,6 +176,9 @@ class SparkWriteJob:
         self.latest: dict[str, list[FileSlice]] = {}
         self.replaced: dict[str, list[str]] | None = None
         self.profiles: dict[str, PartitionProfile] = {}
+        # Set by tag(): the tagged records are hashed by partition path alone, so each
+        # task holds whole partitions (and so whole buckets).
+        self.partition_aligned = False
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
 
@@ -226,10 +229,12 @@ class SparkWriteJob:
             try:
                 tagged = self.tag()
                 plan = self.plan(tagged)
-                bucketed = self.assign(tagged, plan)
                 # planned counts: counting the buckets exactly would cost one more pass
                 txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, self.profiles)))
-                stats = self.write_buckets(bucketed, plan, txn.instant_time)
+                if self.partition_aligned:
+                    stats = self.write_in_place(tagged, plan, txn.instant_time)
+                else:
+                    stats = self.write_buckets(self.assign(tagged, plan), plan, txn.instant_time)
                 txn.commit(stats, self.data_schema, self.replaced)
             except BaseException as e:
                 try:
@@ -291,7 +296,8 @@ class SparkWriteJob:
         # partitions, hashing by partition alone also gives each task whole partitions, so
         # every base file's bloom filter and keys are read by one task instead of all.
         tasks_wanted = n or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
-        if self.tagging and len(self.partitions) >= 2 * tasks_wanted:
+        self.partition_aligned = self.tagging and len(self.partitions) >= 2 * tasks_wanted
+        if self.partition_aligned:
             cols = [F.col(tasks.PARTITION_PATH)]
         else:
             cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
@@ -334,6 +340,14 @@ class SparkWriteJob:
         wctx = write_context(self.prepared, instant, self.data_schema)
         fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
         rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, "bucket int, stat string").collect()
+        return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
+
+    def write_in_place(self, tagged: DataFrame, plan: WritePlan, instant: str) -> list[WriteStat]:
+        """Run the handles in the tasks that hold the tagged records (partition-aligned
+        tagging, see :meth:`tag`): no second shuffle; the write stats in bucket order."""
+        wctx = write_context(self.prepared, instant, self.data_schema)
+        fn = functools.partial(tasks.write_in_place_task, plan=self._broadcast(plan), wctx=wctx)
+        rows = tagged.mapInArrow(fn, "bucket int, stat string").collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
 
     # --- resources --------------------------------------------------------------------------
