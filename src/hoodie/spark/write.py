@@ -76,6 +76,7 @@ from hoodie.writer.client import (
     workload_stats,
     write_context,
 )
+from hoodie.writer.keygen import TIMESTAMP as TIMESTAMP_KEYGEN
 from hoodie.writer.planner import PartitionProfile, WritePlan, planned_bucket_counts
 from hoodie.writer.prepare import add_keys, check_ordering_field
 from hoodie.writer.schema import (
@@ -268,6 +269,12 @@ class SparkWriteJob:
         if not keygen.is_partitioned:
             return [] if self.data.isEmpty() else [""]
         fields = self.data.select(*keygen.partition_fields)
+        if keygen.class_name != TIMESTAMP_KEYGEN:
+            # The distinct partition values are found by Spark alone (no Python pass over
+            # the batch); the key generator then turns those few rows into paths here.
+            # Not for timestamps: their distinct values may be as many as the records.
+            values = fields.distinct().toArrow()
+            return sorted(set(keygen.partition_paths(values).to_pylist()))
         paths = fields.mapInArrow(functools.partial(tasks.partition_paths_task, keygen=keygen), StructType(_spark_fields((tasks.PARTITION_PATH, StringType()))))
         return sorted(r[0] for r in paths.distinct().collect())
 
