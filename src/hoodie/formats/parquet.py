@@ -92,7 +92,7 @@ def write_base_file(
 
 
 UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
-_SAMPLE_ROWS = 4096
+_SAMPLE_ROWS = 1024
 
 
 def dictionary_columns(table: pa.Table) -> list[str]:

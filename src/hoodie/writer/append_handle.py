@@ -19,6 +19,7 @@ from hoodie.layout import LogFileName, base_file_name
 from hoodie.storage.base import join
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import Bucket
 from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
 
@@ -69,11 +70,11 @@ def _log_records(records: pa.Table, bucket: Bucket, ctx: TaskContext, wctx: "Wri
     """Records with meta fields as Java writes them to logs: the file name is the file id."""
     n = records.num_rows
     meta = [
-        pa.array([wctx.instant] * n, pa.string()),
-        pa.array([f"{wctx.instant}_{ctx.partition_id}_{i}" for i in range(n)], pa.string()),
+        constant_column(wctx.instant, n),
+        sequence_numbers(f"{wctx.instant}_{ctx.partition_id}_", 0, n),
         records.column("_hoodie_record_key").cast(pa.string()),
         records.column("_hoodie_partition_path").cast(pa.string()),
-        pa.array([bucket.file_id] * n, pa.string()),
+        constant_column(bucket.file_id, n),
     ]
     data = conform(records, wctx.data_schema)
     schema = pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(wctx.data_schema))

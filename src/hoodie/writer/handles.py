@@ -32,6 +32,7 @@ from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import run_append
 from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
 
@@ -96,13 +97,12 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext) -> WriteS
 def _new_rows(records: pa.Table, wctx: WriteContext, ctx: TaskContext, file_name: str, seq_start: int = 0) -> pa.Table:
     """Incoming records with fresh meta columns, in table layout."""
     n = records.num_rows
-    seqno = pa.array([f"{wctx.instant}_{ctx.partition_id}_{i}" for i in range(seq_start, seq_start + n)], pa.string())
     meta = [
-        pa.array([wctx.instant] * n, pa.string()),
-        seqno,
+        constant_column(wctx.instant, n),
+        sequence_numbers(f"{wctx.instant}_{ctx.partition_id}_", seq_start, n),
         records.column("_hoodie_record_key").cast(pa.string()),
         records.column("_hoodie_partition_path").cast(pa.string()),
-        pa.array([file_name] * n, pa.string()),
+        constant_column(file_name, n),
     ]
     data = conform(records, wctx.data_schema)
     return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(wctx.data_schema))
@@ -146,7 +146,7 @@ def _merge(
     matched_in[incoming_pos] = True
     insert_in = np.nonzero(~matched_in & ~deletes_mask)[0]
     kept = old.filter(pa.array(keep_old))
-    kept = kept.set_column(kept.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([file_name] * kept.num_rows, pa.string()))
+    kept = kept.set_column(kept.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(file_name, kept.num_rows))
     kept = _to_layout(kept, wctx.data_schema)
     winners_idx = np.concatenate([updated_in, insert_in])
     winners = _new_rows(incoming.take(pa.array(winners_idx)), wctx, ctx, file_name)
