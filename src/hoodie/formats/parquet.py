@@ -177,17 +177,3 @@ class FooterInfo:
     index: FooterIndex | None
     num_rows: int
     schema: pa.Schema
-
-
-def read_footer(storage: Storage, path: str) -> FooterInfo:
-    """Footer of a base file: bloom filter and key range (if any), row count, schema."""
-    fs, fpath = arrow_path(storage, path)
-    storage.counters.bump("footer")
-    try:
-        with fs.open_input_file(fpath) as f:
-            md = pq.read_metadata(f)
-    except (pa.ArrowInvalid, OSError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise FormatError(f"cannot read footer of base file {path}: {e}") from e
-    return FooterInfo(read_footer_index(md.metadata), md.num_rows, md.schema.to_arrow_schema())

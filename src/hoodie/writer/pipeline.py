@@ -140,10 +140,3 @@ def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
 def _drop(table: pa.Table, *names: str) -> pa.Table:
     present = [n for n in names if n in table.column_names]
     return table.drop_columns(present) if present else table
-
-
-@dataclass(frozen=True)
-class ReplacePlan:
-    """File groups replaced by an insert_overwrite(_table)."""
-
-    partition_to_file_ids: dict[str, list[str]]
