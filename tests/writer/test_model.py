@@ -3,6 +3,7 @@ Python model; after every commit the snapshot equals the model and the increment
 of the commit equals exactly the records it changed."""
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -12,10 +13,13 @@ from modeling import CITIES, Model, model_options, random_batch, table_rows, to_
 import hoodie
 from hoodie.table.table import HoodieTable
 
+SEEDS = [int(s) for s in os.environ.get("HOODIE_MODEL_SEEDS", "20261122").split(",")]
 
+
+@pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
-def test_random_writes_match_model(tmp_path: Path, index_type: str) -> None:
-    rng = random.Random(20261122 + len(index_type))
+def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int) -> None:
+    rng = random.Random(seed + len(index_type))
     path = str(tmp_path / "model")
     opts = model_options(index_type)
     model = Model()
