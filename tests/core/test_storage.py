@@ -77,3 +77,20 @@ def test_whole_write_read_cycle_on_fsspec_memory_storage() -> None:
     assert rows == [("a", 2), ("b", 1), ("c", 2)]
     pulled = hoodie.read(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": first})
     assert sorted(pulled.column("k").to_pylist()) == ["a", "c"]
+
+
+def test_a_snapshot_lists_each_partition_once(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    import hoodie
+    from hoodie.table.table import HoodieTable
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "p"}
+    hoodie.write(pa.table({"k": ["a", "b", "c"], "p": ["x", "y", "z"]}), path, opts)
+    storage = LocalStorage()
+    table = HoodieTable.open(path, storage)
+    storage.counters.reset()
+    slices = table.view().latest_slices_all()
+    assert len(slices) == 3
+    assert storage.counters["list"] == 4, "the base path and each of the 3 partitions, once"

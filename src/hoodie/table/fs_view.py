@@ -20,7 +20,7 @@ from hoodie.layout import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from hoodie.storage.base import Storage, join, relative_to
+from hoodie.storage.base import FileInfo, Storage, join, relative_to
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
@@ -36,6 +36,8 @@ class FileSystemView:
         self.as_of = as_of
         self._lock = threading.Lock()
         self._groups: dict[str, list[FileGroup]] = {}
+        # directory listings the partition walk already made, used once by the file groups
+        self._listings: dict[str, list[FileInfo]] = {}
         completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or compare_key(i.timestamp) <= compare_key(as_of)]
         self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
         all_on_timeline = {i.timestamp for i in timeline.instants}
@@ -92,6 +94,8 @@ class FileSystemView:
             )
             if is_partition:
                 found.append(relative_to(d, self.base_path))
+                with self._lock:
+                    self._listings[d] = entries
             for e in entries:
                 if e.is_dir and not e.name.startswith(".") and not (d == self.base_path and e.name == HOODIE_FOLDER):
                     pending.append(e.path)
@@ -120,7 +124,9 @@ class FileSystemView:
         replaced = self._replaced.get(partition_path, set())
         bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
         logs: dict[str, list[LogFile]] = defaultdict(list)
-        for info in self.storage.list_dir(directory):
+        with self._lock:
+            listing = self._listings.pop(directory, None)
+        for info in listing if listing is not None else self.storage.list_dir(directory):
             if info.is_dir:
                 continue
             bname = parse_base_file_name(info.name)
