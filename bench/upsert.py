@@ -62,16 +62,18 @@ def step(case: str, phase: str) -> dict:
         t0 = time.perf_counter()
         n = hoodie.read(path).num_rows
         return {"seconds": time.perf_counter() - t0, "rows": n}
-    if case in ("hoodie-mor", "hoodie-mor-logs"):
+    if case in ("hoodie-mor", "hoodie-mor-logs", "hoodie-mor-parquet-logs"):
         import hoodie
         from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, compact
         from hoodie.table.table import HoodieTable
 
         path = str(root / case)
         opts = {**KEY_OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
-        if case == "hoodie-mor-logs":
+        if case != "hoodie-mor":
             # no small-file packing: updates append logs, inserts open new file groups
             opts["hoodie.parquet.small.file.limit"] = "0"
+        if case == "hoodie-mor-parquet-logs":
+            opts["hoodie.logfile.data.block.format"] = "parquet"
         if phase == "setup":
             shutil.rmtree(path, ignore_errors=True)
             hoodie.write(load("base"), path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
@@ -232,7 +234,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--updates", type=int, default=100_000)
-    ap.add_argument("--cases", default="hoodie,hoodie-mor,hoodie-mor-logs,spark,deltalake,pyarrow")
+    ap.add_argument("--cases", default="hoodie,hoodie-mor,hoodie-mor-logs,hoodie-mor-parquet-logs,spark,deltalake,pyarrow")
     ap.add_argument("--child", nargs=2)
     args = ap.parse_args()
     if args.child:
@@ -270,7 +272,7 @@ def main() -> None:
                 r = results[case]
                 print(f"{case:>10} / deltalake:  upsert time {r['upsert']['seconds'] / d['upsert']['seconds']:5.2f}x   "
                       f"upsert peak memory {r['upsert']['peak_mb'] / d['upsert']['peak_mb']:5.2f}x")
-    for case in ("hoodie-mor", "hoodie-mor-logs"):
+    for case in ("hoodie-mor", "hoodie-mor-logs", "hoodie-mor-parquet-logs"):
         if case in results:
             r = results[case]
             print(f"{case:>16}: snapshot read with logs / read-optimized read: {r['read']['seconds'] / r['read']['read_optimized_seconds']:5.2f}x   "

@@ -99,6 +99,7 @@ RECORD_SIZE_MIN_COMMIT = _opt("hoodie.record.size.estimation.threshold", 1.0, fl
 PARQUET_CODEC = _opt("hoodie.parquet.compression.codec", "gzip", _lower, "Parquet compression codec.", (), ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"))
 PARQUET_BLOCK_SIZE = _opt("hoodie.parquet.block.size", 125829120, int, "Parquet row group size (bytes).")
 PARQUET_PAGE_SIZE = _opt("hoodie.parquet.page.size", 1048576, int, "Parquet page size (bytes).")
+LOG_BLOCK_FORMAT = _opt("hoodie.logfile.data.block.format", "avro", _lower, "Data block format of merge-on-read log files: avro (Hudi's default) or parquet.", (), ("avro", "parquet"))
 MARKERS_TYPE = _opt("hoodie.write.markers.type", "DIRECT", _upper, "DIRECT or TIMELINE_SERVER_BASED markers.", (), ("DIRECT", "TIMELINE_SERVER_BASED"))
 ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
 UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")

@@ -1,6 +1,7 @@
 """Append handle (merge-on-read): updates and deletes of one file group become a new log
-file on its latest slice, ``.<fileId>_<baseInstant>.log.<version>_<token>``, holding an
-Avro data block (the updated records with their meta fields) and a delete block.
+file on its latest slice, ``.<fileId>_<baseInstant>.log.<version>_<token>``, holding a
+data block (the updated records with their meta fields: Avro by default, Parquet with
+``hoodie.logfile.data.block.format=parquet``) and a delete block.
 
 Like Hudi 0.14+, every write creates the next log version instead of appending to an
 existing file, so a crash can never tear a block that was already committed.
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
-from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, write_log_file
+from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, write_log_file
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.layout import LogFileName, base_file_name
 from hoodie.storage.base import join
@@ -39,7 +40,11 @@ def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "Writ
     removed = incoming.filter(pa.array(deletes))
     blocks: list[LogBlock] = []
     if updates.num_rows:
-        blocks.append(AvroDataBlock.create(_log_records(updates, bucket, ctx, wctx), wctx.avro_schema_with_meta, wctx.instant))
+        records = _log_records(updates, bucket, ctx, wctx)
+        if wctx.log_block_format == "parquet":  # a whole Parquet file as the block's content
+            blocks.append(ParquetDataBlock.create(records, wctx.instant, wctx.avro_schema_with_meta))
+        else:
+            blocks.append(AvroDataBlock.create(records, wctx.avro_schema_with_meta, wctx.instant))
     if removed.num_rows:
         blocks.append(DeleteBlock.create(_delete_records(removed, wctx), wctx.instant, wctx.avro_schema_with_meta))
     path = join(wctx.base_path, bucket.partition_path, log_name)

@@ -204,6 +204,7 @@ def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema)
         bloom=s.bloom,
         avro_schema_with_meta=avro_schema_json(arrow_to_avro_schema(data_schema, table.name, include_meta_fields=True)),
         deletes_carry_ordering=s.operation != "delete",
+        log_block_format=prepared.config.get(o.LOG_BLOCK_FORMAT),
     )
 
 

@@ -50,6 +50,7 @@ class WriteContext:
     bloom: BloomSettings | None
     avro_schema_with_meta: str = ""  # writer schema of log data blocks (merge-on-read)
     deletes_carry_ordering: bool = False  # upsert deletes (_hoodie_is_deleted) keep their ordering value
+    log_block_format: str = "avro"  # hoodie.logfile.data.block.format
 
 
 @dataclass(frozen=True)
