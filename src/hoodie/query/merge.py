@@ -35,7 +35,7 @@ from hoodie.engine.base import TaskContext
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_schema import META_FIELDS
 from hoodie.formats.log.blocks import DeleteBlock
-from hoodie.layout import compare_key, parse_base_file_name, parse_log_file_name
+from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.query.instants import InstantFilter
 from hoodie.query.log_scan import LogScanStats, replay_blocks
 from hoodie.query.merge_rules import (
@@ -308,6 +308,17 @@ def _slice_of(base_path: str, op: Any) -> FileSlice:
     return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
 
 
+def compaction_merge_inputs(table: Any, instant: str, ordering_field: str | None = None) -> tuple[MergeConfig, InstantFilter]:
+    """How a compaction at ``instant`` merges (the table's merge configuration, with
+    ``ordering_field`` when given) and which log blocks it sees (completed writes up to
+    the compaction instant). Computed once on the driver; both are picklable."""
+    merge = MergeConfig.for_table(table.config)
+    if ordering_field and merge.mode is MergeMode.EVENT_TIME_ORDERING:
+        merge = MergeConfig(merge.mode, (ordering_field,), merge.populate_meta_fields, merge.delete_marker, merge.description)
+    # no write shares the compaction's instant time, so "up to" it means "before" it
+    return merge, InstantFilter.of_timeline(table.timeline, upto=instant)
+
+
 def merge_slice_for_compaction(
     storage: Storage,
     base_path: str,
@@ -323,26 +334,17 @@ def merge_slice_for_compaction(
     ``op`` is a compaction operation (``partition_path``, ``file_id``, ``base_instant``,
     ``base_file`` and ``log_files`` names). ``schema`` is the table's data schema; the
     result has the five meta columns first, exactly as stored in the winning records.
-    Only blocks of instants completed before the compaction ``instant`` count, unless
-    ``visible`` says otherwise; ``merge`` defaults to the table's merge configuration
-    (with ``ordering_field`` as its ordering field when given). Returns the records and
+    ``merge`` and ``visible`` default to :func:`compaction_merge_inputs` (which opens the
+    table: pass them when merging many slices). Returns the records and
     the merge counters (``updated``, ``deleted``, ``log_records``, ``log_blocks``,
     ``corrupt_blocks``, ``rollback_blocks``, ...).
     """
     if merge is None or visible is None:
-        from hoodie.table.table import (
-            HoodieTable,  # the timeline and config, read on the executor
-        )
+        from hoodie.table.table import HoodieTable
 
-        table = HoodieTable.open(base_path, storage)
-        if merge is None:
-            merge = MergeConfig.for_table(table.config)
-            if ordering_field and merge.mode is MergeMode.EVENT_TIME_ORDERING:
-                merge = MergeConfig(merge.mode, (ordering_field,), merge.populate_meta_fields, merge.delete_marker, merge.description)
-        if visible is None:
-            filt = InstantFilter.of_timeline(table.timeline)
-            horizon = compare_key(instant)
-            visible = lambda t: compare_key(t) < horizon and filt(t)
+        table_merge, table_visible = compaction_merge_inputs(HoodieTable.open(base_path, storage), instant, ordering_field)
+        merge = merge or table_merge
+        visible = visible or table_visible
     merged = merge_slice(storage, _slice_of(base_path, op), stored_meta_schema(schema), merge, visible)
     return merged.records, merged.stats.counters()
 

@@ -22,6 +22,9 @@ from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
+from hoodie.query.instants import InstantFilter
+from hoodie.query.merge import compaction_merge_inputs, merge_slice_for_compaction
+from hoodie.query.merge_rules import MergeConfig
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import FileSlice
@@ -173,7 +176,8 @@ class CompactionTask:
     base_path: str
     instant: str
     schema: pa.Schema
-    ordering_field: str | None
+    merge: MergeConfig
+    visible: InstantFilter
     storage: Storage
     parquet: ParquetSettings
     bloom: BloomSettings
@@ -198,8 +202,9 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
     schema = table.data_schema()
     if schema is None:
         raise TimelineError(f"{table.base_path} has no schema to compact with")
+    merge, visible = compaction_merge_inputs(table, inst.timestamp, table.config.precombine_field)
     tasks = [
-        CompactionTask(op, table.base_path, inst.timestamp, schema, table.config.precombine_field, table.storage, settings.parquet, settings.bloom)
+        CompactionTask(op, table.base_path, inst.timestamp, schema, merge, visible, table.storage, settings.parquet, settings.bloom)
         for op in plan.operations
     ]
     engine = engine or LocalEngine()
@@ -221,13 +226,11 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
 
 def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     """Merge one slice into a new base file named with the compaction instant."""
-    from hoodie.query.merge import merge_slice_for_compaction
-
     started = time.monotonic()
     op = task.operation
     name = base_file_name(op.file_id, ctx.write_token, task.instant)
     DirectMarkers(task.storage, task.base_path, task.instant).create(op.partition_path, name, "CREATE")
-    merged, counters = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, task.ordering_field, task.instant)
+    merged, counters = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
     path = join(task.base_path, op.partition_path, name)
     size = write_base_file(task.storage, path, merged, task.parquet, task.bloom)
