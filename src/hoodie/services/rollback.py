@@ -13,7 +13,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from hoodie.formats.log import CommandBlock, write_log_file
+from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
+from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
 from hoodie.storage.base import join
 from hoodie.table.table import HoodieTable
@@ -115,10 +116,9 @@ def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
 ROLLBACK_WRITE_TOKEN = "1-0-1"  # the token Java's rollback gives its command-block log files
 
 
-def _append_rollback_block(table: HoodieTable, req: dict, rollback_time: str, target: str) -> str:
-    """A new log version on the slice holding a rollback command block for ``target``;
-    reused if an interrupted run of this rollback already wrote it."""
-    partition, file_id, base = req["partitionPath"], req["fileId"], req["latestBaseInstant"]
+def append_rollback_block(table: HoodieTable, partition: str, file_id: str, base: str, rollback_time: str, target: str) -> str:
+    """A new log version of the slice (``file_id``, ``base``) holding a rollback command
+    block for ``target``; reused if an interrupted run already wrote that very block."""
     directory = join(table.base_path, partition)
     versions = []
     for info in table.storage.list_dir(directory):
@@ -126,12 +126,21 @@ def _append_rollback_block(table: HoodieTable, req: dict, rollback_time: str, ta
         if lf is None or lf.file_id != file_id or lf.instant != base:
             continue
         versions.append(lf.version)
-        if lf.write_token == ROLLBACK_WRITE_TOKEN and log_file_written_by(table.storage, info.path, rollback_time):
+        if lf.write_token == ROLLBACK_WRITE_TOKEN and _is_rollback_of(table, info.path, rollback_time, target):
             return info.path
-    name = LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name
-    path = join(directory, name)
+    path = join(directory, LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name)
     write_log_file(table.storage, path, [CommandBlock.rollback(rollback_time, target)])
     return path
+
+
+def _is_rollback_of(table: HoodieTable, path: str, rollback_time: str, target: str) -> bool:
+    with LogFileReader(table.storage, path) as reader:
+        for found in reader.scan():
+            if isinstance(found, CorruptBlock):
+                return False
+            h = found.header
+            return h.get(HeaderKey.INSTANT_TIME) == rollback_time and h.get(HeaderKey.TARGET_INSTANT_TIME) == target
+    return False
 
 
 def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> RollbackResult:
@@ -155,7 +164,7 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
                 pm["failedDeleteFiles"].append(path)
         failed_logs = req.get("logBlocksToBeDeleted") or {}
         if failed_logs:
-            command_log = _append_rollback_block(table, req, rb.timestamp, failed.timestamp)
+            command_log = append_rollback_block(table, req["partitionPath"], req["fileId"], req["latestBaseInstant"], rb.timestamp, failed.timestamp)
             pm["rollbackLogFiles"][command_log] = table.storage.size(command_log)
             pm["logFilesFromFailedCommit"].update(failed_logs)
     metadata = {

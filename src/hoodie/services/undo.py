@@ -23,11 +23,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
-from hoodie.formats.log.blocks import CorruptBlock
-from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
+from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.services.compaction_plan import CompactionPlan
-from hoodie.services.rollback import ROLLBACK_WRITE_TOKEN
+from hoodie.services.rollback import append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
 from hoodie.storage.base import join, relative_to
 from hoodie.table.fs_view import FileSystemView
@@ -110,33 +108,6 @@ def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -
     return plan
 
 
-def _rollback_block(table: HoodieTable, partition: str, file_id: str, base: str, rollback_time: str, target: str) -> str:
-    """A new log version of the slice holding a rollback command block for ``target``;
-    reused if an interrupted run already wrote that very block."""
-    directory = join(table.base_path, partition)
-    versions = []
-    for info in table.storage.list_dir(directory):
-        lf = parse_log_file_name(info.name)
-        if lf is None or lf.file_id != file_id or lf.instant != base:
-            continue
-        versions.append(lf.version)
-        if lf.write_token == ROLLBACK_WRITE_TOKEN and _is_rollback_of(table, info.path, rollback_time, target):
-            return info.path
-    path = join(directory, LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name)
-    write_log_file(table.storage, path, [CommandBlock.rollback(rollback_time, target)])
-    return path
-
-
-def _is_rollback_of(table: HoodieTable, path: str, rollback_time: str, target: str) -> bool:
-    with LogFileReader(table.storage, path) as reader:
-        for found in reader.scan():
-            if isinstance(found, CorruptBlock):
-                return False
-            h = found.header
-            return h.get(HeaderKey.INSTANT_TIME) == rollback_time and h.get(HeaderKey.TARGET_INSTANT_TIME) == target
-    return False
-
-
 def _delete_timeline_files(table: HoodieTable, files: list[TimelineFile], states: tuple[State, ...]) -> None:
     for f in files:
         if f.instant.state in states:
@@ -167,7 +138,7 @@ def execute_undo(table: HoodieTable, plan: UndoPlan, files: list[TimelineFile], 
             except OSError:
                 meta(partition)["failedDeleteFiles"].append(path)
     for (partition, file_id, base), logs in sorted(plan.rollback_logs.items()):
-        command_log = _rollback_block(table, partition, file_id, base, rollback_time, target)
+        command_log = append_rollback_block(table, partition, file_id, base, rollback_time, target)
         meta(partition)["rollbackLogFiles"][command_log] = table.storage.size(command_log)
         meta(partition)["logFilesFromFailedCommit"].update(logs)
     # 2. only now forget the instant: until here a crash resumes this undo
