@@ -115,3 +115,38 @@ def test_parquet_log_blocks_read_back_through_hudi_rs(table_path: str, hudi_rs_r
     assert blocks and all(isinstance(b, ParquetDataBlock) for b in blocks)
     expected = [("u0", "sf", 2, 100.0), ("u1", "nyc", 1, 1.0), ("u2", "sf", 1, 2.0), ("u3", "nyc", 1, 3.0), ("u4", "sf", 1, 4.0), ("u5", "nyc", 1, 5.0)]
     assert rows(hudi_rs_read(table_path)) == expected == rows(hoodie.read(table_path))
+
+
+def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: str, hudi_rs_read) -> None:
+    import dataclasses
+
+    from hoodie.engine.base import TaskContext
+    from hoodie.storage.local import LocalStorage as Local
+    from hoodie.writer import pipeline
+    from hoodie.writer.client import make_plan, prepare_write, write_context
+    from hoodie.writer.handles import BucketTask, run_bucket
+    from hoodie.writer.prepare import add_keys
+    from hoodie.writer.transaction import WriteTransaction
+
+    hoodie.write(base(), table_path, OPTS)
+    batch = pa.table({"uuid": ["u0"], "city": ["sf"], "ts": [7], "fare": [70.0]})
+    prepared = prepare_write(table_path, OPTS, None, batch.schema, Local())
+    records = add_keys(batch, prepared.keygen, is_delete=False)
+    latest = {"sf": prepared.table.view().latest_slices("sf")}
+    records = pipeline.tag_records(records, {"sf": pipeline.file_refs(latest["sf"])}, prepared.table.storage, prepared.settings.index)
+    plan = make_plan(prepared, pipeline.profile(records), latest)
+    (bucket,) = plan.buckets
+    assert bucket.handle == "append"
+    txn = WriteTransaction.begin(prepared.table, "upsert")
+    txn.mark_inflight()
+    wctx = write_context(prepared, txn.instant_time, prepared.table.data_schema())
+    task = BucketTask(bucket, pipeline.assign_buckets(records, plan))
+    loser = run_bucket(task, TaskContext(0, 1, 1), wctx)
+    # a second attempt of the same bucket (another token, and the next log version)
+    retry = dataclasses.replace(bucket, next_log_version=bucket.next_log_version + 1)
+    winner = run_bucket(BucketTask(retry, task.records), TaskContext(0, 1, 2), wctx)
+    assert (Path(table_path) / loser.path).exists() and (Path(table_path) / winner.path).exists()
+    txn.commit([winner], prepared.table.data_schema())
+    assert not (Path(table_path) / loser.path).exists(), "the unaccepted attempt's log file is deleted"
+    assert (Path(table_path) / winner.path).exists()
+    assert ("u0", "sf", 7, 70.0) in rows(hudi_rs_read(table_path))

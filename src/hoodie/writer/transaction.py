@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.storage.base import join
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
@@ -112,8 +113,20 @@ class WriteTransaction:
 
     def _remove_unaccepted_files(self, stats: list[WriteStat]) -> None:
         accepted = {s.path for s in stats}
+        # An APPEND marker names (file id, write token) of a slice, not its log file; when
+        # an accepted stat is that task's log file there is nothing to find, so the
+        # partition is listed only for attempts that failed or lost to a duplicate.
+        accepted_appends = set()
+        for s in stats:
+            lf = parse_log_file_name(s.file_name)
+            if lf is not None:
+                accepted_appends.add((s.partitionPath, lf.file_id, lf.instant, lf.write_token))
         markers = self.markers
         for entry in markers.entries():
+            if entry.io_type == "APPEND":
+                placeholder = parse_base_file_name(entry.file_name)
+                if placeholder is not None and (entry.partition_path, placeholder.file_id, placeholder.instant, placeholder.write_token) in accepted_appends:
+                    continue
             for rel in markers.files_of(entry):
                 if rel not in accepted:
                     self.table.storage.delete(join(self.table.base_path, rel))
