@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import hoodie
-from hoodie.formats.bloom import read_footer_index
+from hoodie.formats.bloom_footer import read_footer_index
 from hoodie.table.table import HoodieTable
 
 OPTS = {

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.formats.bloom import read_footer_index
+from hoodie.formats.bloom_footer import read_footer_index
 from hoodie.table.table import HoodieTable
 
 DATA_COLS = ["uuid", "city", "ts", "fare", "rider"]

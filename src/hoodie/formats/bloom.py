@@ -11,8 +11,8 @@ version 6 and later):
 * :class:`DynamicBloomFilter` — Hudi ``HoodieDynamicBoundedBloomFilter`` (type code
   ``DYNAMIC_V0``, the default), a list of simple rows that grows up to a bound;
 * the Base64 string form stored in parquet footers (:func:`serialize_filter`,
-  :func:`deserialize_filter`) and the footer keys themselves (:func:`footer_metadata`,
-  :func:`read_footer_index`).
+  :func:`deserialize_filter`) and the footer key names; the footer entries themselves,
+  and filters probed without decoding, are :mod:`hoodie.formats.bloom_footer`'s.
 
 Serialization is Java ``DataOutput`` (big-endian)::
 
@@ -34,8 +34,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Union
 
 import numpy as np
@@ -51,7 +50,6 @@ __all__ = [
     "DEFAULT_NUM_ENTRIES",
     "DYNAMIC_V0",
     "DynamicBloomFilter",
-    "FooterIndex",
     "MAX_KEY",
     "MIN_KEY",
     "MURMUR_HASH",
@@ -60,13 +58,11 @@ __all__ = [
     "BloomFilter",
     "SimpleBloomFilter",
     "deserialize_filter",
-    "footer_metadata",
     "hadoop_murmur_hash",
     "new_bloom_filter",
     "optimal_num_bits",
     "optimal_num_hashes",
     "continue_filter",
-    "read_footer_index",
     "serialize_filter",
 ]
 
@@ -415,7 +411,13 @@ class SimpleBloomFilter:
             scratch[flat] = True
             self._bits |= np.packbits(scratch, bitorder="little")
         else:
-            np.bitwise_or.at(self._bits, flat >> 3, (np.uint8(1) << (flat & 7).astype(np.uint8)))
+            # Few positions: OR the masks of each byte together (sorted + reduceat), then
+            # one fancy-indexed OR; ``np.bitwise_or.at`` is ~10× slower.
+            flat = np.sort(flat)
+            idx = flat >> 3
+            first = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+            masks = np.left_shift(np.uint8(1), (flat & 7).astype(np.uint8))
+            self._bits[idx[first]] |= np.bitwise_or.reduceat(masks, first)
 
     def _test(self, positions: Iterable[int]) -> bool:
         bits = self._bits
@@ -748,60 +750,3 @@ def deserialize_filter(text: str | bytes, type_code: str | None) -> BloomFilter:
             f"{len(data) - end} unexpected bytes after a {code} bloom filter; is the type code right?"
         )
     return parsed
-
-
-# --------------------------------------------------------------------------------------
-# Parquet footer
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FooterIndex:
-    """What a Hudi base file footer says about its record keys."""
-
-    bloom_filter: BloomFilter | None
-    min_key: str | None
-    max_key: str | None
-
-
-def footer_metadata(f: BloomFilter, min_key: str | None, max_key: str | None) -> dict[bytes, bytes]:
-    """Footer key/values for a base file, as ``HoodieBloomFilterWriteSupport.finalizeMetadata``.
-
-    The type code is written only for dynamic filters; min/max keys only when both are
-    known (an empty file has neither). Entries come in the order Java's HashMap yields
-    them (min, bloom, max, type code), which is how they appear in Java-written files.
-    """
-    out: dict[bytes, bytes] = {}
-    has_range = min_key is not None and max_key is not None
-    if has_range:
-        out[MIN_KEY.encode()] = min_key.encode("utf-8")  # type: ignore[union-attr]
-    out[BLOOM_FILTER_KEY.encode()] = serialize_filter(f).encode("ascii")
-    if has_range:
-        out[MAX_KEY.encode()] = max_key.encode("utf-8")  # type: ignore[union-attr]
-    if isinstance(f, DynamicBloomFilter):
-        out[BLOOM_TYPE_CODE_KEY.encode()] = DYNAMIC_V0.encode()
-    return out
-
-
-def read_footer_index(metadata: Mapping[bytes, bytes] | None) -> FooterIndex | None:
-    """Bloom filter and key range from parquet key/value metadata; None if it has none.
-
-    Accepts ``pyarrow.parquet.read_metadata(path).metadata`` directly (bytes keys; None
-    when the file has no key/value metadata). Falls back to the old
-    ``com.uber.hoodie.bloomfilter`` key like Java does.
-    """
-    if not metadata:
-        return None
-
-    def get(key: str) -> str | None:
-        value = metadata.get(key.encode())
-        return None if value is None else value.decode("utf-8")
-
-    text = get(BLOOM_FILTER_KEY)
-    if text is None:
-        text = get(OLD_BLOOM_FILTER_KEY)
-    min_key, max_key = get(MIN_KEY), get(MAX_KEY)
-    if text is None and min_key is None and max_key is None:
-        return None
-    bloom = deserialize_filter(text, get(BLOOM_TYPE_CODE_KEY)) if text is not None else None
-    return FooterIndex(bloom_filter=bloom, min_key=min_key, max_key=max_key)

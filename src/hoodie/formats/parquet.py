@@ -13,13 +13,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import FormatError
-from hoodie.formats.bloom import (
-    BloomFilter,
-    FooterIndex,
-    footer_metadata,
-    new_bloom_filter,
-    read_footer_index,
-)
+from hoodie.formats.bloom import BloomFilter, new_bloom_filter
+from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, footer_metadata, read_footer_index
 from hoodie.storage.base import Storage, arrow_path
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
@@ -48,7 +43,7 @@ def write_base_file(
     table: pa.Table,
     parquet: ParquetSettings,
     bloom: BloomSettings | None,
-    bloom_filter: BloomFilter | None = None,
+    bloom_filter: BloomFilter | EncodedBloomFilter | None = None,
 ) -> int:
     """Write ``table`` (meta columns first) to ``path``; returns the file size in bytes.
 

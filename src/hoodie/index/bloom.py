@@ -40,8 +40,8 @@ def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array,
     if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
         in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
         idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
-    if len(idx) and footer is not None and footer.bloom_filter is not None:
-        maybe = footer.bloom_filter.might_contain_many(candidates)
+    if len(idx) and footer is not None and footer.bloom is not None:
+        maybe = footer.bloom.might_contain_many(candidates)  # reads ~30 Base64 characters a key, decodes nothing
         idx, candidates = idx[maybe], candidates.filter(pa.array(maybe))
     if not len(idx):
         return idx, 0

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.bloom import BloomFilter, continue_filter
+from hoodie.formats.bloom_footer import EncodedBloomFilter, continue_encoded
 from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
@@ -115,7 +116,7 @@ def _full_schema(data_schema: pa.Schema) -> pa.Schema:
 
 def _merge(
     bucket: Bucket, incoming: pa.Table, deletes_mask: np.ndarray, wctx: WriteContext, ctx: TaskContext, file_name: str
-) -> tuple[pa.Table, tuple[int, int, int], BloomFilter | None]:
+) -> tuple[pa.Table, tuple[int, int, int], BloomFilter | EncodedBloomFilter | None]:
     """The merged rows, (inserts, updates, deletes), and the old file's bloom filter
     extended with the inserted keys when it can serve the new file (see continue_filter)."""
     with BaseFileReader(wctx.storage, bucket.base_path) as reader:  # type: ignore[arg-type]
@@ -154,11 +155,15 @@ def _merge(
     merged = pa.concat_tables([kept, winners])
     counts = (len(insert_in), len(updated_in), int((is_delete & ~stored_wins).sum()))
     bloom = wctx.bloom
-    f = None
-    if bloom is not None and footer is not None:
-        f = continue_filter(footer.bloom_filter, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
-        if f is not None and len(insert_in):
-            f.add_many(incoming.column("_hoodie_record_key").take(pa.array(insert_in)))
+    f: BloomFilter | EncodedBloomFilter | None = None
+    if bloom is not None and footer is not None and footer.bloom is not None:
+        inserted = incoming.column("_hoodie_record_key").take(pa.array(insert_in))
+        # In its footer text when the keys fit the active row: no decode, no re-encode.
+        f = continue_encoded(footer.bloom, inserted, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type)
+        if f is None:
+            f = continue_filter(footer.bloom_filter, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
+            if f is not None and len(insert_in):
+                f.add_many(inserted)
     return merged, counts, f
 
 
