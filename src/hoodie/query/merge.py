@@ -13,6 +13,12 @@ default file group reader (version 2) does it:
    buffered record on first use);
 3. the buffered data records whose key no base row had follow, in first-seen order.
 
+The usual slice (data blocks only, one integer, floating or string ordering field, or
+commit-time ordering) takes :func:`merge_columnar`, which applies the same rules to whole
+columns; it lists the base rows that stay first and the versions replacing base rows
+after them (row order within a slice is not part of a read's result). Anything else
+goes record by record through the rules above.
+
 Rows keep the five meta columns of the version that won (commit time and seqno as
 stored). Log records are cast to the read schema, which is the schema base rows have.
 Memory is one slice: the base file and the decoded log blocks of that slice.
@@ -46,7 +52,7 @@ from hoodie.query.merge_rules import (
     delta_merge_delete,
     final_merge,
 )
-from hoodie.query.ordering import column_ordering_values, delete_ordering_value
+from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
 from hoodie.query.reader import BaseFileTask, conform, read_base_file_task
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
@@ -229,17 +235,153 @@ def merge_slice(
     if missing:
         raise SchemaError(f"merging file group {file_slice.file_id} needs the record key column(s) {', '.join(missing)}")
     stats = MergeStats()
-    buffer = _LogBuffer(merge, working, stats)
-    for block in replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan):
-        if isinstance(block, DeleteBlock):
-            buffer.add_deletes(block)
-        else:
-            buffer.add_data(block.records, block.instant_time)
-
+    blocks = list(replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan))
     base = _read_base(storage, file_slice.base_file, working)
     stats.base_records = base.num_rows
-    out = _merge_base(base, buffer, merge.mode, stats)
+    out = None
+    if not any(isinstance(b, DeleteBlock) for b in blocks):
+        logs = [conform(b.records, working, f"log block of instant {b.instant_time}") for b in blocks]
+        out = merge_columnar(base, [t for t in logs if t.num_rows], merge, stats)
+    if out is None:
+        # the record-at-a-time rules: delete blocks, delete flags, unusual orderings
+        buffer = _LogBuffer(merge, working, stats)
+        for block in blocks:
+            if isinstance(block, DeleteBlock):
+                buffer.add_deletes(block)
+            else:
+                buffer.add_data(block.records, block.instant_time)
+        out = _merge_base(base, buffer, merge.mode, stats)
     return MergedSlice(out.select(list(columns)) if columns is not None else out, stats)
+
+
+def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, stats: MergeStats) -> pa.Table | None:
+    """The same merge as the record-at-a-time rules, column at a time, for the usual slice:
+    log data rows only (no delete blocks, no rows flagged as deletes) and commit-time
+    ordering or one ordering field of integer, floating or string type; None otherwise.
+
+    Those rules then reduce to: per key, the log version with the greatest ordering value
+    wins, the later one on a tie (commit time: the latest); it replaces the first base row
+    of its key unless that row's ordering value is greater; log keys no base row has are
+    inserted in first-seen order. Base rows not replaced come first, in file order, then
+    the replacing versions, then the inserts.
+    """
+    if not logs:
+        return base
+    log = pa.concat_tables(logs) if len(logs) > 1 else logs[0]
+    if _delete_flags_array(log, merge).any():
+        return None
+    kind = _ordering_kind(log, merge)
+    if kind is None:
+        return None
+    log_ord = None if kind == _COMMIT_TIME else _fold_keys(log.column(merge.ordering_fields[0]), kind)
+    if kind != _COMMIT_TIME and log_ord is None:
+        return None
+    keys = _key_column(log, merge).combine_chunks()
+    if keys.null_count:
+        raise FormatError(f"log block: a record has no record key ({', '.join(_key_fields(merge))})")
+    encoded = keys.dictionary_encode()  # codes in first-seen order
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    position = np.arange(len(codes))
+    order = np.lexsort((position, codes) if log_ord is None else (position, log_ord, codes))
+    ordered = codes[order]
+    last = np.r_[ordered[1:] != ordered[:-1], True]
+    winner = np.empty(len(encoded.dictionary), dtype=np.int64)
+    winner[ordered[last]] = order[last]
+
+    replaced_rows = np.zeros(0, dtype=np.int64)
+    replacing = np.zeros(0, dtype=np.int64)
+    matched = np.zeros(len(winner), dtype=bool)
+    if base.num_rows:
+        found = pc.index_in(_key_column(base, merge), value_set=encoded.dictionary)
+        base_codes = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
+        hit_rows = np.flatnonzero(base_codes >= 0)
+        # a key met again further down the base file is not merged a second time
+        first_codes, first_at = np.unique(base_codes[hit_rows], return_index=True)
+        rows = hit_rows[first_at]
+        matched[first_codes] = True
+        versions = winner[first_codes]
+        if kind == _COMMIT_TIME:
+            log_wins = np.ones(len(rows), dtype=bool)
+        else:
+            field = merge.ordering_fields[0]
+            log_wins = _log_wins(log.column(field).take(pa.array(versions)), base.column(field).take(pa.array(rows)), kind)
+        replaced_rows, replacing = rows[log_wins], versions[log_wins]
+    inserts = winner[~matched]
+    stats.log_records += log.num_rows
+    stats.updated += len(replaced_rows)
+    stats.inserted += len(inserts)
+    kept = base
+    if len(replaced_rows):
+        keep = np.ones(base.num_rows, dtype=bool)
+        keep[replaced_rows] = False
+        kept = base.filter(pa.array(keep))
+    return pa.concat_tables([kept, log.take(pa.array(np.concatenate([replacing, inserts])))])
+
+
+_COMMIT_TIME = "commit_time"
+
+
+def _delete_flags_array(data: pa.Table, merge: MergeConfig) -> np.ndarray:
+    return np.asarray(_delete_flags(data, merge), dtype=bool)
+
+
+def _ordering_kind(log: pa.Table, merge: MergeConfig) -> str | None:
+    """``commit_time``, or the ordering class of the one ordering field; None when the
+    columnar merge does not apply (several fields, or a class it does not compare)."""
+    if merge.mode is MergeMode.COMMIT_TIME_ORDERING or not merge.ordering_fields:
+        return _COMMIT_TIME
+    if len(merge.ordering_fields) != 1:
+        return None
+    field = merge.ordering_fields[0]
+    if field not in log.column_names:
+        return _COMMIT_TIME  # no ordering values at all: the newer record always wins
+    t = log.schema.field(field).type
+    if pa.types.is_unsigned_integer(t) and t.bit_width == 64:
+        return None  # values past int64 compare as Python ints only
+    try:
+        kind = scalar_kind(t)
+    except TypeError:
+        return None  # the record-at-a-time rules report it
+    return kind if kind in (LONG, DOUBLE, STRING) else None
+
+
+def _as_long(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Integer-like values as int64, nulls as the default 0 (which compares as ``LONG`` 0)."""
+    t = column.type
+    if pa.types.is_boolean(t):
+        column = column.cast(pa.int8())
+    elif pa.types.is_date32(t) or pa.types.is_time32(t):
+        column = column.cast(pa.int32())
+    return pc.fill_null(column.cast(pa.int64()), 0)
+
+
+def _double_order(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """IEEE-754 total-order keys (as :func:`~hoodie.query.ordering.compare` uses)."""
+    bits = np.ascontiguousarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False)).view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+def _fold_keys(column: pa.ChunkedArray, kind: str) -> np.ndarray | None:
+    """Sortable keys of the log's ordering values; None when a null makes the rules
+    record-at-a-time (a null string or float is the default value, of another class)."""
+    if kind == LONG:
+        return _as_long(column).to_numpy()
+    if column.null_count:
+        return None
+    if kind == DOUBLE:
+        return _double_order(column)
+    return pc.rank(column.combine_chunks(), sort_keys="ascending", tiebreaker="dense").to_numpy()
+
+
+def _log_wins(log_values: pa.ChunkedArray, base_values: pa.ChunkedArray, kind: str) -> np.ndarray:
+    """Per pair, whether the log version beats the base row (ties go to the log; a null
+    base value is the default, of another class than a float or string: the log wins)."""
+    if kind == LONG:
+        return _as_long(log_values).to_numpy() >= _as_long(base_values).to_numpy()
+    base_null = pc.is_null(base_values).to_numpy(zero_copy_only=False)
+    if kind == DOUBLE:
+        return (_double_order(log_values) >= _double_order(pc.fill_null(base_values, 0.0))) | base_null
+    return pc.fill_null(pc.greater_equal(log_values, base_values), True).to_numpy(zero_copy_only=False) | base_null
 
 
 def _merge_base(base: pa.Table, buffer: _LogBuffer, mode: MergeMode, stats: MergeStats) -> pa.Table:

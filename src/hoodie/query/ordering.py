@@ -39,6 +39,7 @@ __all__ = [
     "delete_ordering_value",
     "is_default",
     "same_class",
+    "scalar_kind",
 ]
 
 LONG = "long"
@@ -110,7 +111,7 @@ def compare(a: OrderingValue, b: OrderingValue) -> int:
 # --- from data rows -------------------------------------------------------------------------
 
 
-def _scalar_kind(t: pa.DataType) -> str:
+def scalar_kind(t: pa.DataType) -> str:
     if pa.types.is_floating(t):
         return DOUBLE
     if pa.types.is_decimal(t):
@@ -147,7 +148,7 @@ def column_ordering_values(columns: Sequence[pa.Array | pa.ChunkedArray]) -> lis
     """
     if not columns:
         raise ValueError("no ordering field")
-    kinds = [_scalar_kind(c.type) for c in columns]
+    kinds = [scalar_kind(c.type) for c in columns]
     values = [_raw_values(c, k) for c, k in zip(columns, kinds)]
     if len(columns) == 1:
         kind = kinds[0]
