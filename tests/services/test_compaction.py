@@ -141,3 +141,43 @@ def test_copy_on_write_tables_have_nothing_to_compact(tmp_path: Path) -> None:
     with pytest.raises(TimelineError, match="no pending compaction"):
         run_compaction(HoodieTable.open(path))
     assert compact(HoodieTable.open(path), CompactionSettings())[0] is None
+
+
+def _footer_keys_test(path: str) -> tuple[list[str], object]:
+    import pyarrow.parquet as pq
+
+    from hoodie.formats.bloom_footer import read_footer_index
+
+    keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).to_pylist()
+    return keys, read_footer_index(pq.read_metadata(path).metadata)
+
+
+def test_compacted_files_carry_a_bloom_filter_of_all_their_keys(table_path: str) -> None:
+    build(table_path)
+    compact(HoodieTable.open(table_path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    for s in HoodieTable.open(table_path).view().latest_slices_all():
+        keys, footer = _footer_keys_test(s.base_file.path)
+        assert footer.bloom.might_contain_many(keys).all()
+        assert (footer.min_key, footer.max_key) == (min(keys), max(keys))
+
+
+def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -> None:
+    """Log records of keys the base file lacks (written by engines whose index sees logs)
+    come last in the merge; only they are added to the carried-over filter."""
+    from hoodie.formats.parquet import BloomSettings, ParquetSettings
+    from hoodie.query.merge_rules import MergeConfig
+    from hoodie.services.compaction import CompactionTask, _bloom_filter
+    from hoodie.services.compaction_plan import CompactionOperation
+
+    build(table_path, updates=0)
+    table = HoodieTable.open(table_path)
+    s = next(s for s in table.view().latest_slices_all() if s.partition_path == "sf")
+    base_keys, _ = _footer_keys_test(s.base_file.path)
+    new_keys = ["log-only-1", "log-only-2"]
+    merged = pa.table({"_hoodie_record_key": base_keys + new_keys})
+    op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, ())
+    bloom = BloomSettings(num_entries=1000)
+    task = CompactionTask(op, table_path, "20990101000000000", pa.schema([]), MergeConfig(), None, table.storage, ParquetSettings(), bloom)
+    f = _bloom_filter(task, merged, inserted=len(new_keys))
+    assert f is not None and f.might_contain_many(base_keys + new_keys).all()
+    assert not _bloom_filter(task, merged, inserted=0).might_contain_many(new_keys).any()

@@ -40,13 +40,14 @@ from hoodie.formats.bloom import (
     KeyBatch,
     _iter_position_chunks,
     _read_header,
+    continue_filter,
     deserialize_filter,
     optimal_num_bits,
     optimal_num_hashes,
     serialize_filter,
 )
 
-__all__ = ["EncodedBloomFilter", "FooterIndex", "footer_metadata", "read_footer_index"]
+__all__ = ["EncodedBloomFilter", "FooterIndex", "continue_encoded", "filter_for_rewrite", "footer_metadata", "read_footer_index"]
 
 _ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
 _INVALID = np.uint8(255)
@@ -203,6 +204,24 @@ def continue_encoded(
     if old.key_count > max_bloat * max(live_keys, 1):
         return None
     return old.with_keys(keys)
+
+
+def filter_for_rewrite(
+    old: EncodedBloomFilter | None, added: KeyBatch, live_keys: int, num_entries: int, fpp: float, filter_type: str, max_entries: int
+) -> BloomFilter | EncodedBloomFilter | None:
+    """The filter for a file that rewrites the file whose filter is ``old`` (a merge or a
+    compaction): ``old`` plus the ``added`` keys, which must be every key the new file has
+    and the old one lacked; in its text when they fit, else decoded; None to build a
+    fresh one (see :func:`~hoodie.formats.bloom.continue_filter` for when)."""
+    if old is None:
+        return None
+    encoded = continue_encoded(old, added, live_keys, num_entries, fpp, filter_type)
+    if encoded is not None:
+        return encoded
+    decoded = continue_filter(old.decode(), live_keys, num_entries, fpp, filter_type, max_entries)
+    if decoded is not None and len(added):
+        decoded.add_many(added)
+    return decoded
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,9 @@ def merge_slice(
     ``visible`` says which instants' log blocks count (a predicate or a set; see
     :class:`~.instants.InstantFilter`). ``columns`` projects the result (the merge
     still reads the key, ordering and delete-marker columns it needs). A slice without
-    a base file merges its log records only.
+    a base file merges its log records only. The records of keys no base row had come
+    last (``stats.inserted`` of them): compaction hashes only those into the bloom filter
+    it carries over from the base file.
     """
     merge.require_mergeable(f"file group {file_slice.file_id} in partition {file_slice.partition_path!r}")
     working = _working_schema(schema, merge, columns)

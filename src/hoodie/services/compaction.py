@@ -20,7 +20,9 @@ from hoodie.engine.base import Engine, TaskContext
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
-from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
+from hoodie.formats.bloom import BloomFilter
+from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
+from hoodie.formats.parquet import BaseFileReader, BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import compaction_merge_inputs, merge_slice_for_compaction
@@ -233,7 +235,7 @@ def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     merged, counters = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
     path = join(task.base_path, op.partition_path, name)
-    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom)
+    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, merged, counters.get("inserted", 0)))
     return WriteStat(
         fileId=op.file_id,
         path=f"{op.partition_path}/{name}" if op.partition_path else name,
@@ -253,6 +255,21 @@ def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
         totalRollbackBlocks=counters.get("rollback_blocks", 0),
         runtimeStats=RuntimeStats(totalScanTime=0, totalCreateTime=int((time.monotonic() - started) * 1000)),
     )
+
+
+def _bloom_filter(task: CompactionTask, merged: pa.Table, inserted: int) -> BloomFilter | EncodedBloomFilter | None:
+    """The old base file's filter plus the keys it lacked (the merge lists those records
+    last), so that only they are hashed; None to build one from every key."""
+    op = task.operation
+    if not op.base_file or task.bloom is None:
+        return None
+    with BaseFileReader(task.storage, join(task.base_path, op.partition_path, op.base_file)) as reader:
+        footer = reader.footer.index
+    if footer is None:
+        return None
+    added = merged.column("_hoodie_record_key").slice(merged.num_rows - inserted)
+    b = task.bloom
+    return filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
 
 
 def _reset_failed_attempt(table: HoodieTable, inst: Instant) -> None:

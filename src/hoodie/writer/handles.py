@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.formats.bloom import BloomFilter, continue_filter
-from hoodie.formats.bloom_footer import EncodedBloomFilter, continue_encoded
+from hoodie.formats.bloom import BloomFilter
+from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
 from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
@@ -156,14 +156,9 @@ def _merge(
     counts = (len(insert_in), len(updated_in), int((is_delete & ~stored_wins).sum()))
     bloom = wctx.bloom
     f: BloomFilter | EncodedBloomFilter | None = None
-    if bloom is not None and footer is not None and footer.bloom is not None:
+    if bloom is not None and footer is not None:
         inserted = incoming.column("_hoodie_record_key").take(pa.array(insert_in))
-        # In its footer text when the keys fit the active row: no decode, no re-encode.
-        f = continue_encoded(footer.bloom, inserted, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type)
-        if f is None:
-            f = continue_filter(footer.bloom_filter, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
-            if f is not None and len(insert_in):
-                f.add_many(inserted)
+        f = filter_for_rewrite(footer.bloom, inserted, merged.num_rows, bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
     return merged, counts, f
 
 
