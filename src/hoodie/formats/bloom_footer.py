@@ -71,19 +71,35 @@ def _decode_bytes(text: bytes, start: int, end: int) -> bytes:
 def _decoded_length(text: bytes) -> int:
     if len(text) % 4:
         raise FormatError(f"bloom filter Base64 length {len(text)} is not a multiple of 4")
-    pad = len(text) - len(text.rstrip(b"="))
-    if pad > 2:
+    if not text:
+        return 0
+    pad = (text[-1] == 0x3D) + (text[-2] == 0x3D)  # "="
+    if pad and text[-3] == 0x3D:
         raise FormatError("bloom filter Base64 has more than two padding characters")
     return len(text) // 4 * 3 - pad
+
+
+def _char_tables() -> tuple[np.ndarray, np.ndarray]:
+    """By (byte index within its group) * 8 + bit: the character within the group that
+    holds the bit, and the bit's place in that character's 6-bit value."""
+    within, shift = np.empty(24, np.int64), np.empty(24, np.uint8)
+    for r in range(3):
+        for b in range(8):
+            group_bit = (2 - r) * 8 + b  # 23 = the group's first (most significant) bit
+            c = (23 - group_bit) // 6
+            within[r * 8 + b], shift[r * 8 + b] = c, group_bit - 18 + 6 * c
+    return within, shift
+
+
+_WITHIN, _SHIFT = _char_tables()
 
 
 def _char_bits(byte_offset: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(character index, bit within its 6-bit value) of bit ``positions`` of the bit vector
     that starts at decoded byte ``byte_offset``."""
-    j = byte_offset + (positions >> 3)
-    group_bit = (2 - j % 3) * 8 + (positions & 7)  # 23 = the group's first bit
-    within = (23 - group_bit) // 6
-    return 4 * (j // 3) + within, group_bit - 18 + 6 * within
+    group, r = np.divmod(byte_offset + (positions >> 3), 3)
+    slot = r * 8 + (positions & 7)
+    return 4 * group + _WITHIN[slot], _SHIFT[slot]
 
 
 class EncodedBloomFilter:
@@ -149,7 +165,7 @@ class EncodedBloomFilter:
                 values = _DECODE[self._chars[chars]]
                 if (values == _INVALID).any():
                     raise FormatError("bloom filter Base64 holds an invalid character")
-                hit |= ((values >> shifts.astype(np.uint8)) & 1).all(axis=1).astype(bool)
+                hit |= ((values >> shifts) & 1).all(axis=1).astype(bool)
             parts.append(hit)
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
@@ -170,7 +186,7 @@ class EncodedBloomFilter:
             chars, shifts = _char_bits(start, positions.ravel())
             order = np.argsort(chars, kind="stable")
             chars = chars[order]
-            masks = np.left_shift(np.uint8(1), shifts[order].astype(np.uint8))
+            masks = np.left_shift(np.uint8(1), shifts[order])
             first = np.flatnonzero(np.r_[True, chars[1:] != chars[:-1]])
             targets = chars[first]
             out[targets] = _ALPHABET[_DECODE[out[targets]] | np.bitwise_or.reduceat(masks, first)]
