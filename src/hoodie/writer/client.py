@@ -175,20 +175,47 @@ def after_tagging(records: pa.Table, settings: WriteSettings) -> pa.Table:
     return pipeline.drop_unmatched_deletes(records)
 
 
-def make_plan(prepared: PreparedWrite, profiles: Mapping[str, PartitionProfile], latest: Mapping[str, list[FileSlice]]) -> WritePlan:
-    """The write plan: sizing from past commits, small files unless the operation writes
-    new file groups only, merge-on-read handles and pending compactions."""
+@dataclass(frozen=True)
+class Planner:
+    """Everything :func:`~hoodie.writer.planner.build_plan` needs besides the profiles and
+    the latest slices, resolved once on the driver. Picklable, so that an engine task
+    holding whole partitions can plan them itself (Hudi's file sizing is per partition)."""
+
+    sizing: SizingSettings
+    avg_record_size: int
+    use_small_files: bool
+    merge_on_read: bool
+    pending_compactions: Mapping[tuple[str, str], str] | None
+
+    def plan(self, profiles: Mapping[str, PartitionProfile], latest: Mapping[str, list[FileSlice]]) -> WritePlan:
+        return build_plan(
+            profiles,
+            latest,
+            self.sizing,
+            self.avg_record_size,
+            use_small_files=self.use_small_files,
+            merge_on_read=self.merge_on_read,
+            pending_compactions=self.pending_compactions,
+        )
+
+
+def planner_for(prepared: PreparedWrite) -> Planner:
+    """Sizing from past commits, small files unless the operation writes new file groups
+    only, merge-on-read handles and pending compactions."""
     table, s = prepared.table, prepared.settings
     merge_on_read = table.table_type == MERGE_ON_READ
-    return build_plan(
-        profiles,
-        latest,
+    return Planner(
         s.sizing,
         average_record_size(table.timeline, s.sizing),
         use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
         merge_on_read=merge_on_read,
         pending_compactions=file_groups_in_pending_compaction(table) if merge_on_read else None,
     )
+
+
+def make_plan(prepared: PreparedWrite, profiles: Mapping[str, PartitionProfile], latest: Mapping[str, list[FileSlice]]) -> WritePlan:
+    """The write plan of all partitions (see :func:`planner_for`)."""
+    return planner_for(prepared).plan(profiles, latest)
 
 
 def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema) -> WriteContext:
