@@ -98,15 +98,15 @@ def profile(records: pa.Table) -> dict[str, PartitionProfile]:
 
     Deletes of keys that do not exist are not work: they are dropped by the caller.
     """
-    parts = records.column("_hoodie_partition_path").to_pylist()
-    fids = records.column(FILE_ID_COLUMN).to_pylist()
-    updates: dict[str, Counter[str]] = defaultdict(Counter)
+    # counted by Arrow (a null file id, an insert, is a group of its own)
+    counts = records.select(["_hoodie_partition_path", FILE_ID_COLUMN]).group_by(["_hoodie_partition_path", FILE_ID_COLUMN]).aggregate([([], "count_all")])
+    updates: dict[str, dict[str, int]] = defaultdict(dict)
     inserts: Counter[str] = Counter()
-    for p, f in zip(parts, fids):
+    for p, f, n in zip(*(counts.column(c).to_pylist() for c in ("_hoodie_partition_path", FILE_ID_COLUMN, "count_all"))):
         if f is None:
-            inserts[p] += 1
+            inserts[p] += n
         else:
-            updates[p][f] += 1
+            updates[p][f] = n
     return {p: PartitionProfile(dict(updates.get(p, {})), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
 
 
