@@ -45,6 +45,11 @@ def step(case: str, phase: str) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if case.startswith("hoodie"):
+        # imported before the clock starts, like every other contender's library
+        import hoodie.query  # noqa: F401
+        import hoodie.writer.client  # noqa: F401
+
     root = OUT / "tables"
     if case == "hoodie":
         import hoodie
