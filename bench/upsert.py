@@ -249,7 +249,6 @@ def main() -> None:
         os._exit(0)
     sys.path.insert(0, str(HERE))
     import pyarrow.parquet as pq
-
     from datagen import base_table, upsert_batch
 
     (OUT / "data").mkdir(parents=True, exist_ok=True)
