@@ -179,17 +179,16 @@ class EncodedBloomFilter:
         if n == 0:
             return self
         out = self._chars.copy()
-        if (_DECODE[out[: len(out) - 2]] == _INVALID).any():
-            raise FormatError("bloom filter Base64 holds an invalid character")
         start = self.row_offsets[-1]
         for positions in _iter_position_chunks(keys, self.num_hashes, self.num_bits):
             chars, shifts = _char_bits(start, positions.ravel())
-            order = np.argsort(chars, kind="stable")
-            chars = chars[order]
-            masks = np.left_shift(np.uint8(1), shifts[order])
-            first = np.flatnonzero(np.r_[True, chars[1:] != chars[:-1]])
-            targets = chars[first]
-            out[targets] = _ALPHABET[_DECODE[out[targets]] | np.bitwise_or.reduceat(masks, first)]
+            if (_DECODE[out[chars]] == _INVALID).any():
+                raise FormatError("bloom filter Base64 holds an invalid character")
+            # One pass per bit of a character: within a pass every write to a character
+            # is the same value, so repeated characters need no sorting or reduction.
+            for bit in range(6):
+                at = chars[shifts == bit]
+                out[at] = _ALPHABET[_DECODE[out[at]] | np.uint8(1 << bit)]
         # currentNbRecord: rewrite the two groups that hold it
         g0, g1 = _CURRENT_OFFSET // 3, (_CURRENT_OFFSET + 4 + 2) // 3
         chunk = bytearray(base64.b64decode(out[4 * g0 : 4 * g1].tobytes()))
