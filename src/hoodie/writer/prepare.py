@@ -47,6 +47,8 @@ def dedupe(batch: pa.Table, ordering_field: str | None) -> pa.Table:
     n = batch.num_rows
     if n <= 1:
         return batch
+    if pc.count_distinct(batch.column("_hoodie_record_key")).as_py() == n:
+        return batch  # distinct keys make distinct (partition, key) pairs: the usual batch
     composite = _composite_key(batch)
     if pc.count_distinct(composite).as_py() == n:
         return batch
