@@ -36,6 +36,7 @@ from hoodie.formats.log.avro_nodes import (
 
 __all__ = [
     "Encoder",
+    "cast_column",
     "compile_encoder",
     "decimal_to_unscaled",
     "encode_long",
@@ -290,15 +291,15 @@ def compile_encoder(node: AvroNode) -> Encoder:
     raise SchemaError(f"unsupported Avro type {kind!r}")
 
 
-def _column_values(
-    table: pa.Table, name: str, node: AvroNode, logical: pa.DataType
-) -> list[Any]:
-    """Python values of column ``name`` ready for the encoder of ``node``."""
+def cast_column(table: pa.Table, name: str, node: AvroNode, logical: pa.DataType) -> pa.Array | None:
+    """Column ``name`` of ``table`` cast to the logical Arrow type, then to the physical type
+    of ``node``; ``None`` when the table lacks a nullable column (all nulls). Shared with
+    :mod:`.avro_vector`, so both encoders accept and refuse exactly the same columns."""
     if name not in table.column_names:
         nullable = node.kind == "null" or (node.kind == "union" and node.null_index >= 0)
         if not nullable:
             raise SchemaError(f"column {name!r} of the Avro schema is missing and not nullable")
-        return [None] * table.num_rows
+        return None
     column = table.column(name)
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if isinstance(arr.type, pa.ExtensionType):
@@ -311,7 +312,13 @@ def _column_values(
             arr = arr.cast(physical)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise SchemaError(f"column {name!r} ({column.type}) cannot be written as Avro {logical}: {exc}") from exc
-    return arr.to_pylist()
+    return arr
+
+
+def _column_values(table: pa.Table, name: str, node: AvroNode, logical: pa.DataType) -> list[Any]:
+    """Python values of column ``name`` ready for the encoder of ``node``."""
+    arr = cast_column(table, name, node, logical)
+    return [None] * table.num_rows if arr is None else arr.to_pylist()
 
 
 def encode_records(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema) -> list[bytes]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import struct
+from typing import NoReturn
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -23,6 +25,7 @@ from hoodie.formats.avro_schema import avro_schema_to_arrow
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records
 from hoodie.formats.log.avro_nodes import AvroNode, parse_avro_schema
+from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content
 from hoodie.formats.log.blocks import (
     AvroDataBlock,
     BlockType,
@@ -69,7 +72,47 @@ def _decode_avro(content: bytes, header: Header, footer: Header) -> AvroDataBloc
         raise FormatError(f"AVRO_DATA block version {version} is not supported")
     if count < 0:
         raise FormatError(f"AVRO_DATA block record count {count} is negative")
-    spans: list[tuple[int, int]] = []
+    starts, ends = _record_spans(content, count)
+    if can_vectorize(node):
+        records = decode_records(node, content, starts, ends, arrow_schema)
+    else:
+        records = decode_columns(node, content, list(zip(starts.tolist(), ends.tolist())), arrow_schema)
+    return AvroDataBlock(records, schema_json, header, footer)
+
+
+def _record_spans(content: bytes, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the ``count`` length-prefixed records after the 8-byte block header.
+
+    A pointer chase, so a Python loop; kept to the bare minimum (about 0.15 µs a record,
+    a tenth of the vector decoding of a typical record).
+    Any anomaly is diagnosed by :func:`_check_spans`, which gives the precise message.
+    """
+    starts: list[int] = []
+    append = starts.append
+    unpack = _I32.unpack_from
+    pos = 8
+    try:
+        for _ in range(count):
+            (length,) = unpack(content, pos)
+            if length < 0:  # also keeps the walk moving forward: at most len/4 steps
+                break
+            pos += 4
+            append(pos)
+            pos += length
+    except struct.error:  # a length prefix past the end
+        pass
+    if len(starts) != count or pos != len(content):
+        _check_spans(content, count)
+    start = np.array(starts, np.int64)
+    lengths = np.empty(count, np.int64)
+    lengths[:-1] = np.diff(start) - 4
+    if count:
+        lengths[-1] = len(content) - start[-1]
+    return start, start + lengths
+
+
+def _check_spans(content: bytes, count: int) -> NoReturn:
+    """Raise the FormatError that describes why the record lengths do not fit."""
     pos = 8
     for i in range(count):
         if pos + 4 > len(content):
@@ -78,16 +121,14 @@ def _decode_avro(content: bytes, header: Header, footer: Header) -> AvroDataBloc
         pos += 4
         if length < 0 or pos + length > len(content):
             raise FormatError(f"AVRO_DATA record {i} length {length} runs past the content")
-        spans.append((pos, pos + length))
         pos += length
-    if pos != len(content):
-        raise FormatError(f"AVRO_DATA block has {len(content) - pos} bytes after its {count} records")
-    records = decode_columns(node, content, spans, arrow_schema)
-    return AvroDataBlock(records, schema_json, header, footer)
+    raise FormatError(f"AVRO_DATA block has {len(content) - pos} bytes after its {count} records")
 
 
 def _encode_avro(block: AvroDataBlock) -> bytes:
     node, arrow_schema = compiled_schema(block.schema_json)
+    if can_vectorize(node):
+        return encode_avro_content(node, block.records, arrow_schema, AVRO_BLOCK_VERSION)
     records = encode_records(node, block.records, arrow_schema)
     parts = [_TWO_I32.pack(AVRO_BLOCK_VERSION, len(records))]
     for r in records:
