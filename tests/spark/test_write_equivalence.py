@@ -6,7 +6,9 @@ stale updates, insert keeping duplicates, delete including a missing key, insert
 drop.duplicates, insert_overwrite, upsert into a new partition, insert_overwrite_table).
 After every commit the two snapshots hold the same rows (meta columns that name instants
 and files aside) and each partition has as many file groups; the commits record the same
-counts. Finally hudi-rs reads the Spark-written table to exactly those rows.
+counts. Finally hudi-rs reads the Spark-written table to exactly those rows. Both Spark
+paths are compared: tagging shuffled by (partition, key) with a plan made on the driver,
+and tasks holding whole partitions that plan and write them in one pass.
 """
 from __future__ import annotations
 
@@ -75,8 +77,13 @@ def _commit_counts(path: str) -> list[tuple[str, str, dict[str, int]]]:
     return out
 
 
-@pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
-def test_same_table_as_in_process_client(spark, tmp_path, index_type: str, helpers) -> None:
+# One shuffle task for the operations that consult the index: the batches span at least two
+# partitions, so every task holds whole partitions and plans them itself (write_partitions).
+ALIGNED = {f"hoodie.{op}.shuffle.parallelism": "1" for op in ("upsert", "delete", "insert")}
+
+
+@pytest.mark.parametrize(("index_type", "aligned"), [("BLOOM", False), ("SIMPLE", False), ("BLOOM", True), ("SIMPLE", True)])
+def test_same_table_as_in_process_client(spark, tmp_path, index_type: str, aligned: bool, helpers) -> None:
     h = helpers
     spark_path, local_path = str(tmp_path / "spark"), str(tmp_path / "local")
     # Small insert splits: several file groups per partition, then small-file packing.
@@ -84,6 +91,7 @@ def test_same_table_as_in_process_client(spark, tmp_path, index_type: str, helpe
         "hoodie.index.type": index_type,
         "hoodie.copyonwrite.insert.auto.split": "false",
         "hoodie.copyonwrite.insert.split.size": "8",
+        **(ALIGNED if aligned else {}),
     })
     for step, (operation, extra, batch) in enumerate(_steps()):
         opts = {**common, **extra, "hoodie.datasource.write.operation": operation}
@@ -131,3 +139,22 @@ def test_column_types_round_trip(spark, tmp_path, helpers) -> None:
     back = spark.read.format("hoodie").load(spark_path)
     assert helpers.df_types(back) == helpers.spark_types(expected.schema)
     assert helpers.rows(back) == helpers.rows(mine)
+
+
+@pytest.mark.parametrize("values", [["a", None, "", "b"], [0.0, -0.0, 1.5, None]], ids=["shared-path", "float"])
+def test_aligned_write_when_fields_do_not_name_paths(spark, tmp_path, values: list, helpers) -> None:
+    """Partition values that share a path (null and "" are both the default partition) or
+    that Spark's distinct merges (-0.0 and 0.0): the partition-aligned write shuffles on
+    the computed paths instead of the fields, and matches the in-process client."""
+    h = helpers
+    spark_path, local_path = str(tmp_path / "spark"), str(tmp_path / "local")
+    opts = h.base_options(**ALIGNED)
+    n = 24
+    first = pa.table({"uuid": [f"k{i:02d}" for i in range(n)], "city": [values[i % 4] for i in range(n)], "ts": [1] * n, "fare": [float(i) for i in range(n)]})
+    second = pa.table({"uuid": [f"k{i:02d}" for i in range(0, 2 * n, 3)], "city": [values[i % 4] for i in range(0, 2 * n, 3)], "ts": [2] * 16, "fare": [-1.0] * 16})
+    for batch in (first, second):
+        h.to_df(spark, batch).write.format("hoodie").options(**opts).mode("append").save(spark_path)
+        hoodie.write(batch, local_path, opts)
+        assert h.rows(hoodie.read(spark_path), drop=h.VOLATILE) == h.rows(hoodie.read(local_path), drop=h.VOLATILE)
+        assert _file_groups(spark_path) == _file_groups(local_path)
+    assert _commit_counts(spark_path) == _commit_counts(local_path)

@@ -14,15 +14,18 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Broadcast
 
+from hoodie.errors import HoodieError
 from hoodie.index.base import FileRef
 from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
+from hoodie.table.file_group import FileSlice
 from hoodie.writer import pipeline
-from hoodie.writer.client import WriteSettings, after_tagging
+from hoodie.writer.client import Planner, WriteSettings, after_tagging
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import WritePlan
@@ -83,19 +86,24 @@ def partition_paths_task(batches: Iterator[pa.RecordBatch], keygen: KeyGenerator
 
 
 def add_keys_task(batches: Iterator[pa.RecordBatch], spec: KeySpec) -> Iterator[pa.RecordBatch]:
-    """Append :data:`KEYED_COLUMNS` to every batch (file id and base instant still null).
+    """Append :data:`KEYED_COLUMNS` to every batch (file id and base instant still null)."""
+    for batch in batches:
+        yield _keyed(batch, spec)
+
+
+def _keyed(batch: pa.RecordBatch, spec: KeySpec) -> pa.RecordBatch:
+    """``batch`` with :data:`KEYED_COLUMNS` appended.
 
     Keys are computed on the normalised batch, as the in-process client does; the input
     columns themselves pass through untouched (their Spark types are declared downstream)
     and are conformed to the table schema by the write handles.
     """
-    for batch in batches:
-        data = normalize_batch(pa.Table.from_batches([batch]).drop_columns([SEQ_COLUMN]))
-        keyed = add_keys(data, spec.keygen, is_delete=spec.is_delete)
-        n = batch.num_rows
-        extra = [keyed.column(c).combine_chunks() for c in (RECORD_KEY, PARTITION_PATH, DELETE_COLUMN)]
-        extra += [pa.nulls(n, pa.string()), pa.nulls(n, pa.string())]
-        yield pa.RecordBatch.from_arrays(list(batch.columns) + extra, names=batch.schema.names + list(KEYED_COLUMNS))
+    data = normalize_batch(pa.Table.from_batches([batch]).drop_columns([SEQ_COLUMN]))
+    keyed = add_keys(data, spec.keygen, is_delete=spec.is_delete)
+    n = batch.num_rows
+    extra = [keyed.column(c).combine_chunks() for c in (RECORD_KEY, PARTITION_PATH, DELETE_COLUMN)]
+    extra += [pa.nulls(n, pa.string()), pa.nulls(n, pa.string())]
+    return pa.RecordBatch.from_arrays(list(batch.columns) + extra, names=batch.schema.names + list(KEYED_COLUMNS))
 
 
 def dedupe_and_tag_task(batches: Iterator[pa.RecordBatch], spec: TagSpec, refs: Broadcast[dict[str, list[FileRef]]]) -> Iterator[pa.RecordBatch]:
@@ -139,22 +147,89 @@ def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broad
     return pa.table({"bucket": pa.array([bucket_id], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
 
 
-def write_in_place_task(batches: Iterator[pa.RecordBatch], plan: Broadcast[WritePlan], wctx: WriteContext) -> Iterator[pa.RecordBatch]:
-    """Assign buckets and run their write handles where the records already are.
+@dataclass(frozen=True)
+class PartitionWriteSpec:
+    """What a partition-aligned write task does with the records of its partitions: key
+    them (unless ``keys`` is None: an earlier stage did), dedupe and tag them, plan each
+    partition (``planner``, resolved on the driver) and run the write handles."""
 
-    Used when the dedupe-and-tag shuffle hashed by partition path alone: every bucket lies
-    inside one partition, hence inside this task, so no second shuffle is needed. Yields
-    one row per bucket: the bucket id and its WriteStat as JSON.
+    keys: KeySpec | None
+    tag: TagSpec
+    planner: Planner
+    wctx: WriteContext
+
+
+# One row per written bucket: the ordinal of its partition among the touched partitions,
+# the bucket's id in its partition's plan, and its WriteStat as JSON.
+PARTITION_WRITE_SCHEMA = "partition int, bucket int, stat string"
+
+
+def write_partitions_task(batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, latest: Broadcast[dict[str, list[FileSlice]]]) -> Iterator[pa.RecordBatch]:
+    """Tag, plan and write whole partitions in the task that holds them.
+
+    The shuffle hashed the partition (its fields, or its path) and sorted each task's
+    records by it, so every partition arrives whole and in one run: the task holds one
+    partition at a time. ``latest`` (broadcast) maps every touched partition to its latest
+    slices. A partition is planned as the driver would plan it (Hudi sizes files per
+    partition); its buckets get ids unique across the write, ``<local id> * <touched
+    partitions> + <partition ordinal>``, for write tokens and sequence numbers.
     """
-    received = list(batches)
-    if not received:
+    slices = latest.value
+    ordinals = {p: i for i, p in enumerate(sorted(slices))}
+    for partition, records in _partition_runs(batches, spec.keys):
+        if partition not in ordinals:
+            raise HoodieError(f"partition {partition!r} was not among the partitions the driver found in the batch")
+        yield from _write_partition(partition, records, spec, slices[partition], ordinals[partition], len(ordinals))
+
+
+def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> Iterator[tuple[str, pa.Table]]:
+    """The records of each partition path, keyed, one partition at a time (the input is
+    sorted by partition; a partition seen twice would be written twice, so it fails)."""
+    current: str | None = None
+    pending: list[pa.RecordBatch] = []
+    done: set[str] = set()
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        if keys is not None:
+            batch = _keyed(batch, keys)
+        paths = batch.column(PARTITION_PATH).to_numpy(zero_copy_only=False)
+        cuts = [0, *(np.flatnonzero(paths[1:] != paths[:-1]) + 1).tolist(), len(paths)]
+        for start, end in zip(cuts[:-1], cuts[1:]):
+            path = paths[start]
+            if path != current:
+                if current is not None:
+                    yield current, pa.Table.from_batches(pending)
+                    done.add(current)
+                if path in done:
+                    raise HoodieError(f"the records of partition {path!r} reached this task in more than one run")
+                current, pending = path, []
+            pending.append(batch.slice(start, end - start))
+    if current is not None:
+        yield current, pa.Table.from_batches(pending)
+
+
+def _write_partition(partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int) -> Iterator[pa.RecordBatch]:
+    settings = spec.tag.settings
+    records = _in_input_order(records)
+    if settings.combine:
+        records = dedupe(records, settings.ordering_field)
+    if spec.tag.tagging:
+        refs = {partition: pipeline.file_refs(slices)}
+        records = after_tagging(pipeline.tag_records(records, refs, spec.tag.storage, settings.index), settings)
+    if records.num_rows == 0:
         return
-    write_plan = plan.value
-    records = pipeline.assign_buckets(_in_input_order(_table(received)).drop_columns([SEQ_COLUMN]), write_plan)
-    for bucket_id, idx in sorted(pipeline.group_indices(records.column(BUCKET_COLUMN)).items()):
+    plan = spec.planner.plan(pipeline.profile(records), {partition: slices})
+    records = pipeline.assign_buckets(records.drop_columns([SEQ_COLUMN]), plan)
+    for local_id, idx in sorted(pipeline.group_indices(records.column(BUCKET_COLUMN)).items()):
         bucket_records = records.take(pa.array(idx)).drop_columns([BUCKET_COLUMN])
-        stat = run_bucket(BucketTask(write_plan.bucket(int(bucket_id)), bucket_records), current_task_context(partition_id=int(bucket_id)), wctx)
-        yield pa.RecordBatch.from_pydict({"bucket": pa.array([int(bucket_id)], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
+        ctx = current_task_context(partition_id=int(local_id) * stride + ordinal)
+        stat = run_bucket(BucketTask(plan.bucket(int(local_id)), bucket_records), ctx, spec.wctx)
+        yield pa.RecordBatch.from_pydict({
+            "partition": pa.array([ordinal], pa.int32()),
+            "bucket": pa.array([int(local_id)], pa.int32()),
+            "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
+        })
 
 
 def write_bucket_udf(plan: Broadcast[WritePlan], wctx: WriteContext) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:

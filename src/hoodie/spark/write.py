@@ -5,18 +5,37 @@ runs. It follows :class:`~hoodie.writer.client.WriteClient` step for step, with 
 writer functions, but lets Spark move the records, which never reach the driver:
 
 driver     ``prepare_write`` (open/create the table, roll back failed writes), the table
-           schema after the write, ``WriteTransaction.begin``
-executors  keys and partition paths (``prepare.add_keys``) in ``mapInArrow``
-executors  shuffle by (partition path, record key); dedupe (``prepare.dedupe``) and index
-           tagging (``pipeline.tag_records`` with the touched partitions' base files
-           broadcast) in one ``mapInArrow``; the result is persisted
+           schema after the write, ``WriteTransaction.begin``; for operations that
+           consult the index, the touched partitions (Spark's ``distinct`` over the
+           partition fields, turned into paths by the key generator) and their latest
+           slices
+
+When the batch spans many partitions (at least two per shuffle task) and the index is
+consulted, the write is one pass, with the planning done where the records are:
+
+driver     ``txn.mark_inflight`` naming the touched partitions (no file groups yet)
+executors  shuffle by partition (on the partition fields themselves when distinct values
+           give distinct paths, else on paths computed by a first ``mapInArrow``), sorted
+           by partition and input position within each task; one ``mapInArrow`` per task,
+           one partition at a time: keys (``prepare.add_keys``), dedupe, tagging,
+           ``Planner.plan`` for that partition (Hudi sizes files per partition),
+           ``pipeline.assign_buckets``, ``handles.run_bucket``; one JSON write stat per
+           bucket, bucket ids ``<id in its partition> * <partitions> + <partition ordinal>``
+
+Otherwise (few partitions, or an operation without tagging), the plan is the driver's:
+
+executors  keys in ``mapInArrow``; shuffle by (partition path, record key); dedupe and
+           index tagging (touched partitions' base files broadcast) in one
+           ``mapInArrow``; the result is persisted
 driver     counts per (partition, file id) only → ``planner.build_plan``
-executors  ``pipeline.assign_buckets`` (plan broadcast) in ``mapInArrow``; counts per bucket
+executors  ``pipeline.assign_buckets`` (plan broadcast) in ``mapInArrow``
 driver     ``txn.mark_inflight`` with the planned workload
 executors  ``groupBy(bucket).applyInArrow``: ``handles.run_bucket`` per file group, write
            token ``<bucket>-<stage id>-<task attempt id>``; one JSON write stat per bucket
+
 driver     ``txn.commit`` (files of unaccepted task attempts deleted first); on any error
-           the jobs are cancelled, their tasks awaited, and ``txn.abort`` rolls back.
+           the jobs are cancelled, their tasks awaited, and ``txn.abort`` rolls back
+           (from the markers, and a listing of the partitions the inflight names).
 
 The decisions that make up the semantics (which operations dedupe or pack small files,
 which file groups an overwrite replaces) are read from the writer (``WriteSettings``,
@@ -24,7 +43,8 @@ which file groups an overwrite replaces) are read from the writer (``WriteSettin
 rules the client keeps inline in ``WriteClient._execute`` are mirrored, marked where they
 are: insert consults the index only with drop.duplicates (:attr:`SparkWriteJob.tagging`),
 and after tagging it drops existing keys and deletes of missing keys
-(``tasks.dedupe_and_tag_task``). The equivalence tests hold the two engines together.
+(``client.after_tagging`` in the tasks). The equivalence tests hold the two engines
+together, on both paths.
 
 Input order matters (dedupe keeps the later of two equal ordering values), so rows carry
 their ``monotonically_increasing_id`` through the shuffles; an input DataFrame whose row
@@ -46,6 +66,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     BooleanType,
+    DoubleType,
+    FloatType,
     IntegerType,
     StringType,
     StructField,
@@ -69,6 +91,7 @@ from hoodie.writer.client import (
     PreparedWrite,
     WriteSettings,
     make_plan,
+    planner_for,
     prepare_write,
     replaced_file_groups,
     table_schema_after,
@@ -177,9 +200,11 @@ class SparkWriteJob:
         self.latest: dict[str, list[FileSlice]] = {}
         self.replaced: dict[str, list[str]] | None = None
         self.profiles: dict[str, PartitionProfile] = {}
-        # Set by tag(): the tagged records are hashed by partition path alone, so each
-        # task holds whole partitions (and so whole buckets).
+        # Set by locate(): the batch spans enough partitions for every task to hold whole
+        # ones (write_partitions), and whether its partition fields can be shuffled on.
         self.partition_aligned = False
+        self._fields_injective = False
+        self._located = False
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
 
@@ -228,13 +253,18 @@ class SparkWriteJob:
         group = f"hoodie-write-{txn.instant_time}"
         with job_group(sc, group, f"hoodie {self.settings.operation} {txn.instant_time} into {self.table.base_path}"):
             try:
-                tagged = self.tag()
-                plan = self.plan(tagged)
-                # planned counts: counting the buckets exactly would cost one more pass
-                txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, self.profiles)))
+                self.locate()
                 if self.partition_aligned:
-                    stats = self.write_in_place(tagged, plan, txn.instant_time)
+                    # Every task plans its own partitions, so no plan exists yet: the
+                    # inflight instant names the touched partitions (a rollback lists
+                    # them) without file groups, as Hudi's bulk_insert leaves it empty.
+                    txn.mark_inflight({p: [] for p in self.partitions})
+                    stats = self.write_partitions(txn.instant_time)
                 else:
+                    tagged = self.tag()
+                    plan = self.plan(tagged)
+                    # planned counts: counting the buckets exactly would cost one more pass
+                    txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, self.profiles)))
                     stats = self.write_buckets(self.assign(tagged, plan), plan, txn.instant_time)
                 txn.commit(stats, self.data_schema, self.replaced)
             except BaseException as e:
@@ -265,18 +295,25 @@ class SparkWriteJob:
     def touched_partitions(self) -> list[str]:
         """The partition paths the batch writes to, computed on executors from the
         partition fields only (Spark prunes the other columns from the scan)."""
+        return self._touched()[0]
+
+    def _touched(self) -> tuple[list[str], bool]:
+        """:meth:`touched_partitions`, and whether distinct partition-field values of the
+        batch give distinct paths (then the fields themselves can be shuffled on)."""
         keygen = self.prepared.keygen
         if not keygen.is_partitioned:
-            return [] if self.data.isEmpty() else [""]
+            return ([] if self.data.isEmpty() else [""]), False
         fields = self.data.select(*keygen.partition_fields)
-        if keygen.class_name != TIMESTAMP_KEYGEN:
+        # Not for timestamps: their distinct values may be as many as the records. Not for
+        # floating-point fields: Spark's distinct takes -0.0 for 0.0, their paths differ.
+        if keygen.class_name != TIMESTAMP_KEYGEN and not any(isinstance(f.dataType, (FloatType, DoubleType)) for f in fields.schema.fields):
             # The distinct partition values are found by Spark alone (no Python pass over
             # the batch); the key generator then turns those few rows into paths here.
-            # Not for timestamps: their distinct values may be as many as the records.
             values = fields.distinct().toArrow()
-            return sorted(set(keygen.partition_paths(values).to_pylist()))
+            paths = set(keygen.partition_paths(values).to_pylist())
+            return sorted(paths), len(paths) == values.num_rows
         paths = fields.mapInArrow(functools.partial(tasks.partition_paths_task, keygen=keygen), StructType(_spark_fields((tasks.PARTITION_PATH, StringType()))))
-        return sorted(r[0] for r in paths.distinct().collect())
+        return sorted(r[0] for r in paths.distinct().collect()), False
 
     def _locate(self, partitions: list[str]) -> None:
         self.partitions = partitions
@@ -284,10 +321,21 @@ class SparkWriteJob:
         view = self.table.view()
         self.latest = {p: ([] if self.replaced is not None else view.latest_slices(p)) for p in partitions}
 
+    def locate(self) -> None:
+        """For operations that consult the index: the touched partitions
+        (:attr:`partitions`, :attr:`latest`, :attr:`replaced`), and whether the write runs
+        partition-aligned (:attr:`partition_aligned`, see :meth:`write_partitions`)."""
+        if not self.tagging or self._located:
+            return
+        partitions, self._fields_injective = self._touched()
+        self._locate(partitions)
+        self._located = True
+        n = self._shuffle_partitions() or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        self.partition_aligned = len(self.partitions) >= 2 * n
+
     def tag(self) -> DataFrame:
         """Keyed, deduped and tagged records, persisted (the plan and the handles both
-        read them). For operations that consult the index this also locates the touched
-        partitions (:attr:`partitions`, :attr:`latest`, :attr:`replaced`) first."""
+        read them); duplicates meet because the shuffle hashes (partition, key)."""
         s = self.settings
         keyed = self.keyed()
         if not (s.combine or self.tagging):
@@ -295,22 +343,43 @@ class SparkWriteJob:
             return self._persist(keyed)
         refs: dict[str, list[FileRef]] = {}
         if self.tagging:
-            self._locate(self.touched_partitions())
+            self.locate()
             refs = {p: pipeline.file_refs(self.latest[p]) for p in self.partitions}
         spec = tasks.TagSpec(self.table.storage, s, self.tagging)
         n = self._shuffle_partitions()
-        # Duplicates meet when (partition, key) hashes together. When the batch spans many
-        # partitions, hashing by partition alone also gives each task whole partitions, so
-        # every base file's bloom filter and keys are read by one task instead of all.
-        tasks_wanted = n or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
-        self.partition_aligned = self.tagging and len(self.partitions) >= 2 * tasks_wanted
-        if self.partition_aligned:
-            cols = [F.col(tasks.PARTITION_PATH)]
-        else:
-            cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
+        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
         shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
         fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(refs))
         return self._persist(shuffled.mapInArrow(fn, keyed.schema))
+
+    # --- executors: one pass when tasks hold whole partitions ---------------------------------
+    def write_partitions(self, instant: str) -> list[WriteStat]:
+        """Key, dedupe, tag, plan and write in one pass (``tasks.write_partitions_task``):
+        the records are hashed by partition and sorted by it within each task, so every
+        task holds whole partitions, one at a time, and plans them as the driver would
+        (Hudi's file sizing is per partition). The driver sees the write stats only,
+        in the order of the driver's plan (partition, then bucket).
+
+        When the batch's partition fields map one to one to its paths, Spark shuffles on
+        the fields and the keys are computed after the shuffle, in the same task;
+        otherwise (timestamp or floating-point fields, values sharing a path) a first
+        ``mapInArrow`` computes the paths to shuffle on.
+        """
+        s = self.settings
+        n = self._shuffle_partitions()
+        if self._fields_injective:
+            keys: tasks.KeySpec | None = tasks.KeySpec(self.prepared.keygen, s.operation == "delete")
+            data = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
+            cols = [F.col(f) for f in self.prepared.keygen.partition_fields]
+        else:
+            keys = None
+            data = self.keyed()
+            cols = [F.col(tasks.PARTITION_PATH)]
+        shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
+        spec = tasks.PartitionWriteSpec(keys, tasks.TagSpec(self.table.storage, s, True), planner_for(self.prepared), write_context(self.prepared, instant, self.data_schema))
+        fn = functools.partial(tasks.write_partitions_task, spec=spec, latest=self._broadcast(self.latest))
+        rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
+        return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: (r.partition, r.bucket))]
 
     # --- driver: plan -----------------------------------------------------------------------
     def plan(self, tagged: DataFrame) -> WritePlan:
@@ -347,14 +416,6 @@ class SparkWriteJob:
         wctx = write_context(self.prepared, instant, self.data_schema)
         fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
         rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, "bucket int, stat string").collect()
-        return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
-
-    def write_in_place(self, tagged: DataFrame, plan: WritePlan, instant: str) -> list[WriteStat]:
-        """Run the handles in the tasks that hold the tagged records (partition-aligned
-        tagging, see :meth:`tag`): no second shuffle; the write stats in bucket order."""
-        wctx = write_context(self.prepared, instant, self.data_schema)
-        fn = functools.partial(tasks.write_in_place_task, plan=self._broadcast(plan), wctx=wctx)
-        rows = tagged.mapInArrow(fn, "bucket int, stat string").collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
 
     # --- resources --------------------------------------------------------------------------
