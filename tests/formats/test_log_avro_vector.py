@@ -259,6 +259,22 @@ def test_arrow_columns_are_cast_like_the_closure_codec() -> None:
         assert _vector_decode(node, content, arrow).equals(_closure_decode(node, content, arrow))
 
 
+def test_null_slots_holding_data_are_ignored() -> None:
+    """Arrow lets a null slot keep bytes (a string spanning data, an int that is not 0):
+    the encoder must write only the null branch."""
+    validity = pa.py_buffer(np.packbits(np.array([1, 0, 1, 0], bool), bitorder="little"))
+    strings = pa.Array.from_buffers(pa.string(), 4, [validity, pa.py_buffer(np.array([0, 2, 9, 10, 14], np.int32)), pa.py_buffer(b"abGARBAGEcJUNK")])
+    longs = pa.Array.from_buffers(pa.int64(), 4, [validity, pa.py_buffer(np.array([1, 2**60, 3, -(2**62)], np.int64))])
+    bools = pa.Array.from_buffers(pa.bool_(), 4, [validity, pa.py_buffer(np.packbits(np.array([1, 1, 0, 1], bool), bitorder="little"))])
+    schema = _schema([_field("s", "string", "null_first"), _field("l", "long", "null_last"), _field("b", "boolean", "null_first")])
+    node, arrow = parse_avro_schema(schema), avro_schema_to_arrow(schema)
+    table = pa.Table.from_arrays([strings, longs, bools], schema=arrow)
+    content = encode_avro_content(node, table, arrow, 3)
+    assert _split(content) == [b"\x02\x04ab\x00\x02\x02\x01", b"\x00\x02\x00", b"\x02\x02c\x00\x06\x02\x00", b"\x00\x02\x00"]
+    assert content == _closure_content(node, table, arrow)
+    assert _vector_decode(node, content, arrow).to_pylist() == table.to_pylist()
+
+
 @pytest.mark.parametrize(
     "column, values, arrow_type, message",
     [

@@ -158,18 +158,43 @@ def _copy_bytes(src: np.ndarray, src_at: np.ndarray, dst: np.ndarray, dst_at: np
 
 
 def _copy_segments(
-    src: np.ndarray, src_at: np.ndarray | None, dst: np.ndarray, dst_at: np.ndarray | None, lengths: np.ndarray
+    src: np.ndarray,
+    src_at: np.ndarray | None,
+    dst: np.ndarray,
+    dst_at: np.ndarray | None,
+    lengths: np.ndarray,
+    room: np.ndarray | None = None,
 ) -> None:
     """``dst[d : d + n] = src[s : s + n]`` for every (s, d, n); destinations must not overlap.
     ``src_at`` / ``dst_at`` None means the segments lie back to back from byte 0.
 
     Segments are grouped by length (a radix sort of the lengths) and each common length
     is copied as items of that many bytes; the few segments of rare lengths (at most
-    ``_MAX_GROUPS`` groups are taken) are copied byte by byte."""
+    ``_MAX_GROUPS`` groups are taken) are copied byte by byte.
+
+    ``room`` (with ``dst_at``) says how many bytes from each destination may be written:
+    bytes past a segment's end that are rewritten later anyway. Segments with room for
+    the longest length are then all copied as items of that length, garbage after them."""
     m = len(lengths)
     if not m:
         return
     lo, hi = int(lengths.min()), int(lengths.max())
+    if room is not None and lo != hi and dst_at is not None:
+        if src_at is None:
+            src_at = np.cumsum(lengths) - lengths
+        # Sources ascend (rows of a matrix, Arrow offsets): only the last few may lack
+        # ``hi`` bytes to read; they are copied exactly, like rows without the room.
+        k = int(np.searchsorted(src_at, len(src) - hi, side="right"))
+        wide = room[:k] >= hi
+        if wide.all():
+            _items(dst, hi)[dst_at[:k]] = _items(src, hi)[src_at[:k]]
+            _copy_segments(src, src_at[k:], dst, dst_at[k:], lengths[k:])
+            return
+        if np.count_nonzero(wide) * 2 > k:
+            _items(dst, hi)[dst_at[:k][wide]] = _items(src, hi)[src_at[:k][wide]]
+            narrow = np.concatenate((np.flatnonzero(~wide), np.arange(k, m)))
+            _copy_segments(src, src_at[narrow], dst, dst_at[narrow], lengths[narrow])
+            return
     if lo == hi:  # fixed-length values: commit times, file names, most keys
         if lo:
             item = np.dtype((np.void, lo))
@@ -483,10 +508,14 @@ def _varint_rows(z: np.ndarray, sizes: np.ndarray, tag: int | None) -> tuple[np.
             rows[:, 0] = tag
         return rows, sizes + lead
     # Seven bits per byte, continuation bits set: bytes 0-7 in one little-endian word,
-    # bytes 8-9 (values of 2**56 and more) in a second.
+    # bytes 8-9 (values of 2**56 and more) in a second one, only when needed.
     low = _spread7(z & np.uint64(0x00FFFFFFFFFFFFFF)) | _CONTINUATION[sizes]
+    longest = int(sizes.max()) + lead
+    if longest <= 8:
+        word = low if tag is None else (low << np.uint64(8)) | np.uint64(tag)
+        return word.view(np.uint8).reshape(m, 8), sizes + lead
     high = np.zeros(m, _U64)
-    if int(sizes.max()) > 8:
+    if longest - lead > 8:
         top = z >> np.uint64(56)
         high = (top & np.uint64(0x7F)) | np.where(sizes == 10, np.uint64(0x80), np.uint64(0)) | ((top >> np.uint64(7)) << np.uint64(8))
     words = np.empty((m, 2), _WORD)
@@ -499,15 +528,12 @@ def _varint_rows(z: np.ndarray, sizes: np.ndarray, tag: int | None) -> tuple[np.
     return words.view(np.uint8).reshape(m, 16), sizes + lead
 
 
-def _binary_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths, bytes) of the values of a string / binary array without nulls; the values
-    lie back to back in those bytes."""
-    m = len(arr)
-    buffers = arr.buffers()
-    offsets = np.frombuffer(buffers[1], np.int32, count=m + 1, offset=arr.offset * 4)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(buffers[2], np.uint8)[lo:hi] if buffers[2] is not None and hi > lo else np.empty(0, np.uint8)
-    return np.diff(offsets).astype(_I64), data
+def _values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
+    """The data buffer of a fixed-width array (nulls included, whatever their slots hold)."""
+    buffer = arr.buffers()[1]
+    if buffer is None:  # all null, no data allocated
+        return np.zeros(len(arr), dtype)
+    return np.frombuffer(buffer, dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
 @dataclass
@@ -516,81 +542,100 @@ class _Encoded:
 
     Each row has a *head* (its union tag, then its varint or fixed-width value, or the
     length of its string) of ``head_sizes[i]`` bytes taken from row i of ``head``, and
-    for strings and bytes a *payload* right after it: the next ``lengths[j]`` bytes of
-    ``data`` (values back to back) for the j-th row of ``present`` (None: every row). Two
-    copies per field.
+    for strings and bytes a *payload* right after it: ``lengths[i]`` bytes of ``data``
+    from ``starts[i]`` (0 for nulls). Two copies per field.
     """
 
     sizes: np.ndarray  # bytes of the field in each row
     head: np.ndarray | None = None
     head_sizes: np.ndarray | None = None
     data: np.ndarray | None = None
+    starts: np.ndarray | None = None  # None: the payloads lie back to back in data
     lengths: np.ndarray | None = None
-    present: np.ndarray | None = None
     full_heads: bool = False  # every head uses its whole row
 
     def __post_init__(self) -> None:
         if self.head is not None and self.head_sizes is not None and len(self.head_sizes):
             self.full_heads = int(self.head_sizes.min()) == self.head.shape[1]
 
-    def write(self, out: np.ndarray, at: np.ndarray) -> None:
-        """Write the field of every row i at ``out[at[i]:]``."""
+    def write(self, out: np.ndarray, at: np.ndarray, record_end: np.ndarray) -> None:
+        """Write the field of every row i at ``out[at[i]:]``. Fields are written in record
+        order, so bytes up to ``record_end`` beyond this field are free to overwrite."""
         if self.head is not None:
             assert self.head_sizes is not None
             width = self.head.shape[1]
             # Rows that use all their bytes are back to back: no gather needed.
             src_at = None if self.full_heads else np.arange(0, width * len(at), width, dtype=_I64)
-            _copy_segments(self.head.reshape(-1), src_at, out, at, self.head_sizes)
+            _copy_segments(self.head.reshape(-1), src_at, out, at, self.head_sizes, record_end - at)
         if self.data is not None:
             assert self.lengths is not None and self.head_sizes is not None
             dst = at + self.head_sizes
-            _copy_segments(self.data, None, out, dst if self.present is None else dst[self.present], self.lengths)
+            _copy_segments(self.data, self.starts, out, dst, self.lengths, record_end - dst)
 
 
-def _value_heads(
-    f: _Field, values: pa.Array, rows: np.ndarray | None, tag: int | None
-) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """(head rows, head sizes, payload) of the non-null ``values`` of field ``f``, each head
-    led by the union ``tag`` if given; ``rows`` maps values to table rows (None: one value per
-    row), for error messages; payload is (data, lengths) for strings and bytes."""
+def _heads(
+    f: _Field, arr: pa.Array, valid: np.ndarray | None, tag: int | None
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray | None, np.ndarray] | None]:
+    """(head rows, head sizes, payload) of every row of column ``arr`` for field ``f``, each
+    head led by the union ``tag`` if given. Null rows (``valid`` False) get a head too, of
+    whatever their slot holds: the caller replaces it. The payload of strings and bytes is
+    (data, starts or None when back to back, lengths), lengths 0 for null rows."""
     assert f.value is not None
     kind = f.value.kind
-    m = len(values)
+    m = len(arr)
     lead = 0 if tag is None else 1
     if kind in ("int", "long"):
-        return (*_varint_rows(*_zigzag(values.to_numpy(zero_copy_only=False)), tag), None)
+        values = _values(arr, np.dtype(np.int32 if kind == "int" else np.int64))
+        if valid is not None:
+            values = np.where(valid, values, 0)  # null slots may hold anything
+        return (*_varint_rows(*_zigzag(values), tag), None)
     if kind in ("string", "bytes"):
-        lengths, data = _binary_parts(values)
-        return (*_varint_rows(*_zigzag(lengths), tag), (data, lengths))
+        buffers = arr.buffers()
+        offsets = np.frombuffer(buffers[1], np.int32, count=m + 1, offset=arr.offset * 4)
+        lo, hi = int(offsets[0]), int(offsets[-1])
+        data = np.frombuffer(buffers[2], np.uint8)[lo:hi] if buffers[2] is not None and hi > lo else np.empty(0, np.uint8)
+        lengths = np.diff(offsets).astype(_I64)
+        starts = None
+        if valid is not None:
+            # A null slot may span bytes (Arrow allows it): payloads are then not back to back.
+            starts = offsets[:-1].astype(_I64) - lo
+            lengths[~valid] = 0
+        return (*_varint_rows(*_zigzag(lengths), tag), (data, starts, lengths))
     if kind == "enum":
         symbols = f.value.symbols
-        index = pc.index_in(values, value_set=pa.array(symbols, pa.string()))
-        if index.null_count:
-            j = int(np.argmax(~index.is_valid().to_numpy(zero_copy_only=False)))
-            row = j if rows is None else int(rows[j])
-            raise SchemaError(f"column {f.name!r}, row {row}: {values[j].as_py()!r} is not a symbol of the Avro enum {list(symbols)}")
-        return (*_varint_rows(*_zigzag(index.to_numpy(zero_copy_only=False)), tag), None)
+        index = pc.index_in(arr, value_set=pa.array(symbols, pa.string()))
+        found = index.is_valid().to_numpy(zero_copy_only=False)
+        unknown = ~found if valid is None else valid & ~found
+        if unknown.any():
+            row = int(np.argmax(unknown))
+            raise SchemaError(f"column {f.name!r}, row {row}: {arr[row].as_py()!r} is not a symbol of the Avro enum {list(symbols)}")
+        values = index.fill_null(0).to_numpy(zero_copy_only=False)
+        return (*_varint_rows(*_zigzag(values), tag), None)
     if kind == "boolean":
         width = 1
-        raw = values.to_numpy(zero_copy_only=False).astype(np.uint8).reshape(m, 1)
+        buffer = arr.buffers()[1]
+        bits = np.unpackbits(np.frombuffer(buffer, np.uint8), bitorder="little") if buffer is not None else np.zeros(arr.offset + m, np.uint8)
+        raw = bits[arr.offset : arr.offset + m].reshape(m, 1)
     elif kind == "fixed":
         width = f.value.size
-        buffer = values.buffers()[1]
-        raw = np.frombuffer(buffer, np.uint8, count=m * width, offset=values.offset * width).reshape(m, width) if m and width else np.zeros((m, width), np.uint8)
+        raw = _values(arr, np.dtype((np.void, width))).view(np.uint8).reshape(m, width) if width else np.zeros((m, 0), np.uint8)
     elif kind in ("float", "double"):
         width = _WIDTH[kind]
-        raw = np.ascontiguousarray(values.to_numpy(zero_copy_only=False)).view(np.uint8).reshape(m, width)
+        raw = _values(arr, np.dtype(np.float32 if kind == "float" else np.float64)).view(np.uint8).reshape(m, width)
     else:  # pragma: no cover - _layout admits nothing else
         raise AssertionError(kind)
+    if tag is None:
+        return np.ascontiguousarray(raw), np.full(m, width, _I64), None
     heads = np.empty((m, lead + width), np.uint8)
-    if tag is not None:
-        heads[:, 0] = tag
+    heads[:, 0] = tag
     heads[:, lead:] = raw
     return heads, np.full(m, lead + width, _I64), None
 
 
 def _encode_field(f: _Field, arr: pa.Array | None, n: int) -> _Encoded:
     """Field ``f`` of every row, from column ``arr`` (None: all null)."""
+    if not n:
+        return _Encoded(np.zeros(0, _I64))
     if arr is None:
         valid: np.ndarray | None = np.zeros(n, bool)
     elif arr.null_count:
@@ -603,7 +648,7 @@ def _encode_field(f: _Field, arr: pa.Array | None, n: int) -> _Encoded:
     # Branch indexes below 64 zig-zag to one byte: 2 * index.
     null_tag = 2 * f.null_index
     value_tag = 2 * f.value_index if f.branches else None
-    if f.value is None:
+    if f.value is None or arr is None:
         if arr is not None and arr.null_count != len(arr):
             row = int(np.argmax(arr.is_valid().to_numpy(zero_copy_only=False)))
             raise SchemaError(f"column {f.name!r}, row {row}: Avro null cannot hold {arr[row].as_py()!r}")
@@ -612,36 +657,23 @@ def _encode_field(f: _Field, arr: pa.Array | None, n: int) -> _Encoded:
         ones = np.ones(n, _I64)
         return _Encoded(ones, np.full((n, 1), null_tag, np.uint8), ones)
 
-    if valid is None:
-        assert arr is not None
-        heads, head_sizes, payload = _value_heads(f, arr, None, value_tag)
-        present = None
-    else:
-        present = np.flatnonzero(valid)
-        values = arr.drop_null() if arr is not None else None
-        if values is not None and len(values):
-            value_heads, value_sizes, payload = _value_heads(f, values, present, value_tag)
-        else:
-            value_heads, value_sizes, payload = np.zeros((0, 1), np.uint8), np.zeros(0, _I64), None
-        heads = np.zeros((n, value_heads.shape[1]), np.uint8)
-        heads[:, 0] = null_tag
-        heads[present] = value_heads
-        head_sizes = np.ones(n, _I64)
-        head_sizes[present] = value_sizes
+    heads, head_sizes, payload = _heads(f, arr, valid, value_tag)
+    if valid is not None:
+        nulls = np.flatnonzero(~valid)
+        heads[nulls, 0] = null_tag
+        head_sizes[nulls] = 1
     if payload is None:
         return _Encoded(head_sizes, heads, head_sizes)
-    data, lengths = payload
-    sizes = head_sizes.copy()
-    if present is None:
-        sizes += lengths
-    else:
-        sizes[present] += lengths
-    return _Encoded(sizes, heads, head_sizes, data, lengths, present)
+    data, starts, lengths = payload
+    return _Encoded(head_sizes + lengths, heads, head_sizes, data, starts, lengths)
 
 
-def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema, version: int) -> bytes:
+def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema, version: int) -> bytearray:
     """The whole AVRO_DATA content of ``table``: int32 ``version``, int32 record count, then
     per record its int32 length and its Avro binary (all big-endian).
+
+    Returned as the ``bytearray`` it was built in: making ``bytes`` of it would copy the
+    whole block once more, and the block is framed (copied) next anyway.
 
     ``node`` must satisfy :func:`can_vectorize`; ``arrow_schema`` is ``avro_schema_to_arrow``
     of the same schema. Columns are matched by name as in :func:`~.avro_encode.encode_records`:
@@ -664,11 +696,13 @@ def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema
         raise SchemaError(f"row {i} is {int(record_sizes[i])} bytes of Avro, more than a log block record can hold")
     framed = record_sizes + 4
     record_starts = 8 + np.cumsum(framed) - framed
-    out = np.empty(8 + int(framed.sum()), np.uint8)
+    content = bytearray(8 + int(framed.sum()))
+    out = np.frombuffer(content, np.uint8)
     out[:8] = np.frombuffer(struct.pack(">ii", version, n), np.uint8)
     _items(out, 4)[record_starts] = record_sizes.astype(">i4").view(np.dtype((np.void, 4))).reshape(n)
     at = record_starts + 4
+    record_end = at + record_sizes
     for e in encoded:
-        e.write(out, at)
+        e.write(out, at, record_end)
         at = at + e.sizes
-    return out.tobytes()
+    return content

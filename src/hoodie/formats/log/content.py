@@ -125,7 +125,7 @@ def _check_spans(content: bytes, count: int) -> NoReturn:
     raise FormatError(f"AVRO_DATA block has {len(content) - pos} bytes after its {count} records")
 
 
-def _encode_avro(block: AvroDataBlock) -> bytes:
+def _encode_avro(block: AvroDataBlock) -> bytes | bytearray:
     node, arrow_schema = compiled_schema(block.schema_json)
     if can_vectorize(node):
         return encode_avro_content(node, block.records, arrow_schema, AVRO_BLOCK_VERSION)
@@ -188,8 +188,8 @@ def decode_content(block_type: BlockType, header: Header, footer: Header, conten
     raise FormatError(f"a {block_type.name} block cannot be decoded")
 
 
-def encode_content(block: LogBlock) -> bytes:
-    """The content bytes of ``block``."""
+def encode_content(block: LogBlock) -> bytes | bytearray:
+    """The content bytes of ``block`` (a bytearray when building bytes would only copy it)."""
     if isinstance(block, AvroDataBlock):
         return _encode_avro(block)
     if isinstance(block, DeleteBlock):

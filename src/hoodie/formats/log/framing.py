@@ -128,7 +128,7 @@ def decode_metadata(buf: bytes, pos: int, limit: int) -> tuple[Header, int]:
 def frame_block(
     block_type: BlockType | int,
     header: Mapping[HeaderKey, str],
-    content: bytes,
+    content: bytes | bytearray,
     footer: Mapping[HeaderKey, str] | None = None,
 ) -> bytes:
     """The complete bytes of one block (format version 1) around ``content``."""
