@@ -5,7 +5,8 @@ compiled once into a tree of small closures (one per Avro type), then each recor
 straight out of the block's bytes with an integer cursor; no per-record stream objects.
 Measured on a 10-column record, this is as fast as ``fastavro.schemaless_reader`` (whose
 per-call overhead dominates on small records) and, unlike it, keeps the branch of every
-union, which the ``member<i>`` structs of multi-type unions need.
+union, which the ``member<i>`` structs of multi-type unions need. Records of flat fields
+are decoded ten times faster by :mod:`.avro_vector`; this codec handles every schema.
 
 Values come out as Arrow accepts them for the types of
 :func:`hoodie.formats.avro_schema.avro_schema_to_arrow`: dates, times and timestamps as
