@@ -200,6 +200,9 @@ def test_null_fields_and_empty_records() -> None:
     schema = _schema([{"name": "u", "type": ["null"]}, _field("a", "int", "required")])
     check_all_agree(schema, [{"u": None, "a": i} for i in range(5)])
     check_all_agree(_schema([{"name": "u", "type": ["null"]}]), [{"u": None}] * 3)
+    # a union of one branch: a tag 0 before every value
+    single = _schema([{"name": "x", "type": ["long"]}, {"name": "y", "type": ["string"]}])
+    assert _split(check_all_agree(single, [{"x": 5, "y": "é"}, {"x": -1, "y": ""}])) == [b"\x00\x0a\x00\x04\xc3\xa9", b"\x00\x01\x00\x00"]
     check_all_agree(_schema([_field("a", "long", "required")]), [])  # no rows
 
 

@@ -12,8 +12,8 @@ Modules, each owning one concern:
 * :mod:`.avro_vector` — the codec of AVRO_DATA records whose fields are scalars or
   nullable scalars (every meta column, almost every table): numpy, one field of all
   records at a time, writing the whole block content at once. On 100k records of 16
-  such columns (``bench/avro_codec.py``) it encodes about 11× and decodes about 12×
-  faster than the closure codec, and 30× / 17× faster than fastavro's
+  such columns (``bench/avro_codec.py``) it encodes and decodes about 12× faster than
+  the closure codec, and about 30× / 17× faster than fastavro's
   ``schemaless_writer``/``reader`` with the conversion to and from Arrow;
 * :mod:`.avro_decode`, :mod:`.avro_encode` — the closure codec: each Avro type compiled
   to a small function, values one at a time. Used for records with nested records,
