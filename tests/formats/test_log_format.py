@@ -340,6 +340,18 @@ def test_parquet_block_round_trip() -> None:
     assert b"ARROW:schema" not in (md.metadata or {})
 
 
+@pytest.mark.parametrize(("codec", "stored"), [("snappy", "SNAPPY"), ("zstd", "ZSTD"), ("uncompressed", "UNCOMPRESSED")])
+def test_parquet_block_takes_the_table_codec(codec: str, stored: str) -> None:
+    table = _trips_table(3)
+    data = encode_block(ParquetDataBlock.create(table, TRIPS_INSTANT, _trips_schema(), compression=codec))
+    (decoded,) = read_log_bytes(data)
+    assert decoded.records.equals(table)
+    with LogFileReader.from_bytes(data) as reader:
+        (info,) = list(reader.scan())
+        content = reader._source.read_at(info.content_offset, info.content_length)
+    assert pq.ParquetFile(pa.BufferReader(content)).metadata.row_group(0).column(0).compression == stored
+
+
 def test_delete_block_round_trip_every_ordering_type() -> None:
     utc = dt.timezone.utc
     cases = [

@@ -42,7 +42,7 @@ def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "Writ
     if updates.num_rows:
         records = _log_records(updates, bucket, ctx, wctx)
         if wctx.log_block_format == "parquet":  # a whole Parquet file as the block's content
-            blocks.append(ParquetDataBlock.create(records, wctx.instant, wctx.avro_schema_with_meta))
+            blocks.append(ParquetDataBlock.create(records, wctx.instant, wctx.avro_schema_with_meta, compression=wctx.parquet.codec))
         else:
             blocks.append(AvroDataBlock.create(records, wctx.avro_schema_with_meta, wctx.instant))
     if removed.num_rows:

@@ -287,6 +287,9 @@ class ParquetDataBlock(LogBlock):
     records: pa.Table
     header: Header = field(default_factory=dict)
     footer: Header = field(default_factory=dict)
+    # How the content is compressed when encoded (Java: hoodie.parquet.compression.codec);
+    # not part of the block's identity: a decoded block reads whatever codec it has.
+    compression: str = field(default="gzip", compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "header", _checked_header(self.header, "PARQUET_DATA block"))
@@ -299,12 +302,13 @@ class ParquetDataBlock(LogBlock):
         instant_time: str,
         schema: str | Mapping[str, Any] | None = None,
         extra_header: Mapping[HeaderKey, str] | None = None,
+        compression: str = "gzip",
     ) -> "ParquetDataBlock":
         """A new block; Java also puts the writer ``schema`` (with meta fields) in the header."""
         extra = dict(extra_header or {})
         if schema is not None:
             extra[HeaderKey.SCHEMA] = schema if isinstance(schema, str) else avro_schema_json(schema)
-        return cls(records, _new_header(instant_time, extra))
+        return cls(records, _new_header(instant_time, extra), compression=compression)
 
 
 @dataclass(frozen=True)

@@ -147,12 +147,13 @@ def _decode_parquet(content: bytes, header: Header, footer: Header) -> ParquetDa
 
 def _encode_parquet(block: ParquetDataBlock) -> bytes:
     sink = pa.BufferOutputStream()
-    # GZIP as Java's default; no ARROW:schema so that readers see the Parquet types,
-    # exactly as for base files (hoodie.formats.parquet).
+    # The table's base-file codec, as Java's append handle passes it; no ARROW:schema so
+    # that readers see the Parquet types, exactly as for base files (hoodie.formats.parquet).
+    codec = block.compression.lower()
     pq.write_table(
         block.records.replace_schema_metadata(None),
         sink,
-        compression="gzip",
+        compression="none" if codec in ("uncompressed", "none") else codec,
         store_schema=False,
         write_statistics=True,
     )
