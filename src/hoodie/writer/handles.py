@@ -164,7 +164,8 @@ def _merge(
 
 def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
     """A stored file's rows in the current table layout (schema may have evolved)."""
-    meta = [old.column(m).cast(pa.string()) if m in old.column_names else pa.nulls(old.num_rows, pa.string()) for m in META_COLUMNS]
+    names = set(old.schema.names)
+    meta = [old.column(m).cast(pa.string()) if m in names else pa.nulls(old.num_rows, pa.string()) for m in META_COLUMNS]
     data = conform(old, data_schema)
     return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(data_schema))
 

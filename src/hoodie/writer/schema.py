@@ -127,9 +127,10 @@ def _same_ignoring_names(a: pa.DataType, b: pa.DataType) -> bool:
 def conform(batch: pa.Table, schema: pa.Schema) -> pa.Table:
     """``batch`` with exactly the columns of ``schema`` (missing ones null), cast to it."""
     cols = []
+    present = {name: i for i, name in enumerate(batch.schema.names)}
     for f in schema:
-        if f.name in batch.column_names:
-            col = batch.column(f.name)
+        if f.name in present:
+            col = batch.column(present[f.name])
             if not col.type.equals(f.type):
                 try:
                     col = col.cast(f.type)
