@@ -54,5 +54,7 @@ def write_log_file(storage: Storage, path: str, blocks: Iterable[LogBlock]) -> i
         if HeaderKey.INSTANT_TIME not in block.header:
             raise ValueError(f"block {i} ({block.block_type.name}) has no INSTANT_TIME header")
     data = encode_log_file(blocks)
-    storage.create_new(path, data, durable=True)
+    # Not fsynced, like base files: the instant that makes a write visible is what is made
+    # durable (Java's log writer only flushes to the file system, too).
+    storage.create_new(path, data, durable=False)
     return len(data)
