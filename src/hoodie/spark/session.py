@@ -2,8 +2,9 @@
 
 This module owns only session construction; it knows nothing of tables. The settings
 favour small local jobs: no UI, few shuffle partitions, Arrow on, UTC session time (so
-timestamps print and partition the same on every machine), and executors running this
-very interpreter so that they import the same ``hoodie``.
+timestamps print and partition the same on every machine), a small memory footprint (the
+serial garbage collector; Arrow's system allocator in Python workers), and executors
+running this very interpreter so that they import the same ``hoodie``.
 """
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def local_session(app_name: str = "hoodie", cores: int = 2) -> SparkSession:
         .appName(app_name)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.driver.memory", "2g")
+        # Local mode runs every executor in this driver JVM. The serial collector grows the
+        # heap only as far as the live data needs (G1 commits a large share of the 2g at
+        # once, and its own bookkeeping costs ~75 MB): ~650 MB resident instead of ~1 GB
+        # for the benchmark's upsert, at no measurable cost in time on small machines.
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -Xms64m")
+        # Python workers: Arrow's system allocator returns freed memory (mimalloc keeps
+        # ~50 MB more per worker resident after a write task).
+        .config("spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL", "system")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         # A laptop-sized default: 200 shuffle partitions would mean 200 tiny Python tasks.
