@@ -113,10 +113,12 @@ def step(case: str, phase: str) -> dict:
             spark.read.parquet(str(OUT / "data" / "base.parquet")).write.format("hoodie").options(**KEY_OPTS).option(
                 "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(path)
             return {}
-        # warm the session: JIT, Python workers, Arrow paths
+        # warm the session: JIT, Python workers, Arrow paths. Enough rows for the shuffle
+        # to stay two tasks or more (adaptive execution merges a small one into a single
+        # task), so that both Python workers exist, as in a session that has been working.
         warm = str(root / "spark-warm")
         shutil.rmtree(warm, ignore_errors=True)
-        small = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).limit(2000)
+        small = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).limit(50_000)
         small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
         small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
         spark.read.format("hoodie").load(warm).count()
