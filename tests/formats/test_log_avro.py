@@ -12,6 +12,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from avro_blocks import split_avro_content
 
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_schema import avro_schema_json, avro_schema_to_arrow
@@ -129,15 +130,7 @@ def _content_records(data: bytes) -> list[bytes]:
     with LogFileReader.from_bytes(data) as reader:
         (info,) = list(reader.scan())
         content = data[info.content_offset : info.content_offset + info.content_length]
-    version, count = struct.unpack_from(">ii", content, 0)
-    assert version == 3
-    out, pos = [], 8
-    for _ in range(count):
-        (n,) = struct.unpack_from(">i", content, pos)
-        out.append(content[pos + 4 : pos + 4 + n])
-        pos += 4 + n
-    assert pos == len(content)
-    return out
+    return split_avro_content(content)
 
 
 def _fastavro_value(row: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import fastavro
 import numpy as np
 import pyarrow as pa
 import pytest
+from avro_blocks import split_avro_content
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -79,16 +80,7 @@ def _table(schema: dict[str, Any], rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=arrow)
 
 
-def _split(content: bytes) -> list[bytes]:
-    version, count = struct.unpack_from(">ii", content, 0)
-    assert version == 3
-    out, pos = [], 8
-    for _ in range(count):
-        (n,) = struct.unpack_from(">i", content, pos)
-        out.append(content[pos + 4 : pos + 4 + n])
-        pos += 4 + n
-    assert pos == len(content)
-    return out
+_split = split_avro_content
 
 
 def _closure_content(node: Any, table: pa.Table, arrow: pa.Schema) -> bytes:
