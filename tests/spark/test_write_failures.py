@@ -6,7 +6,9 @@
   write is rolled back (the other file deleted), the table reads as before, the next
   write succeeds;
 * every handle run twice before the commit (duplicate task attempts, with their own
-  write tokens): only the accepted attempt's files remain after the commit.
+  write tokens): only the accepted attempt's files remain after the commit;
+* a partition-aligned write (each task plans and writes its own partitions) failing
+  after writing one partition: rolled back from its markers and inflight partitions.
 """
 from __future__ import annotations
 
@@ -121,3 +123,32 @@ def test_duplicate_task_attempts_leave_only_accepted_files(spark, tmp_path, help
     assert snapshot.num_rows == 8
     assert set(snapshot.column("_hoodie_file_name").to_pylist()) == {p.rsplit("/", 1)[-1] for p in accepted_paths}
     assert helpers.rows(helpers.hudi_rs_snapshot(path)) == helpers.rows(snapshot)
+
+
+def test_partition_aligned_write_failing_midway_rolls_back(spark, tmp_path, helpers) -> None:
+    """One task plans and writes whole partitions (one shuffle task, two partitions): its
+    first partition (la) is written when tagging the second (sf) fails on a garbled base
+    file. The inflight instant names both partitions and the la file has its marker; the
+    rollback removes it and the next write succeeds."""
+    path = str(tmp_path / "t")
+    before = _seed(spark, helpers, path)
+    commits = [i.timestamp for i in HoodieTable.open(path).timeline.completed_writes()]
+    sf_file = next(Path(path, "sf").glob("*.parquet"))
+    good_bytes = sf_file.read_bytes()
+    sf_file.write_bytes(b"not a parquet file" + bytes(len(good_bytes)))
+    upsert = _batch(["k0", "k1", "x1", "x2"], ["sf", "la", "sf", "la"], 2)
+    opts = helpers.base_options(**{"hoodie.upsert.shuffle.parallelism": "1"})
+    with pytest.raises(Exception) as failure:
+        write_dataframe(helpers.to_df(spark, upsert), path, opts)
+    assert sf_file.name in str(failure.value)
+    sf_file.write_bytes(good_bytes)
+    table = HoodieTable.open(path)
+    rolled_back = [i for i in table.timeline.instants if i.action == "rollback"]
+    assert len(rolled_back) == 1 and rolled_back[0].is_completed
+    done = avro.decode(table.timeline.read_content(rolled_back[0]), "rollback")
+    assert any(Path(f).parent.name == "la" for f in done["partitionMetadata"]["la"]["successDeleteFiles"])
+    assert [i.timestamp for i in table.timeline.completed_writes()] == commits
+    assert {p.name for p in helpers.data_files(path)} == set(before.column("_hoodie_file_name").to_pylist())
+    _assert_clean(path, before, helpers)
+    write_dataframe(helpers.to_df(spark, upsert), path, opts)
+    assert hoodie.read(path).num_rows == before.num_rows + 2
