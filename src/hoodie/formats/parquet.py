@@ -150,7 +150,8 @@ class BaseFileReader:
 
     def read(self, columns: list[str] | None = None) -> pa.Table:
         try:
-            return self._file.read(columns=columns, use_threads=True)
+            # single-threaded: callers are engine tasks, already one per core
+            return self._file.read(columns=columns, use_threads=False)
         except (pa.ArrowInvalid, OSError) as e:
             raise FormatError(f"cannot read base file {self.path}: {e}") from e
 

@@ -119,7 +119,9 @@ def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> p
             pf = pq.ParquetFile(f)
             present = set(pf.schema_arrow.names)
             wanted = [n for n in task.schema.names if n in present]
-            data = pf.read(columns=wanted, use_threads=True)
+            # Tasks already run one per core; Arrow's own column threads would only
+            # oversubscribe them (measured 7-15% slower over the 200-file benchmark).
+            data = pf.read(columns=wanted, use_threads=False)
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, OSError) as e:
