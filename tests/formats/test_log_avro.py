@@ -15,6 +15,7 @@ import pytest
 from avro_blocks import split_avro_content
 
 from hoodie.errors import FormatError, SchemaError
+from hoodie.formats.avro_nodes import parse_avro_schema
 from hoodie.formats.avro_schema import avro_schema_json, avro_schema_to_arrow
 from hoodie.formats.log import (
     AvroDataBlock,
@@ -26,7 +27,6 @@ from hoodie.formats.log import (
 )
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records, minimal_twos_complement
-from hoodie.formats.log.avro_nodes import parse_avro_schema
 
 INSTANT = "20250101000000000"
 UTC = dt.timezone.utc

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hoodie.errors import FormatError, SchemaError
+from hoodie.formats.avro_nodes import parse_avro_schema, physical_arrow_type
 from hoodie.formats.avro_schema import avro_schema_json, avro_schema_to_arrow
 from hoodie.formats.log import AvroDataBlock, BlockType, HeaderKey, encode_block, frame_block, read_log_bytes
 from hoodie.formats.log import content as content_module
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records
-from hoodie.formats.log.avro_nodes import parse_avro_schema, physical_arrow_type
 from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content
 from hoodie.formats.log.content import _record_spans
 

@@ -36,6 +36,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from hoodie.errors import SchemaError
+from hoodie.formats.avro_nodes import arrow_field, parse_avro_schema
 
 __all__ = [
     "META_FIELDS",
@@ -59,7 +60,6 @@ AvroType = Union[str, dict[str, Any], list[Any]]
 
 _INVALID_FIRST = re.compile(r"[^A-Za-z_]")
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_]")
-_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
 # --------------------------------------------------------------------------------------
@@ -239,153 +239,6 @@ def avro_schema_json(schema: Mapping[str, Any] | list[Any] | str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _full_name(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
-
-
-def _namespace_of(full_name: str) -> str | None:
-    return full_name.rsplit(".", 1)[0] if "." in full_name else None
-
-
-class _AvroReader:
-    """One pass over an Avro schema, remembering named types for later references."""
-
-    def __init__(self) -> None:
-        self.named: dict[str, pa.DataType] = {}
-        self.in_progress: set[str] = set()
-
-    def field_type(self, avro: AvroType, namespace: str | None) -> tuple[pa.DataType, bool]:
-        """(Arrow type, nullable) of an Avro type used as a field, item or map value."""
-        if isinstance(avro, list):
-            branches = [b for b in avro if b != "null"]
-            nullable = len(branches) != len(avro)
-            if not branches:
-                return pa.null(), True
-            if len(branches) == 1:
-                return self.arrow_type(branches[0], namespace), nullable
-            return self.union_type(branches, namespace), nullable
-        return self.arrow_type(avro, namespace), False
-
-    def union_type(self, branches: list[AvroType], namespace: str | None) -> pa.DataType:
-        """A union of several non-null types, resolved as Spark's SchemaConverters does."""
-        kinds = {b if isinstance(b, str) else b.get("type") for b in branches}
-        plain = all(isinstance(b, str) or "logicalType" not in b for b in branches)
-        if plain and kinds == {"int", "long"}:
-            return pa.int64()
-        if plain and kinds == {"float", "double"}:
-            return pa.float64()
-        # Anything else becomes a struct with one nullable member per branch.
-        members = []
-        for i, b in enumerate(branches):
-            members.append(pa.field(f"member{i}", self.arrow_type(b, namespace), nullable=True))
-        return pa.struct(members)
-
-    def arrow_type(self, avro: AvroType, namespace: str | None) -> pa.DataType:
-        if isinstance(avro, list):
-            arrow, _ = self.field_type(avro, namespace)
-            return arrow
-        if isinstance(avro, str):
-            if avro in _PRIMITIVES:
-                return _primitive(avro)
-            for candidate in (_full_name(avro, namespace), avro):
-                if candidate in self.in_progress:
-                    raise SchemaError(f"recursive Avro type {candidate!r} has no Arrow equivalent")
-                if candidate in self.named:
-                    return self.named[candidate]
-            raise SchemaError(f"Avro schema references unknown type {avro!r}")
-        if not isinstance(avro, Mapping):
-            raise SchemaError(f"not an Avro schema: {avro!r}")
-        kind = avro.get("type")
-        logical = avro.get("logicalType")
-        if kind == "record" or kind == "error":
-            full = _full_name(avro["name"], avro.get("namespace", namespace))
-            child_ns = _namespace_of(full)
-            fields = []
-            # Arrow has no recursive types: a reference to a record from inside itself
-            # is reported instead of being resolved.
-            self.in_progress.add(full)
-            for f in avro.get("fields", []):
-                arrow, nullable = self.field_type(f["type"], child_ns)
-                fields.append(pa.field(f["name"], arrow, nullable=nullable))
-            self.in_progress.discard(full)
-            struct = pa.struct(fields)
-            self.named[full] = struct
-            return struct
-        if kind == "enum":
-            self.named[_full_name(avro["name"], avro.get("namespace", namespace))] = pa.string()
-            return pa.string()
-        if kind == "fixed":
-            if logical == "decimal":
-                result = _decimal(avro)
-            else:
-                result = pa.binary(int(avro["size"]))
-            self.named[_full_name(avro["name"], avro.get("namespace", namespace))] = result
-            return result
-        if kind == "array":
-            item, item_nullable = self.field_type(avro["items"], namespace)
-            return pa.list_(pa.field("element", item, nullable=item_nullable))
-        if kind == "map":
-            value, value_nullable = self.field_type(avro["values"], namespace)
-            return pa.map_(pa.string(), pa.field("value", value, nullable=value_nullable))
-        if isinstance(kind, (list, Mapping)):
-            # {"type": {...}} / {"type": [...]} wrappers are legal Avro.
-            return self.arrow_type(kind, namespace)
-        if kind in _PRIMITIVES:
-            return _logical(kind, logical, avro)
-        if isinstance(kind, str):
-            return self.arrow_type(kind, namespace)
-        raise SchemaError(f"not an Avro schema: {avro!r}")
-
-
-def _primitive(kind: str) -> pa.DataType:
-    return {
-        "null": pa.null(),
-        "boolean": pa.bool_(),
-        "int": pa.int32(),
-        "long": pa.int64(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "bytes": pa.binary(),
-        "string": pa.string(),
-    }[kind]
-
-
-def _decimal(avro: Mapping[str, Any]) -> pa.DataType:
-    precision = int(avro["precision"])
-    scale = int(avro.get("scale", 0))
-    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
-
-
-def _logical(kind: str, logical: str | None, avro: Mapping[str, Any]) -> pa.DataType:
-    """Arrow type of primitive *kind* annotated with *logical* (unknown ones are ignored, as Avro says)."""
-    if logical is None:
-        return _primitive(kind)
-    if kind == "int":
-        if logical == "date":
-            return pa.date32()
-        if logical == "time-millis":
-            return pa.time32("ms")
-    elif kind == "long":
-        table = {
-            # Avro timestamps are instants: read them as UTC, as Java-written parquet
-            # (isAdjustedToUTC=true) reads in pyarrow.
-            "timestamp-millis": pa.timestamp("ms", tz="UTC"),
-            "timestamp-micros": pa.timestamp("us", tz="UTC"),
-            "timestamp-nanos": pa.timestamp("ns", tz="UTC"),
-            "local-timestamp-millis": pa.timestamp("ms"),
-            "local-timestamp-micros": pa.timestamp("us"),
-            "local-timestamp-nanos": pa.timestamp("ns"),
-            "time-micros": pa.time64("us"),
-        }
-        if logical in table:
-            return table[logical]
-    elif kind == "bytes" and logical == "decimal":
-        return _decimal(avro)
-    return _primitive(kind)
-
-
 def avro_schema_to_arrow(schema: Mapping[str, Any] | str) -> pa.Schema:
     """Arrow schema of a top-level Avro record given as a dict or JSON text.
 
@@ -403,6 +256,4 @@ def avro_schema_to_arrow(schema: Mapping[str, Any] | str) -> pa.Schema:
         parsed = schema
     if not isinstance(parsed, Mapping) or parsed.get("type") != "record":
         raise SchemaError("top-level Avro schema must be a record")
-    arrow = _AvroReader().arrow_type(parsed, None)
-    assert isinstance(arrow, pa.StructType)
-    return pa.schema([arrow.field(i) for i in range(arrow.num_fields)])
+    return pa.schema([arrow_field(name, node) for name, node in parse_avro_schema(parsed).fields])

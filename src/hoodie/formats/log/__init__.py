@@ -8,7 +8,8 @@ Modules, each owning one concern:
   :class:`HFileDataBlock`, :class:`CdcDataBlock`, :class:`CorruptBlock`);
 * :mod:`.framing` — the block frame (magic, lengths, version, type, header, footer);
 * :mod:`.content` — block content per type; :mod:`.delete_codec` for delete blocks;
-* :mod:`.avro_nodes` — a writer schema resolved into the tree both Avro codecs walk;
+* :mod:`hoodie.formats.avro_nodes` (shared with the Arrow schema of a writer schema) — a
+  writer schema resolved into the tree both Avro codecs walk;
 * :mod:`.avro_vector` — the codec of AVRO_DATA records whose fields are scalars or
   nullable scalars (every meta column, almost every table): numpy, one field of all
   records at a time, writing the whole block content at once. On 100k records of 16

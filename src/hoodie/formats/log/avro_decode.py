@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from hoodie.errors import FormatError, SchemaError
-from hoodie.formats.log.avro_nodes import UNION_STRUCT, AvroNode
+from hoodie.formats.avro_nodes import UNION_STRUCT, AvroNode
 
 __all__ = ["Decoder", "compile_decoder", "decode_columns", "read_long", "unscaled_to_decimal"]
 

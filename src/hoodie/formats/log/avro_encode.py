@@ -3,7 +3,7 @@
 This module owns encoding records against a writer schema. Each column is first cast to
 the logical Arrow type of its Avro field (so ``timestamp[ns]`` becomes micros when the
 schema says ``timestamp-micros``, ``int8`` becomes ``int32``, dictionaries are decoded),
-then to its integer storage (:func:`~.avro_nodes.physical_arrow_type`), and only then
+then to its integer storage (:func:`~hoodie.formats.avro_nodes.physical_arrow_type`), and only then
 converted to Python values: no ``datetime`` objects are created.
 
 Each Avro type compiles to a function from a Python value to its bytes; a table is
@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from hoodie.errors import SchemaError
-from hoodie.formats.log.avro_nodes import (
+from hoodie.formats.avro_nodes import (
     UNION_FLOAT64,
     UNION_INT64,
     UNION_NULL,

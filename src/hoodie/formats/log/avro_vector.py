@@ -51,8 +51,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.errors import FormatError, SchemaError
+from hoodie.formats.avro_nodes import UNION_NULL, UNION_SINGLE, AvroNode
 from hoodie.formats.log.avro_encode import cast_column
-from hoodie.formats.log.avro_nodes import UNION_NULL, UNION_SINGLE, AvroNode
 
 __all__ = ["can_vectorize", "decode_records", "encode_avro_content"]
 

@@ -21,10 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodie.errors import FormatError, SchemaError
+from hoodie.formats.avro_nodes import AvroNode, parse_avro_schema
 from hoodie.formats.avro_schema import avro_schema_to_arrow
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records
-from hoodie.formats.log.avro_nodes import AvroNode, parse_avro_schema
 from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content
 from hoodie.formats.log.blocks import (
     AvroDataBlock,

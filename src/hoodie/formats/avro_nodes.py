@@ -1,12 +1,12 @@
-"""Avro schema JSON → a resolved tree the binary codecs walk.
+"""Avro schema JSON → a resolved tree, and the Arrow types of its nodes.
 
-This module owns the reading of an Avro schema for *binary* purposes: named-type
-references are resolved, logical types that do not apply to their base type are dropped
-(Avro says to ignore them), and every union gets the Arrow *mode* that
-:func:`hoodie.formats.avro_schema.avro_schema_to_arrow` gives it. The decoder and encoder
-follow these decisions, so decoded values always fit the Arrow schema that function
-returns for the same JSON — that is what lets log records be concatenated with base file
-data.
+This module owns the reading of an Avro schema: named-type references are resolved,
+logical types that do not apply to their base type are dropped (Avro says to ignore
+them), and every union gets its Arrow *mode* (Spark's ``SchemaConverters`` rules). Both
+the Arrow schema of a writer schema (:func:`arrow_field`, behind
+:func:`hoodie.formats.avro_schema.avro_schema_to_arrow`) and the log blocks' binary
+codecs (:func:`physical_arrow_type`) are read off this one tree, so decoded log records
+always fit the schema that base file data is read with.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from hoodie.errors import SchemaError
 
-__all__ = ["AvroNode", "parse_avro_schema", "physical_arrow_type"]
+__all__ = ["AvroNode", "arrow_field", "is_nullable", "logical_arrow_type", "parse_avro_schema", "physical_arrow_type"]
 
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
@@ -182,13 +182,56 @@ def _decimal_type(node: AvroNode) -> pa.DataType:
     return pa.decimal256(node.precision, node.scale)
 
 
+# Arrow types of the logical types that change it (see _LOGICAL_ON); Avro timestamps are
+# instants, read as UTC like Java-written Parquet (isAdjustedToUTC=true) reads in pyarrow.
+_LOGICAL_ARROW = {
+    "date": pa.date32(),
+    "time-millis": pa.time32("ms"),
+    "time-micros": pa.time64("us"),
+    "timestamp-millis": pa.timestamp("ms", tz="UTC"),
+    "timestamp-micros": pa.timestamp("us", tz="UTC"),
+    "timestamp-nanos": pa.timestamp("ns", tz="UTC"),
+    "local-timestamp-millis": pa.timestamp("ms"),
+    "local-timestamp-micros": pa.timestamp("us"),
+    "local-timestamp-nanos": pa.timestamp("ns"),
+}
+
+
+def is_nullable(node: AvroNode) -> bool:
+    """Whether a field, item or value of type ``node`` may be null (a union with null)."""
+    return node.kind == "union" and (node.null_index >= 0 or node.union_mode == UNION_NULL)
+
+
+def arrow_field(name: str, node: AvroNode) -> pa.Field:
+    """The Arrow field of an Avro field (or array item, or map value) of type ``node``."""
+    return pa.field(name, logical_arrow_type(node), nullable=is_nullable(node))
+
+
+def logical_arrow_type(node: AvroNode) -> pa.DataType:
+    """The Arrow type values of ``node`` are read as: Spark's ``SchemaConverters`` rules
+    (enums as strings, int|long → int64, float|double → float64, other multi-type unions
+    a struct of ``member<i>``, array items named ``element``), dates, times and
+    timestamps as Arrow temporal types."""
+    return _arrow_type(node, physical=False)
+
+
 def physical_arrow_type(node: AvroNode) -> pa.DataType:
     """The Arrow type whose Python values the encoder takes for ``node``.
 
-    Same shape as the logical Arrow type, but dates, times and timestamps are their
-    integer storage (so ``to_pylist`` yields the Avro numbers, not ``datetime`` objects).
+    Same shape as :func:`logical_arrow_type`, but dates, times and timestamps are their
+    integer storage (so ``to_pylist`` yields the Avro numbers, not ``datetime`` objects)
+    and every nested field is nullable.
     """
+    return _arrow_type(node, physical=True)
+
+
+def _arrow_type(node: AvroNode, physical: bool) -> pa.DataType:
+    def field(name: str, child: AvroNode) -> pa.Field:
+        return pa.field(name, _arrow_type(child, physical), nullable=physical or is_nullable(child))
+
     kind = node.kind
+    if not physical and node.logical in _LOGICAL_ARROW:
+        return _LOGICAL_ARROW[node.logical]
     if kind == "null":
         return pa.null()
     if kind == "boolean":
@@ -208,24 +251,22 @@ def physical_arrow_type(node: AvroNode) -> pa.DataType:
     if kind == "fixed":
         return _decimal_type(node) if node.logical == "decimal" else pa.binary(node.size)
     if kind == "record":
-        return pa.struct([pa.field(n, physical_arrow_type(c)) for n, c in node.fields])
+        return pa.struct([field(n, c) for n, c in node.fields])
     if kind == "array":
         assert node.items is not None
-        return pa.list_(pa.field("element", physical_arrow_type(node.items)))
+        return pa.list_(field("element", node.items))
     if kind == "map":
         assert node.items is not None
-        return pa.map_(pa.string(), pa.field("value", physical_arrow_type(node.items)))
+        return pa.map_(pa.string(), field("value", node.items))
     if kind == "union":
         mode = node.union_mode
         if mode == UNION_NULL:
             return pa.null()
         if mode == UNION_SINGLE:
-            return physical_arrow_type(node.branches[node.non_null[0]])
+            return _arrow_type(node.branches[node.non_null[0]], physical)
         if mode == UNION_INT64:
             return pa.int64()
         if mode == UNION_FLOAT64:
             return pa.float64()
-        return pa.struct(
-            [pa.field(f"member{j}", physical_arrow_type(node.branches[i])) for j, i in enumerate(node.non_null)]
-        )
+        return pa.struct([pa.field(f"member{j}", _arrow_type(node.branches[i], physical)) for j, i in enumerate(node.non_null)])
     raise SchemaError(f"unsupported Avro type {kind!r}")
