@@ -13,6 +13,7 @@ and exit code 1.
 from __future__ import annotations
 
 import platform
+from types import ModuleType
 from typing import Annotated, Optional
 
 import typer
@@ -183,25 +184,21 @@ def compaction_show(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = 
 @app.command()
 def clean(path: PathArg, dry_run: DryRunOpt = False, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
     """Delete file slices that no retained commit reads any more (hoodie.cleaner.* options)."""
-    with reporting_errors():
-        config = parse_options(options)
-        table = HoodieTable.open(path)
-        if dry_run:
-            clean_cmd.dry_run(table, config, as_json)
-        else:
-            clean_cmd.run(table, config, as_json)
+    _run_service(clean_cmd, path, dry_run, options, as_json)
 
 
 @app.command()
 def archive(path: PathArg, dry_run: DryRunOpt = False, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
     """Move the oldest instants to the archived timeline (hoodie.keep.min/max.commits)."""
+    _run_service(archive_cmd, path, dry_run, options, as_json)
+
+
+def _run_service(command: ModuleType, path: str, dry_run: bool, options: list[str] | None, as_json: bool) -> None:
+    """A table service's CLI module (``run`` and ``dry_run``) on the table at ``path``."""
     with reporting_errors():
         config = parse_options(options)
         table = HoodieTable.open(path)
-        if dry_run:
-            archive_cmd.dry_run(table, config, as_json)
-        else:
-            archive_cmd.run(table, config, as_json)
+        (command.dry_run if dry_run else command.run)(table, config, as_json)
 
 
 @savepoint_app.command("create")
