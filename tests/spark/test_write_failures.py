@@ -71,34 +71,39 @@ def test_bad_record_fails_the_task_and_rolls_back(spark, tmp_path, helpers) -> N
     assert hoodie.read(path).num_rows == before.num_rows + 3
 
 
-def test_handle_failure_for_one_bucket_rolls_back(spark, tmp_path, helpers) -> None:
-    path = str(tmp_path / "t")
+def _fails_on_garbled_sf_then_recovers(spark, helpers, path: str, batch, opts: dict, added: int) -> None:
+    """Write ``batch`` while the sf base file is garbled: the write fails naming that file
+    after the la partition's file was written; the rollback removes the la file, the
+    timeline and files are as before, and the same write succeeds once sf is restored."""
     before = _seed(spark, helpers, path)
     commits = [i.timestamp for i in HoodieTable.open(path).timeline.completed_writes()]
-    # Inserts go to each partition's small file (a merge; insert does not read footers to
-    # tag). Garble the sf base file so that the sf handle fails reading it while the la
-    # handle writes its new file.
     sf_file = next(Path(path, "sf").glob("*.parquet"))
     good_bytes = sf_file.read_bytes()
     sf_file.write_bytes(b"not a parquet file" + bytes(len(good_bytes)))
-    inserts = _batch(["x1", "x2", "x3", "x4"], ["sf", "la", "sf", "la"], 2)
-    opts = helpers.base_options(**{"hoodie.datasource.write.operation": "insert"})
     with pytest.raises(Exception) as failure:
-        write_dataframe(helpers.to_df(spark, inserts), path, opts)
+        write_dataframe(helpers.to_df(spark, batch), path, opts)
     assert sf_file.name in str(failure.value)
     sf_file.write_bytes(good_bytes)
     table = HoodieTable.open(path)
     rolled_back = [i for i in table.timeline.instants if i.action == "rollback"]
     assert len(rolled_back) == 1 and rolled_back[0].is_completed
-    # The la handle had written its file before the sf handle failed; rollback removed it.
+    # The la file had been written before sf failed; the rollback removed it.
     done = avro.decode(table.timeline.read_content(rolled_back[0]), "rollback")
     assert any(Path(f).parent.name == "la" for f in done["partitionMetadata"]["la"]["successDeleteFiles"])
     assert [i.timestamp for i in table.timeline.completed_writes()] == commits
-    # Only the two files of the first commit: the la file of the failed write is gone.
+    # Only the files of the first commit are left.
     assert {p.name for p in helpers.data_files(path)} == set(before.column("_hoodie_file_name").to_pylist())
     _assert_clean(path, before, helpers)
-    write_dataframe(helpers.to_df(spark, inserts), path, opts)
-    assert hoodie.read(path).num_rows == before.num_rows + 4
+    write_dataframe(helpers.to_df(spark, batch), path, opts)
+    assert hoodie.read(path).num_rows == before.num_rows + added
+
+
+def test_handle_failure_for_one_bucket_rolls_back(spark, tmp_path, helpers) -> None:
+    """Inserts go to each partition's small file (a merge; insert does not read footers to
+    tag): the sf handle fails reading its garbled base file while the la handle writes."""
+    inserts = _batch(["x1", "x2", "x3", "x4"], ["sf", "la", "sf", "la"], 2)
+    opts = helpers.base_options(**{"hoodie.datasource.write.operation": "insert"})
+    _fails_on_garbled_sf_then_recovers(spark, helpers, str(tmp_path / "t"), inserts, opts, added=4)
 
 
 def test_duplicate_task_attempts_leave_only_accepted_files(spark, tmp_path, helpers) -> None:
@@ -130,25 +135,7 @@ def test_partition_aligned_write_failing_midway_rolls_back(spark, tmp_path, help
     first partition (la) is written when tagging the second (sf) fails on a garbled base
     file. The inflight instant names both partitions and the la file has its marker; the
     rollback removes it and the next write succeeds."""
-    path = str(tmp_path / "t")
-    before = _seed(spark, helpers, path)
-    commits = [i.timestamp for i in HoodieTable.open(path).timeline.completed_writes()]
-    sf_file = next(Path(path, "sf").glob("*.parquet"))
-    good_bytes = sf_file.read_bytes()
-    sf_file.write_bytes(b"not a parquet file" + bytes(len(good_bytes)))
     upsert = _batch(["k0", "k1", "x1", "x2"], ["sf", "la", "sf", "la"], 2)
     opts = helpers.base_options(**{"hoodie.upsert.shuffle.parallelism": "1"})
-    with pytest.raises(Exception) as failure:
-        write_dataframe(helpers.to_df(spark, upsert), path, opts)
-    assert sf_file.name in str(failure.value)
-    sf_file.write_bytes(good_bytes)
-    table = HoodieTable.open(path)
-    rolled_back = [i for i in table.timeline.instants if i.action == "rollback"]
-    assert len(rolled_back) == 1 and rolled_back[0].is_completed
-    done = avro.decode(table.timeline.read_content(rolled_back[0]), "rollback")
-    assert any(Path(f).parent.name == "la" for f in done["partitionMetadata"]["la"]["successDeleteFiles"])
-    assert [i.timestamp for i in table.timeline.completed_writes()] == commits
-    assert {p.name for p in helpers.data_files(path)} == set(before.column("_hoodie_file_name").to_pylist())
-    _assert_clean(path, before, helpers)
-    write_dataframe(helpers.to_df(spark, upsert), path, opts)
-    assert hoodie.read(path).num_rows == before.num_rows + 2
+    _fails_on_garbled_sf_then_recovers(spark, helpers, str(tmp_path / "t"), upsert, opts, added=2)
+
