@@ -52,11 +52,7 @@ def test_mor_with_services_matches_model(tmp_path: Path, seed: int) -> None:
         )[0]
         if action == "write":
             op, rows = random_batch(rng, model, next_id, ts_floor=step * 1000)
-            if op == "delete":
-                model.delete(rows)
-                changed: set = set()
-            else:
-                changed = model.upsert(rows)
+            changed = model.apply(op, rows)
             instant = hoodie.write(to_arrow(rows), path, {**opts, "hoodie.datasource.write.operation": op})
             if last_write is not None:
                 incr = hoodie.read(path, {

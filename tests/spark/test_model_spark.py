@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
-from modeling import Model, model_options, random_batch, table_rows, to_arrow
+from modeling import model_options, run_write_steps
 
 from hoodie.table.table import HoodieTable
 
@@ -17,31 +18,19 @@ from hoodie.table.table import HoodieTable
 def test_random_spark_writes_match_model(spark, tmp_path: Path, index_type: str) -> None:
     rng = random.Random(7 + len(index_type))
     path = str(tmp_path / "model")
-    opts = model_options(index_type)
-    model = Model()
-    next_id = [0]
-    previous: str | None = None
-    for step in range(6):
-        op, rows = random_batch(rng, model, next_id)
-        if op == "delete":
-            model.delete(rows)
-            changed: set[tuple[str, str]] = set()
-        else:
-            changed = model.upsert(rows)
-        df = spark.createDataFrame(to_arrow(rows).to_pandas())
-        df.write.format("hoodie").options(**opts).option("hoodie.datasource.write.operation", op).mode("append").save(path)
-        instant = HoodieTable.open(path).timeline.completed_writes()[-1].timestamp
-        snap = spark.read.format("hoodie").load(path).toArrow()
-        assert table_rows(snap) == model.rows, f"snapshot differs from the model after step {step} ({op})"
-        assert snap.num_rows == len(model.rows)
-        if previous is not None:
-            incr = (
-                spark.read.format("hoodie")
-                .option("hoodie.datasource.query.type", "incremental")
-                .option("hoodie.datasource.read.begin.instanttime", previous)
-                .option("hoodie.datasource.read.end.instanttime", instant)
-                .load(path)
-                .toArrow()
-            )
-            assert set(table_rows(incr)) == changed, f"incremental pull of step {step} ({op})"
-        previous = instant
+
+    def write(batch: pa.Table, opts: dict[str, str]) -> str:
+        spark.createDataFrame(batch.to_pandas()).write.format("hoodie").options(**opts).mode("append").save(path)
+        return HoodieTable.open(path).timeline.completed_writes()[-1].timestamp
+
+    def incremental(begin: str, end: str) -> pa.Table:
+        return (
+            spark.read.format("hoodie")
+            .option("hoodie.datasource.query.type", "incremental")
+            .option("hoodie.datasource.read.begin.instanttime", begin)
+            .option("hoodie.datasource.read.end.instanttime", end)
+            .load(path)
+            .toArrow()
+        )
+
+    run_write_steps(rng, 6, model_options(index_type), write, lambda: spark.read.format("hoodie").load(path).toArrow(), incremental)

@@ -3,6 +3,7 @@ in-process and Spark model-based tests)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -28,6 +29,42 @@ class Model:
     def delete(self, batch: list[dict[str, Any]]) -> None:
         for row in batch:
             self.rows.pop((row["city"], row["uuid"]), None)
+
+    def apply(self, op: str, batch: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        """Apply a write of operation ``op``; the keys whose records it changed (the
+        incremental pull of that write): none for a delete."""
+        if op == "delete":
+            self.delete(batch)
+            return set()
+        return self.upsert(batch)
+
+
+def run_write_steps(
+    rng: random.Random,
+    steps: int,
+    opts: dict[str, str],
+    write: Callable[[pa.Table, dict[str, str]], str],
+    snapshot: Callable[[], pa.Table],
+    incremental: Callable[[str, str], pa.Table],
+) -> None:
+    """Random writes applied to a table (``write(batch, options) -> instant``) and to a
+    model; after each one the snapshot equals the model and the incremental pull of the
+    write is exactly the records it changed, all committed at its instant."""
+    model = Model()
+    next_id = [0]
+    previous: str | None = None
+    for step in range(steps):
+        op, rows = random_batch(rng, model, next_id)
+        changed = model.apply(op, rows)
+        instant = write(to_arrow(rows), {**opts, "hoodie.datasource.write.operation": op})
+        snap = snapshot()
+        assert table_rows(snap) == model.rows, f"snapshot differs from the model after step {step} ({op})"
+        assert snap.num_rows == len(model.rows), "duplicate keys in the snapshot"
+        if previous is not None:
+            incr = incremental(previous, instant)
+            assert set(table_rows(incr)) == changed, f"incremental pull of step {step} ({op})"
+            assert set(incr.column("_hoodie_commit_time").to_pylist()) <= {instant}
+        previous = instant
 
 
 def _dedupe(batch: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
