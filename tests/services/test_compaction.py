@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from table_options import MOR_TRIPS
 
 import hoodie
 from hoodie.engine.local import LocalEngine
@@ -22,14 +23,7 @@ from hoodie.services.compaction import (
 )
 from hoodie.table.table import HoodieTable
 
-OPTS = {
-    "hoodie.table.name": "trips",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.index.bloom.num_entries": "1000",
-}
+OPTS = MOR_TRIPS
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from table_options import trip_options
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -45,14 +46,7 @@ def spark() -> Iterator[SparkSession]:
 
 
 def base_options(**extra: Any) -> dict[str, Any]:
-    opts: dict[str, Any] = {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    }
-    opts.update(extra)
-    return opts
+    return trip_options(**extra)
 
 
 def to_df(spark: SparkSession, data: pa.Table) -> DataFrame:

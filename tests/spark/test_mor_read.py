@@ -5,18 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+from table_options import MOR_TRIPS
 
 import hoodie
 from hoodie.table.table import HoodieTable
 
-OPTS = {
-    "hoodie.table.name": "trips",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.index.bloom.num_entries": "1000",
-}
+OPTS = MOR_TRIPS
 
 
 def rows(t: pa.Table) -> list[tuple]:

@@ -13,17 +13,6 @@ import hoodie
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
 
 
-def trip_options(**extra: str) -> dict[str, str]:
-    opts = {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    }
-    opts.update(extra)
-    return opts
-
-
 def rows_by_key(table: pa.Table, key: str = "_hoodie_record_key", drop_meta: bool = False) -> dict[Any, dict[str, Any]]:
     out = {}
     for row in table.to_pylist():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from table_options import MOR_TRIPS
 
 import hoodie
 from hoodie.formats.log import CommandBlock, read_log_file
@@ -18,14 +19,7 @@ from hoodie.layout import parse_log_file_name
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 
-OPTS = {
-    "hoodie.table.name": "trips",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.index.bloom.num_entries": "1000",
-}
+OPTS = MOR_TRIPS
 
 
 def rows(t: pa.Table) -> list[tuple]:
