@@ -45,7 +45,7 @@ def _record_at_a_time(base: pa.Table, logs: list[pa.Table], merge: MergeConfig) 
     stats = MergeStats()
     buffer = _LogBuffer(merge, base.schema, stats)
     for i, t in enumerate(logs):
-        buffer.add_data(t, f"2024010100000{i}")
+        buffer.add_data(t, f"2024010100000000{i}")
     return _merge_base(base, buffer, merge.mode, stats), stats
 
 
@@ -85,3 +85,14 @@ def test_declines_delete_flags_and_composite_orderings() -> None:
     plain = log.drop_columns(["_hoodie_is_deleted"])
     assert merge_columnar(plain.slice(0, 0), [plain], MergeConfig(MergeMode.EVENT_TIME_ORDERING, ("ts", "_hoodie_record_key")), MergeStats()) is None
     assert merge_columnar(plain.slice(0, 0), [plain], MergeConfig(MergeMode.EVENT_TIME_ORDERING, ("ts",)), MergeStats()).num_rows == 1
+
+
+def test_a_log_record_without_key_is_reported_with_its_instant() -> None:
+    from hoodie.errors import FormatError
+
+    schema = _schema(pa.int64())
+    log = pa.Table.from_pylist([{"_hoodie_record_key": None, "ts": 1, "v": 1}], schema=schema)
+    merge = MergeConfig(MergeMode.EVENT_TIME_ORDERING, ("ts",))
+    assert merge_columnar(schema.empty_table(), [log], merge, MergeStats()) is None
+    with pytest.raises(FormatError, match="log block of instant 20240101000000000: a record has no record key"):
+        _record_at_a_time(schema.empty_table(), [log], merge)

@@ -127,7 +127,7 @@ def _working_schema(schema: pa.Schema, merge: MergeConfig, columns: Sequence[str
     return pa.schema([f for f in schema if f.name in needed])
 
 
-def _delete_flags(data: pa.Table, merge: MergeConfig) -> list[bool]:
+def _delete_flags(data: pa.Table, merge: MergeConfig) -> np.ndarray:
     """Rows that are deletes themselves: ``_hoodie_is_deleted``, a ``D`` operation, or the
     table's custom delete marker (Java ``DeleteContext``)."""
     n = data.num_rows
@@ -141,7 +141,7 @@ def _delete_flags(data: pa.Table, merge: MergeConfig) -> list[bool]:
         name, value = merge.delete_marker
         column = data.column(name).cast(pa.string())
         flags |= pc.fill_null(pc.equal(column, value), False).to_numpy(zero_copy_only=False)
-    return flags.tolist()
+    return flags
 
 
 def _orderings(data: pa.Table, merge: MergeConfig) -> list[Any]:
@@ -202,7 +202,7 @@ class _LogBuffer:
         self.batches.append(data)
         mode, records = self.merge.mode, self.records
         keys = _keys(data, self.merge, f"log block of instant {instant}")
-        for row, (key, ordering, is_delete) in enumerate(zip(keys, _orderings(data, self.merge), _delete_flags(data, self.merge))):
+        for row, (key, ordering, is_delete) in enumerate(zip(keys, _orderings(data, self.merge), _delete_flags(data, self.merge).tolist())):
             records[key] = delta_merge(mode, BufferedRecord(ordering, is_delete, index, row), records.get(key))
         self.stats.log_records += data.num_rows
 
@@ -270,7 +270,7 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
     if not logs:
         return base
     log = pa.concat_tables(logs) if len(logs) > 1 else logs[0]
-    if _delete_flags_array(log, merge).any():
+    if _delete_flags(log, merge).any():
         return None
     kind = _ordering_kind(log, merge)
     if kind is None:
@@ -280,7 +280,7 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
         return None
     keys = _key_column(log, merge).combine_chunks()
     if keys.null_count:
-        raise FormatError(f"log block: a record has no record key ({', '.join(_key_fields(merge))})")
+        return None  # the record-at-a-time path reports it, naming the block's instant
     encoded = keys.dictionary_encode()  # codes in first-seen order
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     position = np.arange(len(codes))
@@ -321,10 +321,6 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
 
 
 _COMMIT_TIME = "commit_time"
-
-
-def _delete_flags_array(data: pa.Table, merge: MergeConfig) -> np.ndarray:
-    return np.asarray(_delete_flags(data, merge), dtype=bool)
 
 
 def _ordering_kind(log: pa.Table, merge: MergeConfig) -> str | None:
