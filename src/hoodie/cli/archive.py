@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
-from hoodie.cli.output import print_json, print_table, progress, stdout_console
+from hoodie.cli.output import print_json, print_table, progress, report_not_run, stdout_console
 from hoodie.services.archive import ArchiveResult, archive, plan_archive
 from hoodie.services.inline import archive_settings
 from hoodie.table.table import HoodieTable
@@ -49,10 +49,7 @@ def run(table: HoodieTable, config: CommandConfig, as_json: bool) -> None:
         result = archive(table, settings)
     note_unused(config, "archive")
     if not isinstance(result, ArchiveResult):
-        if as_json:
-            print_json({"ran": False, "reason": result.reason})
-        else:
-            stdout_console().print(Text(f"Nothing archived in {table.name}: {result.reason}"), soft_wrap=True)
+        report_not_run(f"Nothing archived in {table.name}", result.reason, as_json)
         return
     archive_file = posixpath.basename(result.archive_file) if result.archive_file else None
     if as_json:

@@ -21,6 +21,7 @@ from hoodie.cli.output import (
     print_json,
     print_table,
     progress,
+    report_not_run,
     stdout_console,
 )
 from hoodie.services.clean import (
@@ -80,10 +81,7 @@ def run(table: HoodieTable, config: CommandConfig, as_json: bool) -> None:
         result = clean(table, settings, engine=ProgressEngine(display))
     note_unused(config, "clean")
     if not isinstance(result, CleanResult):
-        if as_json:
-            print_json({"ran": False, "reason": result.reason})
-        else:
-            stdout_console().print(Text(f"Nothing cleaned in {table.name}: {result.reason}"), soft_wrap=True)
+        report_not_run(f"Nothing cleaned in {table.name}", result.reason, as_json)
         return
     deleted = {p: list(names) for p, names in sorted(result.deleted.items()) if names}
     failed = {p: list(names) for p, names in sorted(result.failed.items()) if names}

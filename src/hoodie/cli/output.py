@@ -101,6 +101,15 @@ def print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def report_not_run(message: str, reason: str, as_json: bool) -> None:
+    """A table service that had nothing to do: ``{"ran": false, "reason": ...}`` in JSON,
+    else ``<message>: <reason>``."""
+    if as_json:
+        print_json({"ran": False, "reason": reason})
+    else:
+        stdout_console().print(Text(f"{message}: {reason}"), soft_wrap=True)
+
+
 # --- progress ---------------------------------------------------------------------------------
 
 
