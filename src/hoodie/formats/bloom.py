@@ -404,20 +404,15 @@ class SimpleBloomFilter:
 
     def _set_many(self, positions: np.ndarray) -> None:
         flat = positions.ravel()
-        if len(flat) * 64 >= self.num_bits:
-            # Many positions: a dense scratch vector and one packbits beats scattered ORs
-            # (measured: ~1.4 ms per 2.6 Mbit row against ~33 ns per position for ``at``).
+        # ``ufunc.at`` has a fast path for simple dtypes since numpy 1.25: measured ~10 ns
+        # per position, below both a sort + reduceat and a dense scratch vector + packbits
+        # (~1.4 ms per 2.6 Mbit row) until well over 100,000 positions.
+        if len(flat) * 16 >= self.num_bits:
             scratch = np.zeros(len(self._bits) * 8, dtype=bool)
             scratch[flat] = True
             self._bits |= np.packbits(scratch, bitorder="little")
         else:
-            # Few positions: OR the masks of each byte together (sorted + reduceat), then
-            # one fancy-indexed OR; ``np.bitwise_or.at`` is ~10× slower.
-            flat = np.sort(flat)
-            idx = flat >> 3
-            first = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
-            masks = np.left_shift(np.uint8(1), (flat & 7).astype(np.uint8))
-            self._bits[idx[first]] |= np.bitwise_or.reduceat(masks, first)
+            np.bitwise_or.at(self._bits, flat >> 3, np.left_shift(np.uint8(1), (flat & 7).astype(np.uint8)))
 
     def _test(self, positions: Iterable[int]) -> bool:
         bits = self._bits

@@ -184,11 +184,12 @@ class EncodedBloomFilter:
             chars, shifts = _char_bits(start, positions.ravel())
             if (_DECODE[out[chars]] == _INVALID).any():
                 raise FormatError("bloom filter Base64 holds an invalid character")
-            # One pass per bit of a character: within a pass every write to a character
-            # is the same value, so repeated characters need no sorting or reduction.
-            for bit in range(6):
-                at = chars[shifts == bit]
-                out[at] = _ALPHABET[_DECODE[out[at]] | np.uint8(1 << bit)]
+            # OR every key's bits into a per-character mask first (repeated characters
+            # combine there), then rewrite each touched character once.
+            masks = np.zeros(len(out), dtype=np.uint8)
+            np.bitwise_or.at(masks, chars, np.left_shift(np.uint8(1), shifts))
+            at = np.flatnonzero(masks)
+            out[at] = _ALPHABET[_DECODE[out[at]] | masks[at]]
         # currentNbRecord: rewrite the two groups that hold it
         g0, g1 = _CURRENT_OFFSET // 3, (_CURRENT_OFFSET + 4 + 2) // 3
         chunk = bytearray(base64.b64decode(out[4 * g0 : 4 * g1].tobytes()))
