@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 import hoodie
 from hoodie.table.table import HoodieTable
@@ -129,3 +131,38 @@ def test_planned_bucket_counts_match_the_profile() -> None:
     per_partition = {p: sum(counts[b.bucket_id] for b in plan.buckets if b.partition_path == p) for p in profiles}
     assert per_partition == {"a": 1000, "b": 10}
     assert sorted(counts[b.bucket_id] for b in plan.buckets if b.partition_path == "a") == [100, 300, 300, 300]
+
+
+def _dictionary_encoded(path: str) -> dict[str, bool]:
+    """Per column of the table's base files: whether every chunk is dictionary encoded."""
+    out: dict[str, bool] = {}
+    for s in HoodieTable.open(path).view().latest_slices_all():
+        meta = pq.ParquetFile(s.base_file.path).metadata
+        for rg in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                col = meta.row_group(rg).column(c)
+                encoded = any("DICTIONARY" in e for e in col.encodings)
+                out[col.path_in_schema] = out.get(col.path_in_schema, True) and encoded
+    return out
+
+
+def test_dictionary_encoding_of_written_files(tmp_path: Path) -> None:
+    """Meta columns that repeat and low-cardinality data columns are dictionary encoded;
+    keys, sequence numbers and mostly distinct columns are not, in new and merged files."""
+    path = str(tmp_path / "t")
+    rng = np.random.default_rng(3)
+
+    def rows(start: int, n: int) -> pa.Table:
+        return pa.table({
+            "uuid": [f"k{i:06d}" for i in range(start, start + n)],
+            "city": [["sf", "nyc"][i % 2] for i in range(n)],
+            "ts": [1] * n,
+            "payload": rng.random(n),
+            "kind": [["a", "b", "c"][i % 3] for i in range(n)],
+        })
+
+    hoodie.write(rows(0, 3000), path, OPTS)
+    hoodie.write(rows(2000, 2000), path, {**OPTS, "hoodie.parquet.small.file.limit": "100000000"})
+    encoded = _dictionary_encoded(path)
+    assert {c for c, d in encoded.items() if d} == {"_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name", "city", "ts", "kind"}
+    assert hoodie.read(path).num_rows == 4000
