@@ -60,12 +60,39 @@ def test_bloom_index_prunes_before_reading_keys(tmp_path: Path) -> None:
 def test_bloom_false_positive_is_verified_away(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table, refs = build(tmp_path, files=2)
     # force every bloom filter to answer "maybe" and disable range pruning
-    from hoodie.formats.bloom import DynamicBloomFilter
+    from hoodie.formats.bloom_footer import EncodedBloomFilter
 
-    monkeypatch.setattr(DynamicBloomFilter, "might_contain_many", lambda self, keys: np.ones(len(keys), dtype=bool))
+    monkeypatch.setattr(EncodedBloomFilter, "might_contain_many", lambda self, keys: np.ones(len(keys), dtype=bool))
     result = tag_partition(pa.array(["key-00-0005", "key-00-9999"]), refs, table.storage, IndexSettings("BLOOM", prune_by_ranges=False))
     assert result.file_pos[0] >= 0 and result.file_pos[1] == -1
     path = table.base_path
     hoodie.write(pa.table({"k": ["key-00-9999"], "p": ["a"], "v": [1]}), path, OPTS)
     rows = hoodie.read(path).column("k").to_pylist()
     assert rows.count("key-00-9999") == 1 and len(rows) == 401
+
+
+def test_bloom_probe_stops_at_the_first_key_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose filter lets one key through is read, and every candidate is checked
+    against its keys without probing the rest; a file ruling out every candidate has all
+    of them probed and is not read."""
+    from hoodie.formats.bloom_footer import EncodedBloomFilter
+
+    table, refs = build(tmp_path, files=1, per_file=200)
+    probed: list[int] = []
+    real = EncodedBloomFilter.might_contain_many
+
+    def counting(self: EncodedBloomFilter, keys: pa.Array) -> np.ndarray:
+        probed.append(len(keys))
+        return real(self, keys)
+
+    monkeypatch.setattr(EncodedBloomFilter, "might_contain_many", counting)
+    present = [f"key-00-{i:04d}" for i in range(0, 200, 2)]
+    absent = [f"key-00-{i:04d}x" for i in range(150)]  # inside the key range, not in the file
+    result = tag_partition(pa.array(present + absent), refs, table.storage, IndexSettings("BLOOM"))
+    assert sum(probed) < 100, "probing stops once a key gets through"
+    assert result.keys_verified == len(present) + len(absent)
+    assert (result.file_pos[: len(present)] == 0).all() and (result.file_pos[len(present) :] == -1).all()
+
+    probed.clear()
+    result = tag_partition(pa.array(absent), refs, table.storage, IndexSettings("BLOOM"))
+    assert sum(probed) == len(absent) and result.keys_verified == 0 and (result.file_pos == -1).all()

@@ -3,7 +3,9 @@ file's footer, then verify candidates against the file's real keys.
 
 Verification is what makes the index exact: a bloom false positive costs one read of a
 file's key column, never an insert turned into an update. Each file is opened once: its
-footer (with the filter) and, when needed, its key column come from the same reader.
+footer (with the filter) and, when needed, its key column come from the same reader. The
+filter's job is to spare files from being read, so probing a file stops at the first key
+it lets through: that file is read, and all its candidates are checked exactly.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.formats.bloom_footer import EncodedBloomFilter
 from hoodie.formats.parquet import BaseFileReader
 from hoodie.index.base import FileRef, TagResult
 from hoodie.storage.base import Storage
@@ -40,10 +43,28 @@ def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array,
     if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
         in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
         idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
-    if len(idx) and footer is not None and footer.bloom is not None:
-        maybe = footer.bloom.might_contain_many(candidates)  # reads ~30 Base64 characters a key, decodes nothing
-        idx, candidates = idx[maybe], candidates.filter(pa.array(maybe))
+    if len(idx) and footer is not None and footer.bloom is not None and not _bloom_admits_any(footer.bloom, candidates):
+        return idx[:0], 0
     if not len(idx):
         return idx, 0
     present = pc.is_in(candidates, value_set=reader.record_keys()).to_numpy(zero_copy_only=False)
     return idx[present], len(idx)
+
+
+_FIRST_PROBE = 64
+
+
+def _bloom_admits_any(bloom: EncodedBloomFilter, candidates: pa.Array) -> bool:
+    """Whether the filter lets any candidate through, probing in growing chunks.
+
+    One key through means the file's keys are read, and then checking every candidate
+    against them is exact and costs less than hashing the rest (~1 µs a key for 30
+    hashes): so probing stops there. Only files that rule out every candidate, the ones
+    the filter saves from being read, have all of them probed.
+    """
+    start, step = 0, _FIRST_PROBE
+    while start < len(candidates):
+        if bloom.might_contain_many(candidates.slice(start, step)).any():  # reads ~30 Base64 characters a key, decodes nothing
+            return True
+        start, step = start + step, step * 4
+    return False
