@@ -185,11 +185,11 @@ class EncodedBloomFilter:
             if (_DECODE[out[chars]] == _INVALID).any():
                 raise FormatError("bloom filter Base64 holds an invalid character")
             # OR every key's bits into a per-character mask first (repeated characters
-            # combine there), then rewrite each touched character once.
+            # combine there), then rewrite the touched characters: a character listed
+            # twice gets the same new value twice, cheaper than finding the distinct ones.
             masks = np.zeros(len(out), dtype=np.uint8)
             np.bitwise_or.at(masks, chars, np.left_shift(np.uint8(1), shifts))
-            at = np.flatnonzero(masks)
-            out[at] = _ALPHABET[_DECODE[out[at]] | masks[at]]
+            out[chars] = _ALPHABET[_DECODE[out[chars]] | masks[chars]]
         # currentNbRecord: rewrite the two groups that hold it
         g0, g1 = _CURRENT_OFFSET // 3, (_CURRENT_OFFSET + 4 + 2) // 3
         chunk = bytearray(base64.b64decode(out[4 * g0 : 4 * g1].tobytes()))
