@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie.errors import FormatError
+from hoodie.formats.conform import conform
 from hoodie.formats.log import OrderingType, encode_block
 from hoodie.query import read_incremental, read_snapshot, read_table
 from hoodie.query.instants import InstantFilter
@@ -24,7 +25,7 @@ from hoodie.query.merge import (
     stored_meta_schema,
 )
 from hoodie.query.merge_rules import MergeConfig
-from hoodie.query.reader import conform, output_schema
+from hoodie.query.reader import output_schema
 
 T = [f"2024010100{i:02d}00000" for i in range(1, 12)]
 F = "11111111-0000-0000-0000-000000000000-0"

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_schema import META_FIELDS
+from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.query.instants import InstantFilter
@@ -53,7 +54,7 @@ from hoodie.query.merge_rules import (
     final_merge,
 )
 from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
-from hoodie.query.reader import BaseFileTask, conform, read_base_file_task
+from hoodie.query.reader import BaseFileTask, read_base_file_task
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from hoodie.engine import TaskContext
 from hoodie.errors import FormatError, SchemaError, UnsupportedTableError
 from hoodie.formats.avro_schema import META_FIELDS
+from hoodie.formats.conform import conform
 from hoodie.storage.base import Storage, arrow_path
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -127,27 +128,6 @@ def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> p
     except (pa.ArrowInvalid, OSError) as e:
         raise FormatError(f"cannot read base file {task.path}: {e}") from e
     return conform(data, task.schema, task.path)
-
-
-def conform(data: pa.Table, schema: pa.Schema, source: str = "data") -> pa.Table:
-    """``data`` with exactly ``schema``: columns cast and reordered, absent ones null.
-
-    Columns a file lacks (added to the table after it was written) read as nulls; columns
-    the schema lacks are dropped. Casting also renames list and map children, so
-    Avro-writer files (``array`` items) and Spark-writer files (``element`` items) agree.
-    """
-    arrays = []
-    for field in schema:
-        idx = data.schema.get_field_index(field.name)
-        if idx < 0:
-            arrays.append(pa.nulls(data.num_rows, field.type))
-            continue
-        column = data.column(idx)
-        try:
-            arrays.append(column.cast(field.type))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise SchemaError(f"{source}: column {field.name!r} of type {column.type} cannot be read as {field.type}: {e}") from e
-    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 # --- driver side ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
+from hoodie.formats.conform import conform
 from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, write_log_file
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.layout import LogFileName, base_file_name
@@ -22,7 +23,7 @@ from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import Bucket
-from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
+from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS
 
 
 def append_marker_name(bucket: Bucket, token: str) -> str:

@@ -18,6 +18,7 @@ from hoodie.engine.base import TaskContext
 from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.bloom import BloomFilter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
+from hoodie.formats.conform import conform
 from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
@@ -35,7 +36,7 @@ from hoodie.writer.append_handle import run_append
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import APPEND, Bucket
-from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS, conform
+from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS
 
 
 @dataclass(frozen=True)

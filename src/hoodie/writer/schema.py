@@ -122,21 +122,3 @@ def _same_ignoring_names(a: pa.DataType, b: pa.DataType) -> bool:
             x.name == y.name and _same_ignoring_names(x.type, y.type) for x, y in zip(a, b)
         )
     return a.equals(b)
-
-
-def conform(batch: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``batch`` with exactly the columns of ``schema`` (missing ones null), cast to it."""
-    cols = []
-    present = {name: i for i, name in enumerate(batch.schema.names)}
-    for f in schema:
-        if f.name in present:
-            col = batch.column(present[f.name])
-            if not col.type.equals(f.type):
-                try:
-                    col = col.cast(f.type)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                    raise SchemaError(f"column {f.name!r} cannot be cast from {col.type} to {f.type}: {e}") from e
-            cols.append(col)
-        else:
-            cols.append(pa.nulls(batch.num_rows, f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
