@@ -57,6 +57,10 @@ def test_restore_brings_back_exactly_the_savepointed_table(kind: str, request: p
     else:
         # logs appended to older slices stay, neutralised by rollback command blocks
         assert result.rollback_log_files and all(f.split("/")[-1].endswith("_1-0-1") for f in result.rollback_log_files)
+    # the result is the net effect: rollback logs it names exist, deleted files were there before
+    assert all(os.path.exists(f) for f in result.rollback_log_files)
+    assert not set(result.deleted_files) & set(result.rollback_log_files)
+    assert {os.path.relpath(f, kit.path) for f in result.deleted_files} <= files_at_savepoint
     # the table lives on: a new write after the restore reads back everywhere
     kit.write(["k7"], "a", 9)
     assert kit.rows() == sorted(state + [("k7", "a", 9, 9.0)]) == kit.rs_rows()

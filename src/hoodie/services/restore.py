@@ -157,11 +157,15 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
         "extraMetadata": None,
     }
     table.timeline.reload().transition_to_completed(restore.with_state(State.INFLIGHT), avro.encode(avro.RESTORE_METADATA, record))
+    # The result is the net effect: undoing an older instant can delete a rollback log that
+    # undoing a newer one wrote (the file group it appended to goes away). Such a log was
+    # neither there before the restore nor after it. The Avro record keeps each undo as done.
+    written, removed = set(command_logs), set(deleted)
     return RestoreResult(
         restore.timestamp,
         plan.get("savepointToRestoreTimestamp") or "",
         tuple(i["commitTime"] for i in infos),
-        tuple(deleted),
-        tuple(dict.fromkeys(command_logs)),
+        tuple(f for f in deleted if f not in written),
+        tuple(f for f in dict.fromkeys(command_logs) if f not in removed),
         resumed,
     )
