@@ -137,6 +137,20 @@ def test_reads_go_through_the_engine(synthetic) -> None:
     assert via_engine.equals(read_snapshot(t.open(), engine=LocalEngine(max_workers=4)))
 
 
+def test_arrow_threads_only_when_files_are_fewer_than_workers(synthetic) -> None:
+    """One file on two workers decodes its columns on Arrow's threads; as many files as
+    workers keep one thread each (Arrow's would oversubscribe the cores)."""
+    t = _simple(synthetic)
+    engine = RecordingEngine()
+    one = read_snapshot(t.open(), engine=engine)
+    assert [task.use_threads for task in engine.tasks] == [True]
+    t.commit(T2, [t.base_file(T2, "p2", F2, [{"id": 2, "name": "b", "part": "p2"}])])
+    engine = RecordingEngine()
+    two = read_snapshot(t.open(), engine=engine)
+    assert [task.use_threads for task in engine.tasks] == [False, False]
+    assert one.num_rows == 1 and two.num_rows == 2
+
+
 def test_merge_on_read_slices_are_one_picklable_task_each(mor_table) -> None:
     t = mor_table()
     t1, t2 = T1, T2

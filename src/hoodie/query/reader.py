@@ -109,6 +109,9 @@ class BaseFileTask:
     storage: Storage
     path: str
     schema: pa.Schema
+    # Arrow decodes columns on its own threads: only when the tasks are fewer than the
+    # engine's workers, else those threads would oversubscribe the cores
+    use_threads: bool = False
 
 
 def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> pa.Table:
@@ -120,9 +123,9 @@ def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> p
             pf = pq.ParquetFile(f)
             present = set(pf.schema_arrow.names)
             wanted = [n for n in task.schema.names if n in present]
-            # Tasks already run one per core; Arrow's own column threads would only
+            # Tasks usually run one per core; Arrow's own column threads would only
             # oversubscribe them (measured 7-15% slower over the 200-file benchmark).
-            data = pf.read(columns=wanted, use_threads=False)
+            data = pf.read(columns=wanted, use_threads=task.use_threads)
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, OSError) as e:

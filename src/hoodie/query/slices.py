@@ -59,6 +59,9 @@ def read_file_slices(
     projected to ``columns``; ``visible`` decides which log blocks count."""
     out_schema = project(schema, columns)
     merge = MergeConfig.for_table(table.config)
+    engine = engine or LocalEngine()
+    # fewer files than workers (one big file, say): let Arrow decode columns in parallel
+    threads = len(slices) < engine.parallelism
     tasks: list[SliceTask] = []
     for s in slices:
         _check_parquet(table, s)
@@ -66,9 +69,8 @@ def read_file_slices(
             names = tuple(columns) if columns is not None else None
             tasks.append(MergeSliceTask(table.storage, s, schema, merge, visible, names))
         elif s.base_file is not None:
-            tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema))
+            tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads))
     if not tasks:
         return out_schema.empty_table()
-    engine = engine or LocalEngine()
     parts = engine.map(run_slice_task, tasks, description)
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
