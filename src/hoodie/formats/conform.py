@@ -24,7 +24,9 @@ def conform(data: pa.Table, schema: pa.Schema, source: str = "data") -> pa.Table
             arrays.append(pa.nulls(data.num_rows, field.type))
             continue
         column = data.column(idx)
-        if column.type.equals(field.type):
+        # Arrow's type equality ignores the names of list and map children, which the
+        # cast is there to rename: only a type that prints the same is left as it is
+        if column.type.equals(field.type) and str(column.type) == str(field.type):
             arrays.append(column)
             continue
         try:
