@@ -97,14 +97,16 @@ def test_restore_metadata_is_hudi_avro(cow) -> None:
     assert rb["commitsRollback"] == [later[0]] and rb["totalFilesDeleted"] >= 1
 
 
-def test_interrupted_restore_is_finished_by_the_next_call(mor, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("crash_at", [2, 3, 4])
+def test_interrupted_restore_is_finished_by_the_next_call(mor, monkeypatch: pytest.MonkeyPatch, crash_at: int) -> None:
     savepoint, state, later = history_after_savepoint(mor)
+    files_before = mor.data_files()
     calls = []
     real = restore_mod.execute_undo
 
     def crash_on_second(*args: object) -> dict:
         calls.append(args)
-        if len(calls) == 2:
+        if len(calls) == crash_at:
             raise RuntimeError("killed mid-restore")
         return real(*args)
 
@@ -121,6 +123,10 @@ def test_interrupted_restore_is_finished_by_the_next_call(mor, monkeypatch: pyte
     assert result.rolled_back == tuple(reversed(later))
     assert mor.rows() == state == mor.rs_rows()
     assert resume_restore(mor.open()) is None
+    # the net effect, across both attempts: what it deleted was there before it began, and
+    # the rollback logs it names are still there
+    assert {os.path.relpath(f, mor.path) for f in result.deleted_files} <= files_before
+    assert all(os.path.exists(f) for f in result.rollback_log_files)
 
 
 def test_refusals_and_nothing_to_do(cow) -> None:

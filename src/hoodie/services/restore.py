@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoodie.errors import InstantNotFoundError, TimelineError
-from hoodie.layout import compare_key
+from hoodie.formats.log import CorruptBlock, HeaderKey, LogFileReader
+from hoodie.layout import compare_key, parse_log_file_name
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.savepoint import savepoint_instants
 from hoodie.services.timeline_files import files_of, timeline_files
@@ -122,6 +123,14 @@ def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
     return avro.decode(table.timeline.read_content(restore.with_state(State.REQUESTED)), f"restore plan {restore.timestamp}")
 
 
+def _written_by(table: HoodieTable, log_path: str, instant: str) -> bool:
+    """Whether the log file's first block is whole and was written at ``instant``."""
+    with LogFileReader(table.storage, log_path) as reader:
+        for found in reader.scan():
+            return not isinstance(found, CorruptBlock) and found.header.get(HeaderKey.INSTANT_TIME) == instant
+    return False
+
+
 def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed: bool) -> RestoreResult:
     started = time.monotonic()
     timeline = table.timeline
@@ -131,6 +140,7 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
     infos: list[dict[str, str]] = []
     deleted: list[str] = []
     command_logs: list[str] = []
+    own: set[str] = set()
     for item in plan.get("instantsToRollback") or []:
         target = Instant(item["commitTime"], item["action"], State.COMPLETED)
         infos.append({"commitTime": target.timestamp, "action": target.action})
@@ -142,6 +152,12 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
             undone[target.timestamp] = [rollback_metadata(restore.timestamp, target, {}, 0, 0)]
             continue
         undo = plan_undo(table, target, files)
+        # rollback logs an earlier attempt of this restore wrote, which this undo deletes
+        # (checked now: once deleted, nothing says who wrote them)
+        own.update(
+            p for paths in undo.delete.values() for p in paths
+            if parse_log_file_name(p.rsplit("/", 1)[-1]) is not None and _written_by(table, p, restore.timestamp)
+        )
         metadata = execute_undo(table, undo, files, restore.timestamp)
         undone[target.timestamp] = [metadata]
         for pm in metadata["partitionMetadata"].values():
@@ -158,9 +174,10 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
     }
     table.timeline.reload().transition_to_completed(restore.with_state(State.INFLIGHT), avro.encode(avro.RESTORE_METADATA, record))
     # The result is the net effect: undoing an older instant can delete a rollback log that
-    # undoing a newer one wrote (the file group it appended to goes away). Such a log was
-    # neither there before the restore nor after it. The Avro record keeps each undo as done.
-    written, removed = set(command_logs), set(deleted)
+    # undoing a newer one wrote (the file group it appended to goes away), in this attempt
+    # or an interrupted one. Such a log was neither there before the restore nor after it.
+    # The Avro record keeps each undo as done.
+    written, removed = set(command_logs) | own, set(deleted)
     return RestoreResult(
         restore.timestamp,
         plan.get("savepointToRestoreTimestamp") or "",
