@@ -161,8 +161,9 @@ def test_dictionary_encoding_of_written_files(tmp_path: Path) -> None:
             "kind": [["a", "b", "c"][i % 3] for i in range(n)],
         })
 
-    hoodie.write(rows(0, 3000), path, OPTS)
-    hoodie.write(rows(2000, 2000), path, {**OPTS, "hoodie.parquet.small.file.limit": "100000000"})
-    encoded = _dictionary_encoded(path)
-    assert {c for c, d in encoded.items() if d} == {"_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name", "city", "ts", "kind"}
+    expected = {"_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name", "city", "ts", "kind"}
+    hoodie.write(rows(0, 3000), path, OPTS)  # new files
+    assert {c for c, d in _dictionary_encoded(path).items() if d} == expected
+    hoodie.write(rows(2000, 2000), path, {**OPTS, "hoodie.parquet.small.file.limit": "100000000"})  # merged into them
+    assert {c for c, d in _dictionary_encoded(path).items() if d} == expected
     assert hoodie.read(path).num_rows == 4000

@@ -182,14 +182,15 @@ class EncodedBloomFilter:
         start = self.row_offsets[-1]
         for positions in _iter_position_chunks(keys, self.num_hashes, self.num_bits):
             chars, shifts = _char_bits(start, positions.ravel())
-            if (_DECODE[out[chars]] == _INVALID).any():
+            values = _DECODE[out[chars]]
+            if (values == _INVALID).any():
                 raise FormatError("bloom filter Base64 holds an invalid character")
             # OR every key's bits into a per-character mask first (repeated characters
             # combine there), then rewrite the touched characters: a character listed
             # twice gets the same new value twice, cheaper than finding the distinct ones.
             masks = np.zeros(len(out), dtype=np.uint8)
             np.bitwise_or.at(masks, chars, np.left_shift(np.uint8(1), shifts))
-            out[chars] = _ALPHABET[_DECODE[out[chars]] | masks[chars]]
+            out[chars] = _ALPHABET[values | masks[chars]]
         # currentNbRecord: rewrite the two groups that hold it
         g0, g1 = _CURRENT_OFFSET // 3, (_CURRENT_OFFSET + 4 + 2) // 3
         chunk = bytearray(base64.b64decode(out[4 * g0 : 4 * g1].tobytes()))

@@ -38,7 +38,8 @@ def bloom_tag(keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_r
 
 def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, int]:
     """The entries of ``idx`` whose key (``candidates``, aligned) is in the file, and how
-    many keys survived pruning and had to be checked against the file's keys."""
+    many keys were checked against the file's keys: every candidate in its key range
+    once the filter lets one through, else none."""
     footer = reader.footer.index
     if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
         in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
