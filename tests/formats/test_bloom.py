@@ -24,6 +24,7 @@ from hoodie.formats.bloom import (
     SimpleBloomFilter,
     deserialize_filter,
     hadoop_murmur_hash,
+    key_positions,
     new_bloom_filter,
     serialize_filter,
 )
@@ -175,6 +176,28 @@ def test_vectorised_hash_matches_scalar() -> None:
     expected = np.array([scalar.might_contain(k) for k in probe])
     assert np.array_equal(vec.might_contain_many(probe), expected)
     assert expected[:500].all()
+
+
+def test_positions_hashed_once_build_the_same_filters() -> None:
+    """key_positions of many keys, handed out in slices to add_positions, build exactly the
+    filters add_many builds from each slice (dynamic rows growing included)."""
+    keys = _random_keys(700, seed=11)
+    sizing = DynamicBloomFilter(100, 1e-6, 250)
+    positions = key_positions(keys, sizing.num_hashes, sizing.num_bits)
+    for lo, hi in ((0, 40), (40, 400), (400, 700)):
+        by_keys, by_positions = DynamicBloomFilter(100, 1e-6, 250), DynamicBloomFilter(100, 1e-6, 250)
+        by_keys.add_many(keys[lo:hi])
+        by_positions.add_positions(positions[lo:hi])
+        assert by_positions.to_bytes() == by_keys.to_bytes()
+    simple = SimpleBloomFilter(10_007, 5)
+    simple.add_positions(key_positions(keys, 5, 10_007))
+    reference = SimpleBloomFilter(10_007, 5)
+    reference.add_many(keys)
+    assert simple == reference
+    with pytest.raises(ValueError, match="per key"):
+        simple.add_positions(positions)  # sized for another filter
+    with pytest.raises(ValueError, match="outside"):
+        simple.add_positions(np.full((1, 5), 10_007))
 
 
 def test_add_many_accepts_arrow_arrays() -> None:

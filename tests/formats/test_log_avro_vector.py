@@ -23,7 +23,7 @@ from hoodie.formats.log import AvroDataBlock, BlockType, HeaderKey, encode_block
 from hoodie.formats.log import content as content_module
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records
-from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content
+from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content, encode_avro_contents
 from hoodie.formats.log.content import _record_spans
 
 INSTANT = "20250101000000000"
@@ -135,6 +135,28 @@ def flat_records(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]
 def test_random_flat_records_agree_with_closure_and_fastavro(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     schema, rows = case
     check_all_agree(schema, rows)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(flat_records(), st.lists(st.integers(min_value=0, max_value=30), min_size=1, max_size=5))
+def test_slices_encoded_together_are_each_slice_encoded_alone(case: tuple[dict[str, Any], list[dict[str, Any]]], cuts: list[int]) -> None:
+    """encode_avro_contents gives, for consecutive slices, exactly encode_avro_content of
+    each slice; and encode_together hands each block those bytes."""
+    schema, rows = case
+    node = parse_avro_schema(schema)
+    arrow = avro_schema_to_arrow(schema)
+    table = _table(schema, rows)
+    bounds = sorted({0, table.num_rows, *(min(c, table.num_rows) for c in cuts)})
+    counts = [b - a for a, b in zip(bounds, bounds[1:])] or [0]
+    together = encode_avro_contents(node, table, arrow, 3, counts)
+    at = 0
+    for count, content in zip(counts, together):
+        assert content == encode_avro_content(node, table.slice(at, count), arrow, 3)
+        at += count
+    with pytest.raises(ValueError, match="do not cover"):
+        encode_avro_contents(node, table, arrow, 3, [table.num_rows + 1])
+    blocks = [AvroDataBlock.create(table.slice(a, b - a), avro_schema_json(schema), "20240101000000000") for a, b in zip(bounds, bounds[1:])]
+    assert [encode_block(b) for b in content_module.encode_together(blocks)] == [encode_block(b) for b in blocks]
 
 
 @pytest.mark.parametrize("nullability", NULLABILITY)

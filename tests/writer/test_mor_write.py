@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from table_options import MOR_TRIPS
 
@@ -144,3 +145,40 @@ def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: s
     assert not (Path(table_path) / loser.path).exists(), "the unaccepted attempt's log file is deleted"
     assert (Path(table_path) / winner.path).exists()
     assert ("u0", "sf", 7, 70.0) in rows(hudi_rs_read(table_path))
+
+
+def test_buckets_written_together_are_byte_for_byte_what_each_would_be_alone(table_path: str, hudi_rs_read) -> None:
+    """A write across many partitions: each task writes a group of buckets, encoding all
+    its log blocks in one pass and hashing all its new files' keys in one pass. Every log
+    file is exactly the bytes of its blocks encoded one by one, every new file's bloom
+    filter is exactly the one built from its own keys, and hudi-rs reads the result."""
+    from hoodie.formats.bloom import BLOOM_FILTER_KEY, new_bloom_filter
+    from hoodie.formats.bloom_footer import footer_metadata, read_footer_index
+    from hoodie.formats.log import encode_log_file
+
+    cities = [f"c{i:02d}" for i in range(12)]
+    opts = {**OPTS, "hoodie.parquet.small.file.limit": "0"}  # inserts open new file groups
+    first = pa.table({"uuid": [f"u{i:03d}" for i in range(240)], "city": [cities[i % 12] for i in range(240)], "ts": [1] * 240, "fare": [float(i) for i in range(240)]})
+    hoodie.write(first, table_path, opts)
+    upsert = pa.table({
+        "uuid": [f"u{i:03d}" for i in range(0, 240, 5)] + [f"n{i:03d}" for i in range(120)],  # updates in every city
+        "city": [cities[i % 12] for i in range(0, 240, 5)] + [cities[i % 12] for i in range(120)],
+        "ts": [2] * 48 + [1] * 120,
+        "fare": [-1.0] * 48 + [0.5] * 120,
+    })
+    t2 = hoodie.write(upsert, table_path, opts)
+    written = [Path(table_path) / s.path for s in HoodieTable.open(table_path).commit_metadata(HoodieTable.open(table_path).timeline.get(t2)).write_stats()]
+    logs = [p for p in written if ".log." in p.name]
+    new_files = [p for p in written if p.suffix == ".parquet"]
+    assert len(logs) == 12 and len(new_files) == 12
+    for p in logs:
+        assert encode_log_file(read_log_file(LocalStorage(), str(p))) == p.read_bytes()
+    for p in new_files:
+        keys = pq.read_table(p, columns=["_hoodie_record_key"]).column(0)
+        alone = new_bloom_filter(1000)
+        alone.add_many(keys)
+        index = read_footer_index(pq.read_metadata(p).metadata)
+        assert index is not None and index.bloom is not None
+        assert index.bloom.text == footer_metadata(alone, None, None)[BLOOM_FILTER_KEY.encode()]
+    expected = {r["uuid"]: r["fare"] for r in first.to_pylist()} | {r["uuid"]: r["fare"] for r in upsert.to_pylist()}
+    assert sorted((r["uuid"], r["fare"]) for r in hudi_rs_read(table_path).to_pylist()) == sorted(expected.items())

@@ -9,13 +9,14 @@ existing file, so a crash can never tear a block that was already committed.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
 from hoodie.formats.conform import conform
-from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, write_log_file
+from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, encode_together, write_log_file
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.layout import LogFileName, base_file_name
 from hoodie.storage.base import join
@@ -32,7 +33,24 @@ def append_marker_name(bucket: Bucket, token: str) -> str:
     return base_file_name(bucket.file_id, token, bucket.base_instant or "")
 
 
+@dataclass
+class PreparedAppend:
+    """An append whose marker exists and whose blocks are built, not yet written."""
+
+    bucket: Bucket
+    log_name: str
+    blocks: list[LogBlock]
+    updates: int
+    deletes: int
+    started: float
+
+
 def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> WriteStat:  # noqa: F821
+    return finish_append(prepare_append(bucket, incoming, ctx, wctx), wctx)
+
+
+def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> PreparedAppend:  # noqa: F821
+    """Write the marker and build the blocks of one append (see :func:`share_encoding`)."""
     started = time.monotonic()
     log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
@@ -48,27 +66,44 @@ def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "Writ
             blocks.append(AvroDataBlock.create(records, wctx.avro_schema_with_meta, wctx.instant))
     if removed.num_rows:
         blocks.append(DeleteBlock.create(_delete_records(removed, wctx), wctx.instant, wctx.avro_schema_with_meta))
-    path = join(wctx.base_path, bucket.partition_path, log_name)
-    size = write_log_file(wctx.storage, path, blocks)
+    return PreparedAppend(bucket, log_name, blocks, updates.num_rows, removed.num_rows, started)
+
+
+def share_encoding(appends: list[PreparedAppend]) -> None:
+    """Encode the Avro data blocks of several appends in one pass (``encode_together``):
+    a block of a thousand records spends most of its encoding time in per-call overhead."""
+    data = [(a, i) for a in appends for i, b in enumerate(a.blocks) if isinstance(b, AvroDataBlock)]
+    if len(data) < 2:
+        return
+    encoded = encode_together([a.blocks[i] for a, i in data])  # type: ignore[misc]
+    for (a, i), block in zip(data, encoded):
+        a.blocks[i] = block
+
+
+def finish_append(a: PreparedAppend, wctx: "WriteContext") -> WriteStat:  # noqa: F821
+    """Write the log file of a prepared append; its write stat."""
+    bucket = a.bucket
+    path = join(wctx.base_path, bucket.partition_path, a.log_name)
+    size = write_log_file(wctx.storage, path, a.blocks)
     base_name = bucket.base_path.rsplit("/", 1)[-1] if bucket.base_path else ""
     if bucket.base_instant and not base_name.endswith(f"_{bucket.base_instant}.parquet"):
         base_name = ""  # the slice a pending compaction opens has no base file yet
     return WriteStat(
         fileId=bucket.file_id,
-        path=f"{bucket.partition_path}/{log_name}" if bucket.partition_path else log_name,
+        path=f"{bucket.partition_path}/{a.log_name}" if bucket.partition_path else a.log_name,
         partitionPath=bucket.partition_path,
         prevCommit=bucket.base_instant or "null",
-        numWrites=updates.num_rows,
-        numDeletes=removed.num_rows,
-        numUpdateWrites=updates.num_rows,
+        numWrites=a.updates,
+        numDeletes=a.deletes,
+        numUpdateWrites=a.updates,
         numInserts=0,
         totalWriteBytes=size,
         fileSizeInBytes=size,
-        runtimeStats=RuntimeStats(totalUpsertTime=int((time.monotonic() - started) * 1000)),
+        runtimeStats=RuntimeStats(totalUpsertTime=int((time.monotonic() - a.started) * 1000)),
         logVersion=bucket.next_log_version,
         logOffset=0,
         baseFile=base_name,
-        logFiles=[log_name],
+        logFiles=[a.log_name],
     )
 
 

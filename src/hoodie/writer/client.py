@@ -33,7 +33,7 @@ from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
-from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
+from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import (
     PartitionProfile,
@@ -300,5 +300,9 @@ class WriteClient:
             tasks.append(BucketTask(plan.bucket(int(b)), ordered.slice(offset, len(idx))))
             offset += len(idx)
         wctx = write_context(prepared, txn.instant_time, data_schema)
-        stats = self.engine.map(functools.partial(run_bucket, wctx=wctx), tasks, "write")
-        return stats, replaced
+        # Two groups a worker: enough to even out the workers' loads, few enough that each
+        # group shares its per-call work (run_bucket_group) over many buckets.
+        groups = group_buckets(tasks, 2 * self.engine.parallelism)
+        written = self.engine.map(functools.partial(run_bucket_group, wctx=wctx), groups, "write")
+        by_id = {i: stat for group, stats in zip(groups, written) for i, stat in zip(group.ids, stats)}
+        return [by_id[i] for i in range(len(tasks))], replaced

@@ -41,6 +41,7 @@ from hoodie.formats.log.blocks import (
     OrderingType,
     ParquetDataBlock,
 )
+from hoodie.formats.log.content import encode_together
 from hoodie.formats.log.framing import MAGIC, BlockInfo, frame_block
 from hoodie.formats.log.reader import (
     LogFileReader,
@@ -71,6 +72,7 @@ __all__ = [
     "ParquetDataBlock",
     "encode_block",
     "encode_log_file",
+    "encode_together",
     "frame_block",
     "iter_log_file",
     "read_log_bytes",

@@ -668,6 +668,23 @@ def _encode_field(f: _Field, arr: pa.Array | None, n: int) -> _Encoded:
     return _Encoded(head_sizes + lengths, heads, head_sizes, data, starts, lengths)
 
 
+def encode_avro_contents(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema, version: int, counts: list[int]) -> list[bytearray]:
+    """The AVRO_DATA contents of consecutive slices of ``table``, ``counts[i]`` rows each:
+    what :func:`encode_avro_content` gives for each slice, from one encoding of the whole
+    table (a block of a thousand records spends most of its time in per-call overhead)."""
+    if sum(counts) != table.num_rows or any(c < 0 for c in counts):
+        raise ValueError(f"slices of {counts} rows do not cover a table of {table.num_rows}")
+    content, record_starts = _encode_content(node, table, arrow_schema, version)
+    bounds = np.append(record_starts, len(content)).tolist()
+    out, row = [], 0
+    for count in counts:
+        part = bytearray(struct.pack(">ii", version, count))
+        part += memoryview(content)[bounds[row] : bounds[row + count]]
+        out.append(part)
+        row += count
+    return out
+
+
 def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema, version: int) -> bytearray:
     """The whole AVRO_DATA content of ``table``: int32 ``version``, int32 record count, then
     per record its int32 length and its Avro binary (all big-endian).
@@ -679,6 +696,11 @@ def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema
     of the same schema. Columns are matched by name as in :func:`~.avro_encode.encode_records`:
     a column the schema lacks is refused, a nullable field the table lacks is written as null.
     """
+    return _encode_content(node, table, arrow_schema, version)[0]
+
+
+def _encode_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema, version: int) -> tuple[bytearray, np.ndarray]:
+    """The content and the offset of each record's length prefix in it."""
     fields = _layouts(node)
     names = {n for n, _ in node.fields}
     extra = [c for c in table.column_names if c not in names]
@@ -705,4 +727,4 @@ def encode_avro_content(node: AvroNode, table: pa.Table, arrow_schema: pa.Schema
     for e in encoded:
         e.write(out, at, record_end)
         at = at + e.sizes
-    return content
+    return content, record_starts

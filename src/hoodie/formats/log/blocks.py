@@ -257,6 +257,8 @@ class AvroDataBlock(LogBlock):
     schema_json: str
     header: Header = field(default_factory=dict)
     footer: Header = field(default_factory=dict)
+    # the content bytes of ``records``, when already encoded (content.encode_together)
+    encoded: bytes | bytearray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.schema_json, str):
