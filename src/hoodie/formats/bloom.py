@@ -311,13 +311,21 @@ def _positions_many(data: np.ndarray, offsets: np.ndarray, nb_hash: int, vector_
     return out
 
 
-def _iter_position_chunks(keys: KeyBatch, nb_hash: int, vector_size: int) -> Iterable[np.ndarray]:
+def _iter_position_chunks(keys: KeyBatch, nb_hash: int, vector_size: int, chunk: int = _CHUNK) -> Iterable[np.ndarray]:
     """Positions of *keys* in input order, chunk by chunk (bounded memory)."""
     data, offsets = _encode_keys(keys)
     n = len(offsets) - 1
-    for lo in range(0, n, _CHUNK):
-        hi = min(n, lo + _CHUNK)
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
         yield _positions_many(data, offsets[lo : hi + 1], nb_hash, vector_size)
+
+
+# Hashing alone goes fastest in chunks of a few thousand keys: each round's arrays stay in
+# the CPU cache, and ~500 numpy calls a chunk are spread over enough keys (measured for
+# 100,000 keys: ~0.05 s in chunks of 4096-8192, ~0.07 s in chunks of 65536, ~0.1 s in
+# chunks of 1000). Filters setting bits per chunk prefer the larger _CHUNK (fewer dense
+# passes over their bit vectors).
+_HASH_CHUNK = 1 << 13
 
 
 def key_positions(keys: KeyBatch, nb_hash: int, vector_size: int) -> np.ndarray:
@@ -328,8 +336,10 @@ def key_positions(keys: KeyBatch, nb_hash: int, vector_size: int) -> np.ndarray:
     thousand at a time (each chunk is ~500 numpy calls), so a writer creating many small
     files hashes all their keys at once and hands each filter its rows.
     """
-    parts = list(_iter_position_chunks(keys, nb_hash, vector_size))
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    parts = list(_iter_position_chunks(keys, nb_hash, vector_size, _HASH_CHUNK))
+    if not parts:
+        return np.zeros((0, nb_hash), np.int64)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def _check_positions(positions: np.ndarray, nb_hash: int, vector_size: int) -> None:
