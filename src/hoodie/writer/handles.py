@@ -109,18 +109,32 @@ def _creates(bucket: Bucket) -> bool:
 
 @dataclass(frozen=True)
 class BucketGroup:
-    """Several buckets written by one task; ``ids`` number them as single-bucket tasks
-    would be (write tokens and sequence numbers stay unique across the stage)."""
+    """Several buckets written by one task: the rows of each are ``rows[j]`` of
+    ``records`` (the whole batch; each task takes its own rows, so the takes run in
+    parallel). ``ids`` number the buckets as single-bucket tasks would be, so write tokens
+    and sequence numbers stay unique across the stage."""
 
-    tasks: tuple[BucketTask, ...]
+    buckets: tuple[Bucket, ...]
     ids: tuple[int, ...]
+    records: pa.Table
+    rows: tuple[np.ndarray, ...]
+
+    def tasks(self) -> list[BucketTask]:
+        """One task a bucket: a single take of the group's rows, then zero-copy slices."""
+        taken = self.records.take(pa.array(np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)))
+        out, at = [], 0
+        for bucket, rows in zip(self.buckets, self.rows):
+            out.append(BucketTask(bucket, taken.slice(at, len(rows))))
+            at += len(rows)
+        return out
 
 
-def group_buckets(tasks: list[BucketTask], groups: int) -> list[BucketGroup]:
-    """``tasks`` dealt round-robin into at most ``groups`` groups (neighbouring buckets
-    are often of one size, so dealing them keeps the groups' work even)."""
-    n = max(1, min(groups, len(tasks)))
-    return [BucketGroup(tuple(tasks[g::n]), tuple(range(g, len(tasks), n))) for g in range(n)]
+def group_buckets(buckets: list[Bucket], rows: list[np.ndarray], records: pa.Table, groups: int) -> list[BucketGroup]:
+    """The buckets (with their rows of ``records``) dealt round-robin into at most
+    ``groups`` groups: neighbouring buckets are often of one size, so dealing them keeps
+    the groups' work even."""
+    n = max(1, min(groups, len(buckets)))
+    return [BucketGroup(tuple(buckets[g::n]), tuple(range(g, len(buckets), n)), records, tuple(rows[g::n])) for g in range(n)]
 
 
 def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -> list[WriteStat]:
@@ -128,20 +142,21 @@ def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -
     record: the Avro encoding of all their log blocks is one pass, and so is the
     hashing of all the keys of the files they create (one ``key_positions`` call instead
     of ~500 numpy calls a file). Results in the group's order."""
+    tasks = group.tasks()
     contexts = [TaskContext(i, ctx.stage_id, ctx.attempt_id) for i in group.ids]
-    stats: list[WriteStat | None] = [None] * len(group.tasks)
-    appends = {j: prepare_append(t.bucket, t.records, contexts[j], wctx) for j, t in enumerate(group.tasks) if t.bucket.handle == APPEND}
+    stats: list[WriteStat | None] = [None] * len(tasks)
+    appends = {j: prepare_append(t.bucket, t.records, contexts[j], wctx) for j, t in enumerate(tasks) if t.bucket.handle == APPEND}
     share_encoding(list(appends.values()))
     for j, prepared in appends.items():
         stats[j] = finish_append(prepared, wctx)
-    filters = _new_file_filters(group.tasks, wctx.bloom)
-    for j, task in enumerate(group.tasks):
+    filters = _new_file_filters(tasks, wctx.bloom)
+    for j, task in enumerate(tasks):
         if stats[j] is None:
             stats[j] = run_bucket(task, contexts[j], wctx, filters.get(j))
     return [s for s in stats if s is not None]
 
 
-def _new_file_filters(tasks: tuple[BucketTask, ...], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
+def _new_file_filters(tasks: list[BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
     """The bloom filters of the files ``tasks`` create, keyed by position, their keys
     hashed in one pass."""
     keys = {j: t.records.filter(pa.array(~_deletes(t.records))).column("_hoodie_record_key") for j, t in enumerate(tasks) if _creates(t.bucket)}
