@@ -147,11 +147,19 @@ def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: s
     assert ("u0", "sf", 7, 70.0) in rows(hudi_rs_read(table_path))
 
 
-def test_buckets_written_together_are_byte_for_byte_what_each_would_be_alone(table_path: str, hudi_rs_read) -> None:
+@pytest.mark.parametrize("shared_records", [None, 25])
+def test_buckets_written_together_are_byte_for_byte_what_each_would_be_alone(
+    table_path: str, hudi_rs_read, shared_records: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A write across many partitions: each task writes a group of buckets, encoding all
-    its log blocks in one pass and hashing all its new files' keys in one pass. Every log
-    file is exactly the bytes of its blocks encoded one by one, every new file's bloom
-    filter is exactly the one built from its own keys, and hudi-rs reads the result."""
+    its log blocks in one pass and hashing all its new files' keys in one pass (in passes
+    of at most ``_SHARED_RECORDS`` records). Every log file is exactly the bytes of its
+    blocks encoded one by one, every new file's bloom filter is exactly the one built from
+    its own keys, and hudi-rs reads the result."""
+    from hoodie.writer import handles
+
+    if shared_records is not None:
+        monkeypatch.setattr(handles, "_SHARED_RECORDS", shared_records)
     from hoodie.formats.bloom import BLOOM_FILTER_KEY, new_bloom_filter
     from hoodie.formats.bloom_footer import footer_metadata, read_footer_index
     from hoodie.formats.log import encode_log_file

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -32,7 +33,7 @@ from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
-from hoodie.writer.handles import WriteContext, group_buckets, run_bucket_group
+from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import (
     PartitionProfile,
@@ -291,11 +292,16 @@ class WriteClient:
         records = pipeline.assign_buckets(records, plan)
         groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
         txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))
+        # one take in bucket order, then zero-copy slices: cheaper than a take per bucket
         order = sorted(groups.items(), key=lambda kv: int(kv[0]))
+        ordered = records.take(pa.array(np.concatenate([idx for _, idx in order]) if order else np.zeros(0, np.int64)))
+        tasks, offset = [], 0
+        for b, idx in order:
+            tasks.append(BucketTask(plan.bucket(int(b)), ordered.slice(offset, len(idx))))
+            offset += len(idx)
         wctx = write_context(prepared, txn.instant_time, data_schema)
-        # Two groups a worker: enough to even out the workers' loads, few enough that each
-        # group shares its per-call work (run_bucket_group) over many buckets.
-        work = group_buckets([plan.bucket(int(b)) for b, _ in order], [idx for _, idx in order], records, 2 * self.engine.parallelism)
+        # a task writes a group of buckets, sharing its per-call work (run_bucket_group)
+        work = group_buckets(tasks, self.engine.parallelism)
         written = self.engine.map(functools.partial(run_bucket_group, wctx=wctx), work, "write")
         by_id = {i: stat for group, stats in zip(work, written) for i, stat in zip(group.ids, stats)}
-        return [by_id[i] for i in range(len(order))], replaced
+        return [by_id[i] for i in range(len(tasks))], replaced

@@ -109,32 +109,27 @@ def _creates(bucket: Bucket) -> bool:
 
 @dataclass(frozen=True)
 class BucketGroup:
-    """Several buckets written by one task: the rows of each are ``rows[j]`` of
-    ``records`` (the whole batch; each task takes its own rows, so the takes run in
-    parallel). ``ids`` number the buckets as single-bucket tasks would be, so write tokens
-    and sequence numbers stay unique across the stage."""
+    """Several buckets written by one task; ``ids`` number them as single-bucket tasks
+    would be, so write tokens and sequence numbers stay unique across the stage."""
 
-    buckets: tuple[Bucket, ...]
+    tasks: tuple[BucketTask, ...]
     ids: tuple[int, ...]
-    records: pa.Table
-    rows: tuple[np.ndarray, ...]
-
-    def tasks(self) -> list[BucketTask]:
-        """One task a bucket: a single take of the group's rows, then zero-copy slices."""
-        taken = self.records.take(pa.array(np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)))
-        out, at = [], 0
-        for bucket, rows in zip(self.buckets, self.rows):
-            out.append(BucketTask(bucket, taken.slice(at, len(rows))))
-            at += len(rows)
-        return out
 
 
-def group_buckets(buckets: list[Bucket], rows: list[np.ndarray], records: pa.Table, groups: int) -> list[BucketGroup]:
-    """The buckets (with their rows of ``records``) dealt round-robin into at most
-    ``groups`` groups: neighbouring buckets are often of one size, so dealing them keeps
-    the groups' work even."""
-    n = max(1, min(groups, len(buckets)))
-    return [BucketGroup(tuple(buckets[g::n]), tuple(range(g, len(buckets), n)), records, tuple(rows[g::n])) for g in range(n)]
+def group_buckets(tasks: list[BucketTask], workers: int) -> list[BucketGroup]:
+    """The buckets as engine tasks. Log appends and new files, which share work, are dealt
+    round-robin into two groups a worker (neighbouring buckets are often of one size, so
+    dealing them keeps the groups even). Merges share nothing, so they come after, one a
+    task, for the workers' loads to even out at the end."""
+    shared = [i for i, t in enumerate(tasks) if t.bucket.handle == APPEND or _creates(t.bucket)]
+    merges = [[i] for i, t in enumerate(tasks) if not (t.bucket.handle == APPEND or _creates(t.bucket))]
+    dealt = _deal(shared, 2 * workers) + merges
+    return [BucketGroup(tuple(tasks[i] for i in ids), tuple(ids)) for ids in dealt]
+
+
+def _deal(items: list[int], groups: int) -> list[list[int]]:
+    n = max(1, min(groups, len(items)))
+    return [items[g::n] for g in range(n) if items[g::n]]
 
 
 def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -> list[WriteStat]:
@@ -142,24 +137,45 @@ def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -
     record: the Avro encoding of all their log blocks is one pass, and so is the
     hashing of all the keys of the files they create (one ``key_positions`` call instead
     of ~500 numpy calls a file). Results in the group's order."""
-    tasks = group.tasks()
+    tasks = group.tasks
     contexts = [TaskContext(i, ctx.stage_id, ctx.attempt_id) for i in group.ids]
     stats: list[WriteStat | None] = [None] * len(tasks)
-    appends = {j: prepare_append(t.bucket, t.records, contexts[j], wctx) for j, t in enumerate(tasks) if t.bucket.handle == APPEND}
-    share_encoding(list(appends.values()))
-    for j, prepared in appends.items():
-        stats[j] = finish_append(prepared, wctx)
-    filters = _new_file_filters(tasks, wctx.bloom)
-    for j, task in enumerate(tasks):
-        if stats[j] is None:
-            stats[j] = run_bucket(task, contexts[j], wctx, filters.get(j))
+    for batch in _batches([j for j, t in enumerate(tasks) if t.bucket.handle == APPEND], tasks):
+        appends = {j: prepare_append(tasks[j].bucket, tasks[j].records, contexts[j], wctx) for j in batch}
+        share_encoding(list(appends.values()))
+        for j, prepared in appends.items():
+            stats[j] = finish_append(prepared, wctx)
+    for batch in _batches([j for j, t in enumerate(tasks) if stats[j] is None], tasks):
+        filters = _new_file_filters({j: tasks[j] for j in batch}, wctx.bloom)
+        for j in batch:
+            stats[j] = run_bucket(tasks[j], contexts[j], wctx, filters.get(j))
     return [s for s in stats if s is not None]
 
 
-def _new_file_filters(tasks: list[BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
-    """The bloom filters of the files ``tasks`` create, keyed by position, their keys
-    hashed in one pass."""
-    keys = {j: t.records.filter(pa.array(~_deletes(t.records))).column("_hoodie_record_key") for j, t in enumerate(tasks) if _creates(t.bucket)}
+# Records whose shared work is done in one pass at most: bounds the extra memory a group
+# holds at once (encoded log blocks, or 240 bytes of bit positions a key).
+_SHARED_RECORDS = 1 << 16
+
+
+def _batches(indexes: list[int], tasks: tuple[BucketTask, ...]) -> list[list[int]]:
+    """``indexes`` cut into consecutive runs of at most ``_SHARED_RECORDS`` records (a
+    bucket larger than that is a run of its own)."""
+    out: list[list[int]] = []
+    rows = 0
+    for j in indexes:
+        n = tasks[j].records.num_rows
+        if not out or rows + n > _SHARED_RECORDS:
+            out.append([])
+            rows = 0
+        out[-1].append(j)
+        rows += n
+    return out
+
+
+def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
+    """The bloom filters of the files ``tasks`` create (by position), their keys hashed in
+    one pass."""
+    keys = {j: t.records.filter(pa.array(~_deletes(t.records))).column("_hoodie_record_key") for j, t in tasks.items() if _creates(t.bucket)}
     keys = {j: k for j, k in keys.items() if len(k)}
     if bloom is None or len(keys) < 2:
         return {}
