@@ -4,7 +4,9 @@ data block (the updated records with their meta fields: Avro by default, Parquet
 ``hoodie.logfile.data.block.format=parquet``) and a delete block.
 
 Like Hudi 0.14+, every write creates the next log version instead of appending to an
-existing file, so a crash can never tear a block that was already committed.
+existing file, so a crash can never tear a block that was already committed. An append is
+prepared (marker, blocks) and then finished (the file, the stat), so that a task writing
+several can encode their data blocks together in between (``share_encoding``).
 """
 from __future__ import annotations
 

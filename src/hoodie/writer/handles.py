@@ -1,5 +1,7 @@
 """Write handles: create a new base file, or merge incoming records into a file group's
-latest base file (copy-on-write). Each writes its marker first and returns a WriteStat.
+latest base file (copy-on-write); log appends (merge-on-read) live in ``append_handle``.
+Each writes its marker first and returns a WriteStat. ``run_bucket_group`` writes several
+buckets in one task, sharing their Avro encoding and bloom hashing.
 
 Merge semantics (``DefaultHoodieRecordPayload``, event time): an incoming update replaces
 the stored record unless the stored ordering value is larger; a delete removes it;
