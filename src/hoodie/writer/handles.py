@@ -181,6 +181,7 @@ def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None)
     keys = {j: k for j, k in keys.items() if len(k)}
     if bloom is None or len(keys) < 2:
         return {}
+
     def fresh() -> BloomFilter:
         return new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
 
