@@ -144,3 +144,30 @@ def test_apache_hudi_tables(spark, conformance_case, conformance_table, helpers)
     if commits:
         incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": commits[0]}
         _same(spark.read.format("hoodie").options(**incremental).load(path), hoodie.read(path, incremental), helpers)
+
+
+def test_many_local_files_are_looked_up_without_a_listing_job(spark, tmp_path, helpers) -> None:
+    """Past 32 paths Spark lists files with a Spark job; the base files of a local table
+    are known already, so the scan is created without one, and the session's setting is
+    left as it was."""
+    path = str(tmp_path / "t")
+    cities = [f"c{i:02d}" for i in range(70)]  # more than the union of per-partition scans takes
+    expected = _trips([f"k{i}" for i in range(140)], [cities[i % 70] for i in range(140)], 1)
+    hoodie.write(expected, path, {
+        "hoodie.table.name": "trips",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+    })
+    assert len(HoodieTable.open(path).view().latest_slices_all()) == 70
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(key, None)
+    sc = spark.sparkContext
+    sc.setJobGroup("hoodie-listing-test", "creating the scan")
+    try:
+        df = spark.read.format("hoodie").load(path)
+        assert list(sc.statusTracker().getJobIdsForGroup("hoodie-listing-test")) == []
+    finally:
+        sc.setJobGroup("", "")
+    assert spark.conf.get(key, None) == before
+    assert sorted(r["uuid"] for r in df.select("uuid").collect()) == sorted(expected.column("uuid").to_pylist())
