@@ -197,6 +197,19 @@ _LOGICAL_ARROW = {
 }
 
 
+# Arrow types of the kinds that carry no parameters (enums are read as their symbols)
+_PRIMITIVE_ARROW = {
+    "null": pa.null(),
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "enum": pa.string(),
+}
+
+
 def is_nullable(node: AvroNode) -> bool:
     """Whether a field, item or value of type ``node`` may be null (a union with null)."""
     return node.kind == "union" and (node.null_index >= 0 or node.union_mode == UNION_NULL)
@@ -232,20 +245,8 @@ def _arrow_type(node: AvroNode, physical: bool) -> pa.DataType:
     kind = node.kind
     if not physical and node.logical in _LOGICAL_ARROW:
         return _LOGICAL_ARROW[node.logical]
-    if kind == "null":
-        return pa.null()
-    if kind == "boolean":
-        return pa.bool_()
-    if kind == "int":
-        return pa.int32()
-    if kind == "long":
-        return pa.int64()
-    if kind == "float":
-        return pa.float32()
-    if kind == "double":
-        return pa.float64()
-    if kind in ("string", "enum"):
-        return pa.string()
+    if kind in _PRIMITIVE_ARROW:
+        return _PRIMITIVE_ARROW[kind]
     if kind == "bytes":
         return _decimal_type(node) if node.logical == "decimal" else pa.binary()
     if kind == "fixed":

@@ -247,13 +247,4 @@ def avro_schema_to_arrow(schema: Mapping[str, Any] | str) -> pa.Schema:
     become strings, decimals (fixed or bytes) ``decimal128``, timestamps ``timestamp[...,
     UTC]`` and local timestamps zone-less; array items are named ``element``.
     """
-    if isinstance(schema, str):
-        try:
-            parsed = json.loads(schema)
-        except json.JSONDecodeError as exc:
-            raise SchemaError(f"Avro schema is not valid JSON: {exc}") from exc
-    else:
-        parsed = schema
-    if not isinstance(parsed, Mapping) or parsed.get("type") != "record":
-        raise SchemaError("top-level Avro schema must be a record")
-    return pa.schema([arrow_field(name, node) for name, node in parse_avro_schema(parsed).fields])
+    return pa.schema([arrow_field(name, node) for name, node in parse_avro_schema(schema).fields])

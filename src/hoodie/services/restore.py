@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoodie.errors import InstantNotFoundError, TimelineError
-from hoodie.formats.log import CorruptBlock, HeaderKey, LogFileReader
+from hoodie.formats.log import first_block_instant
 from hoodie.layout import compare_key, parse_log_file_name
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.savepoint import savepoint_instants
@@ -123,14 +123,6 @@ def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
     return avro.decode(table.timeline.read_content(restore.with_state(State.REQUESTED)), f"restore plan {restore.timestamp}")
 
 
-def _written_by(table: HoodieTable, log_path: str, instant: str) -> bool:
-    """Whether the log file's first block is whole and was written at ``instant``."""
-    with LogFileReader(table.storage, log_path) as reader:
-        for found in reader.scan():
-            return not isinstance(found, CorruptBlock) and found.header.get(HeaderKey.INSTANT_TIME) == instant
-    return False
-
-
 def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed: bool) -> RestoreResult:
     started = time.monotonic()
     timeline = table.timeline
@@ -156,7 +148,7 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
         # (checked now: once deleted, nothing says who wrote them)
         own.update(
             p for paths in undo.delete.values() for p in paths
-            if parse_log_file_name(p.rsplit("/", 1)[-1]) is not None and _written_by(table, p, restore.timestamp)
+            if parse_log_file_name(p.rsplit("/", 1)[-1]) is not None and first_block_instant(table.storage, p) == restore.timestamp
         )
         metadata = execute_undo(table, undo, files, restore.timestamp)
         undone[target.timestamp] = [metadata]

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.formats.log.blocks import HeaderKey
 from hoodie.layout import (
     HOODIE_FOLDER,
     TEMP_FOLDER,
@@ -110,12 +109,7 @@ class DirectMarkers:
 def log_file_written_by(storage: Storage, path: str, instant: str) -> bool:
     """Whether the first block of a log file was written by ``instant`` (a torn file whose
     first block never completed counts as written by it: nothing else writes new files)."""
-    from hoodie.formats.log import LogFileReader
-    from hoodie.formats.log.blocks import CorruptBlock
+    from hoodie.formats.log import first_block_instant
 
-    with LogFileReader(storage, path) as reader:
-        for found in reader.scan():
-            if isinstance(found, CorruptBlock):
-                return True
-            return found.header.get(HeaderKey.INSTANT_TIME) == instant
-    return True
+    found = first_block_instant(storage, path)
+    return found is None or found == instant

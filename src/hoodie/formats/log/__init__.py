@@ -45,6 +45,7 @@ from hoodie.formats.log.content import encode_together
 from hoodie.formats.log.framing import MAGIC, BlockInfo, frame_block
 from hoodie.formats.log.reader import (
     LogFileReader,
+    first_block_instant,
     iter_log_file,
     read_log_bytes,
     read_log_file,
@@ -73,6 +74,7 @@ __all__ = [
     "encode_block",
     "encode_log_file",
     "encode_together",
+    "first_block_instant",
     "frame_block",
     "iter_log_file",
     "read_log_bytes",

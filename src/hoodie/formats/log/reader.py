@@ -42,7 +42,7 @@ from typing import Protocol
 import pyarrow as pa
 
 from hoodie.errors import FormatError
-from hoodie.formats.log.blocks import BlockType, CorruptBlock, LogBlock
+from hoodie.formats.log.blocks import BlockType, CorruptBlock, HeaderKey, LogBlock
 from hoodie.formats.log.content import decode_content
 from hoodie.formats.log.framing import (
     MAGIC,
@@ -58,6 +58,7 @@ from hoodie.storage.base import Storage, arrow_path
 __all__ = [
     "WHOLE_FILE_LIMIT",
     "LogFileReader",
+    "first_block_instant",
     "iter_log_file",
     "read_log_bytes",
     "read_log_file",
@@ -262,6 +263,16 @@ def iter_log_file(storage: Storage, path: str, *, whole_file_limit: int = WHOLE_
 def read_log_file(storage: Storage, path: str, *, whole_file_limit: int = WHOLE_FILE_LIMIT) -> list[LogBlock]:
     """Every block of the log file at ``path`` (corrupt regions as :class:`CorruptBlock`)."""
     return list(iter_log_file(storage, path, whole_file_limit=whole_file_limit))
+
+
+def first_block_instant(storage: Storage, path: str) -> str | None:
+    """The ``INSTANT_TIME`` of the first block of the log file at ``path`` (only its frame
+    and header are read): "" for a whole block without one, None when the file is empty
+    or its first block is torn."""
+    with LogFileReader(storage, path) as reader:
+        for found in reader.scan():
+            return None if isinstance(found, CorruptBlock) else found.header.get(HeaderKey.INSTANT_TIME, "")
+    return None
 
 
 def read_log_bytes(data: bytes) -> list[LogBlock]:
