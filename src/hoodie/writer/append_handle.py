@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
@@ -26,7 +25,7 @@ from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import Bucket
-from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS
+from hoodie.writer.schema import META_COLUMNS, split_deletes
 
 
 def append_marker_name(bucket: Bucket, token: str) -> str:
@@ -56,9 +55,7 @@ def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "
     started = time.monotonic()
     log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
-    deletes = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) if DELETE_COLUMN in incoming.column_names else np.zeros(incoming.num_rows, bool)
-    updates = incoming.filter(pa.array(~deletes))
-    removed = incoming.filter(pa.array(deletes))
+    updates, removed = split_deletes(incoming)
     blocks: list[LogBlock] = []
     if updates.num_rows:
         records = _log_records(updates, bucket, ctx, wctx)

@@ -38,7 +38,7 @@ from hoodie.writer.append_handle import finish_append, prepare_append, run_appen
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import constant_column, sequence_numbers
 from hoodie.writer.planner import APPEND, Bucket
-from hoodie.writer.schema import DELETE_COLUMN, META_COLUMNS
+from hoodie.writer.schema import META_COLUMNS, delete_mask, split_deletes
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,13 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, new_file_
     _ensure_partition_metadata(wctx, bucket.partition_path)
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
     incoming = task.records
-    deletes_mask = _deletes(incoming)
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None
     if _creates(bucket):
-        winners = incoming.filter(pa.array(~deletes_mask))
+        winners = split_deletes(incoming)[0]
         merged, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
         bloom_filter = new_file_filter
     else:
-        merged, counts, bloom_filter = _merge(bucket, incoming, deletes_mask, wctx, ctx, name)
+        merged, counts, bloom_filter = _merge(bucket, incoming, delete_mask(incoming), wctx, ctx, name)
     path = join(wctx.base_path, bucket.partition_path, name)
     size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter)
     inserts, updates, deletes = counts
@@ -99,10 +98,6 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, new_file_
         fileSizeInBytes=size,
         runtimeStats=RuntimeStats(totalUpsertTime=elapsed if not bucket.is_new else 0, totalCreateTime=elapsed if bucket.is_new else 0),
     )
-
-
-def _deletes(records: pa.Table) -> np.ndarray:
-    return records.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) if DELETE_COLUMN in records.column_names else np.zeros(records.num_rows, bool)
 
 
 def _creates(bucket: Bucket) -> bool:
@@ -177,7 +172,7 @@ def _batches(indexes: list[int], tasks: tuple[BucketTask, ...]) -> list[list[int
 def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
     """The bloom filters of the files ``tasks`` create (by position), their keys hashed in
     one pass."""
-    keys = {j: t.records.filter(pa.array(~_deletes(t.records))).column("_hoodie_record_key") for j, t in tasks.items() if _creates(t.bucket)}
+    keys = {j: split_deletes(t.records)[0].column("_hoodie_record_key") for j, t in tasks.items() if _creates(t.bucket)}
     keys = {j: k for j, k in keys.items() if len(k)}
     if bloom is None or len(keys) < 2:
         return {}

@@ -8,6 +8,7 @@ float → double); dropping or otherwise retyping a column is an error naming th
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from hoodie.errors import SchemaError
@@ -22,6 +23,21 @@ META_COLUMNS = (
 # Columns hoodie adds to a batch while it moves through the write pipeline, never stored.
 INTERNAL_PREFIX = "__hoodie_"
 DELETE_COLUMN = "__hoodie_delete"
+
+
+def delete_mask(records: pa.Table) -> np.ndarray:
+    """Per record, whether it deletes its key (all False without a delete flag column)."""
+    if DELETE_COLUMN not in records.column_names:
+        return np.zeros(records.num_rows, bool)
+    return records.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+
+
+def split_deletes(records: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(the records written, the deletes); ``records`` itself, uncopied, when none deletes."""
+    mask = delete_mask(records)
+    if not mask.any():
+        return records, records.slice(0, 0)
+    return records.filter(pa.array(~mask)), records.filter(pa.array(mask))
 FILE_ID_COLUMN = "__hoodie_file_id"
 BASE_INSTANT_COLUMN = "__hoodie_base_instant"
 BUCKET_COLUMN = "__hoodie_bucket"
