@@ -29,6 +29,17 @@ def test_create_new_is_write_once(storage_and_root) -> None:
     assert storage.counters["create"] == 2
 
 
+@pytest.mark.parametrize("durable", [True, False])
+def test_create_new_empty_file_is_write_once_and_makes_its_directories(storage_and_root, durable: bool) -> None:
+    storage, root = storage_and_root
+    path = join(root, ".hoodie", ".temp", "001", "p=1", "f.parquet.marker.CREATE")
+    storage.create_new(path, b"", durable=durable)
+    with pytest.raises(FileAlreadyExistsError, match="f.parquet.marker.CREATE"):
+        storage.create_new(path, b"", durable=durable)
+    assert storage.read_bytes(path) == b""
+    assert [e.name for e in storage.list_dir(join(root, ".hoodie", ".temp", "001", "p=1"))] == ["f.parquet.marker.CREATE"]
+
+
 def test_list_delete_rename(storage_and_root) -> None:
     storage, root = storage_and_root
     storage.write_bytes(join(root, "p", "a.parquet"), b"x" * 10)

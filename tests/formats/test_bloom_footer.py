@@ -35,6 +35,7 @@ def test_probe_matches_decoded(num_entries: int, filter_type: str) -> None:
     enc = _encoded(f)
     assert np.array_equal(enc.might_contain_many(probe), f.might_contain_many(probe))
     assert enc.might_contain_many(members).all()
+    assert [enc.might_contain(k) for k in probe[::97]] == [f.might_contain(k) for k in probe[::97]]
     assert enc.decode() == f
 
 

@@ -63,6 +63,7 @@ def test_bloom_false_positive_is_verified_away(tmp_path: Path, monkeypatch: pyte
     from hoodie.formats.bloom_footer import EncodedBloomFilter
 
     monkeypatch.setattr(EncodedBloomFilter, "might_contain_many", lambda self, keys: np.ones(len(keys), dtype=bool))
+    monkeypatch.setattr(EncodedBloomFilter, "might_contain", lambda self, key: True)
     result = tag_partition(pa.array(["key-00-0005", "key-00-9999"]), refs, table.storage, IndexSettings("BLOOM", prune_by_ranges=False))
     assert result.file_pos[0] >= 0 and result.file_pos[1] == -1
     path = table.base_path
@@ -79,17 +80,22 @@ def test_bloom_probe_stops_at_the_first_key_through(tmp_path: Path, monkeypatch:
 
     table, refs = build(tmp_path, files=1, per_file=200)
     probed: list[int] = []
-    real = EncodedBloomFilter.might_contain_many
+    real_many, real_one = EncodedBloomFilter.might_contain_many, EncodedBloomFilter.might_contain
 
-    def counting(self: EncodedBloomFilter, keys: pa.Array) -> np.ndarray:
+    def counting_many(self: EncodedBloomFilter, keys: pa.Array) -> np.ndarray:
         probed.append(len(keys))
-        return real(self, keys)
+        return real_many(self, keys)
 
-    monkeypatch.setattr(EncodedBloomFilter, "might_contain_many", counting)
+    def counting_one(self: EncodedBloomFilter, key: str) -> bool:
+        probed.append(1)
+        return real_one(self, key)
+
+    monkeypatch.setattr(EncodedBloomFilter, "might_contain_many", counting_many)
+    monkeypatch.setattr(EncodedBloomFilter, "might_contain", counting_one)
     present = [f"key-00-{i:04d}" for i in range(0, 200, 2)]
     absent = [f"key-00-{i:04d}x" for i in range(150)]  # inside the key range, not in the file
     result = tag_partition(pa.array(present + absent), refs, table.storage, IndexSettings("BLOOM"))
-    assert sum(probed) < 100, "probing stops once a key gets through"
+    assert probed == [1], "the first key is probed alone, and probing stops once a key gets through"
     assert result.keys_verified == len(present) + len(absent)
     assert (result.file_pos[: len(present)] == 0).all() and (result.file_pos[len(present) :] == -1).all()
 

@@ -114,19 +114,20 @@ class BucketGroup:
 
 
 def group_buckets(tasks: list[BucketTask], workers: int) -> list[BucketGroup]:
-    """The buckets as engine tasks. Log appends and new files, which share work, are dealt
-    round-robin into two groups a worker (neighbouring buckets are often of one size, so
-    dealing them keeps the groups even). Merges share nothing, so they come after, one a
+    """The buckets as engine tasks. Log appends and new files, which share work, go into
+    two groups a worker; each kind is dealt round-robin on its own, so every group gets its
+    share of both (a new file costs about twice an append, and buckets alternate between
+    the kinds partition by partition: dealing them together put all appends in some
+    groups and all new files in others). Merges share nothing, so they come after, one a
     task, for the workers' loads to even out at the end."""
-    shared = [i for i, t in enumerate(tasks) if t.bucket.handle == APPEND or _creates(t.bucket)]
+    appends = [i for i, t in enumerate(tasks) if t.bucket.handle == APPEND]
+    creates = [i for i, t in enumerate(tasks) if t.bucket.handle != APPEND and _creates(t.bucket)]
     merges = [[i] for i, t in enumerate(tasks) if not (t.bucket.handle == APPEND or _creates(t.bucket))]
-    dealt = _deal(shared, 2 * workers) + merges
-    return [BucketGroup(tuple(tasks[i] for i in ids), tuple(ids)) for ids in dealt]
-
-
-def _deal(items: list[int], groups: int) -> list[list[int]]:
-    n = max(1, min(groups, len(items)))
-    return [items[g::n] for g in range(n) if items[g::n]]
+    n = max(1, min(2 * workers, len(appends) + len(creates)))
+    # creates dealt from the last group backwards: with fewer items of a kind than groups,
+    # the two kinds then fill different groups
+    dealt = [sorted(appends[g::n] + creates[n - 1 - g :: n]) for g in range(n)]
+    return [BucketGroup(tuple(tasks[i] for i in ids), tuple(ids)) for ids in [d for d in dealt if d] + merges]
 
 
 def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -> list[WriteStat]:
