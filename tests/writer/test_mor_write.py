@@ -190,3 +190,29 @@ def test_buckets_written_together_are_byte_for_byte_what_each_would_be_alone(
         assert index.bloom.text == footer_metadata(alone, None, None)[BLOOM_FILTER_KEY.encode()]
     expected = {r["uuid"]: r["fare"] for r in first.to_pylist()} | {r["uuid"]: r["fare"] for r in upsert.to_pylist()}
     assert sorted((r["uuid"], r["fare"]) for r in hudi_rs_read(table_path).to_pylist()) == sorted(expected.items())
+
+
+def test_write_groups_share_appends_and_new_files_evenly() -> None:
+    """Buckets alternate between log appends and new files partition by partition; every
+    group gets its share of each kind (a new file costs about twice an append), and merges
+    come after, one a group."""
+    from types import SimpleNamespace
+
+    from hoodie.writer.handles import group_buckets
+    from hoodie.writer.planner import APPEND, CREATE, MERGE
+
+    def task(handle: str, is_new: bool, base: str | None) -> SimpleNamespace:
+        return SimpleNamespace(bucket=SimpleNamespace(handle=handle, is_new=is_new, base_path=base))
+
+    kinds = []
+    for _ in range(10):
+        kinds += [task(APPEND, False, "b.parquet"), task(CREATE, True, None)]
+    kinds.append(task(MERGE, False, "m.parquet"))
+    groups = group_buckets(kinds, workers=2)
+    assert len(groups) == 5 and groups[-1].ids == (20,)
+    shared = groups[:4]
+    assert sorted(i for g in shared for i in g.ids) == list(range(20))
+    for g in shared:
+        appends = sum(1 for i in g.ids if i % 2 == 0)
+        assert 2 <= appends <= 3 and 2 <= len(g.ids) - appends <= 3, g.ids
+        assert list(g.ids) == sorted(g.ids)
