@@ -280,7 +280,7 @@ class WriteClient:
         s = prepared.settings
         table = prepared.table
         view = table.view()
-        partitions = sorted(set(records.column("_hoodie_partition_path").to_pylist()))
+        partitions = sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist())
         replaced = replaced_file_groups(prepared, partitions)
         latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
         if uses_index(s):

@@ -45,8 +45,6 @@ def tag_records(
     One task per partition that has existing files (keys are unique per partition).
     """
     n = records.num_rows
-    file_ids = np.full(n, None, dtype=object)
-    base_instants = np.full(n, None, dtype=object)
     parts = records.column("_hoodie_partition_path").combine_chunks()
     keys = records.column("_hoodie_record_key").combine_chunks()
     work = [
@@ -57,13 +55,20 @@ def tag_records(
     tasks = [TagTask(keys.take(pa.array(idx)), refs) for _, idx, refs in work]
     run = functools.partial(run_tag_task, storage=storage, settings=settings)
     results = (engine.map(run, tasks, "tag") if engine is not None else [run(t, None) for t in tasks])
+    # Per record, the position of its file in all partitions' refs laid end to end (-1:
+    # not found); the id and instant columns are then one take each from those refs, not
+    # a Python object per record.
+    found = np.full(n, -1, dtype=np.int64)
+    all_refs: list[FileRef] = []
     for (_, idx, refs), file_pos in zip(work, results):
         hit = file_pos >= 0
-        if hit.any():
-            file_ids[idx[hit]] = [refs[p].file_id for p in file_pos[hit]]
-            base_instants[idx[hit]] = [refs[p].base_instant for p in file_pos[hit]]
+        found[idx[hit]] = file_pos[hit] + len(all_refs)
+        all_refs.extend(refs)
+    at = pa.array(found, mask=found < 0)
+    file_ids = pa.array([r.file_id for r in all_refs], pa.string()).take(at)
+    base_instants = pa.array([r.base_instant for r in all_refs], pa.string()).take(at)
     records = _drop(records, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
-    return records.append_column(FILE_ID_COLUMN, pa.array(file_ids, pa.string())).append_column(BASE_INSTANT_COLUMN, pa.array(base_instants, pa.string()))
+    return records.append_column(FILE_ID_COLUMN, file_ids).append_column(BASE_INSTANT_COLUMN, base_instants)
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,10 @@ def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
         ins = idx[is_insert[idx]]
         upd = idx[~is_insert[idx]]
         if len(upd):
-            fid_list = fids.take(pa.array(upd)).to_pylist()
-            bucket[upd] = [plan.update_bucket[(partition, f)] for f in fid_list]
+            # one lookup per distinct file group, then a numpy take per record
+            groups = fids.take(pa.array(upd)).dictionary_encode()
+            lookup = np.array([plan.update_bucket[(partition, f)] for f in groups.dictionary.to_pylist()], dtype=np.int32)
+            bucket[upd] = lookup[groups.indices.to_numpy(zero_copy_only=False)]
         if len(ins):
             bucket[ins] = assign_insert_buckets(keys.take(pa.array(ins)), plan.insert_targets[partition])
     return _drop(records, BUCKET_COLUMN).append_column(BUCKET_COLUMN, pa.array(bucket))
