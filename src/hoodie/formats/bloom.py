@@ -32,6 +32,7 @@ slice operation; the seed-independent word mixing is computed once and reused by
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 import struct
 from collections.abc import Iterable, Sequence
@@ -469,7 +470,11 @@ class SimpleBloomFilter:
 
     def to_bytes(self) -> bytes:
         """Java ``InternalBloomFilter.write`` bytes."""
-        return _HEADER.pack(_VERSION, self.num_hashes, self.hash_type, self.num_bits) + self._bits.tobytes()
+        return b"".join(self._byte_parts())
+
+    def _byte_parts(self) -> list[bytes | memoryview]:
+        # the bit vector as a view: joined once, not copied first
+        return [_HEADER.pack(_VERSION, self.num_hashes, self.hash_type, self.num_bits), memoryview(self._bits)]
 
     @classmethod
     def from_bytes(cls, data: bytes, offset: int = 0) -> tuple[SimpleBloomFilter, int]:
@@ -652,7 +657,7 @@ class DynamicBloomFilter:
         """Java ``InternalDynamicBloomFilter.write`` bytes."""
         head = _HEADER.pack(_VERSION, self.num_hashes, MURMUR_HASH, self.num_bits)
         head += _DYNAMIC_HEADER.pack(self.num_entries, self.current_nb_record, len(self.rows))
-        return b"".join([head, *(row.to_bytes() for row in self.rows)])
+        return b"".join([head, *(part for row in self.rows for part in row._byte_parts())])
 
     @classmethod
     def from_bytes(cls, data: bytes, offset: int = 0) -> tuple[DynamicBloomFilter, int]:
@@ -763,7 +768,13 @@ def continue_filter(
 
 def serialize_filter(f: BloomFilter) -> str:
     """Footer string: standard padded Base64 of :meth:`to_bytes` (Java ``serializeToString``)."""
-    return base64.b64encode(f.to_bytes()).decode("ascii")
+    return serialized_text(f).decode("ascii")
+
+
+def serialized_text(f: BloomFilter) -> bytes:
+    """:func:`serialize_filter` as the ASCII bytes a footer stores (a default filter's ~430
+    KB are not copied into a ``str`` and back)."""
+    return binascii.b2a_base64(f.to_bytes(), newline=False)
 
 
 def deserialize_filter(text: str | bytes, type_code: str | None) -> BloomFilter:

@@ -45,7 +45,7 @@ from hoodie.formats.bloom import (
     deserialize_filter,
     optimal_num_bits,
     optimal_num_hashes,
-    serialize_filter,
+    serialized_text,
 )
 
 __all__ = ["EncodedBloomFilter", "FooterIndex", "continue_encoded", "filter_for_rewrite", "footer_metadata", "read_footer_index"]
@@ -280,7 +280,7 @@ def footer_metadata(f: BloomFilter | EncodedBloomFilter, min_key: str | None, ma
         out[BLOOM_FILTER_KEY.encode()] = f.text
         dynamic = f.type_code == DYNAMIC_V0
     else:
-        out[BLOOM_FILTER_KEY.encode()] = serialize_filter(f).encode("ascii")
+        out[BLOOM_FILTER_KEY.encode()] = serialized_text(f)
         dynamic = isinstance(f, DynamicBloomFilter)
     if has_range:
         out[MAX_KEY.encode()] = max_key.encode("utf-8")  # type: ignore[union-attr]
