@@ -89,6 +89,9 @@ def group_indices(values: pa.Array | pa.ChunkedArray) -> dict[Any, np.ndarray]:
         values = values.combine_chunks()
     encoded = values.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
+    if len(encoded.dictionary) <= 1 << 16:
+        # numpy sorts 16-bit integers stably by radix sort: ~6x faster than int32's
+        codes = codes.astype(np.uint16)
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     dictionary = encoded.dictionary.to_pylist()
@@ -131,16 +134,22 @@ def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
     fids = records.column(FILE_ID_COLUMN).combine_chunks()
     keys = records.column("_hoodie_record_key").combine_chunks()
     is_insert = pc.is_null(fids).to_numpy(zero_copy_only=False)
-    for partition, idx in group_indices(parts).items():
-        ins = idx[is_insert[idx]]
-        upd = idx[~is_insert[idx]]
-        if len(upd):
-            # one lookup per distinct file group, then a numpy take per record
-            groups = fids.take(pa.array(upd)).dictionary_encode()
-            lookup = np.array([plan.update_bucket[(partition, f)] for f in groups.dictionary.to_pylist()], dtype=np.int32)
-            bucket[upd] = lookup[groups.indices.to_numpy(zero_copy_only=False)]
-        if len(ins):
-            bucket[ins] = assign_insert_buckets(keys.take(pa.array(ins)), plan.insert_targets[partition])
+    upd = np.flatnonzero(~is_insert)
+    if len(upd):
+        # one lookup per distinct (partition, file group), then a numpy take per record
+        pair_codes = []
+        for column in (parts, fids):
+            encoded = column.take(pa.array(upd)).dictionary_encode()
+            pair_codes.append((encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()))
+        (p_codes, p_names), (f_codes, f_names) = pair_codes
+        _, first, inverse = np.unique(p_codes * len(f_names) + f_codes, return_index=True, return_inverse=True)
+        lookup = np.array([plan.update_bucket[(p_names[p_codes[i]], f_names[f_codes[i]])] for i in first], dtype=np.int32)
+        bucket[upd] = lookup[inverse.ravel()]
+    ins = np.flatnonzero(is_insert)
+    if len(ins):
+        insert_keys = keys.take(pa.array(ins))
+        for partition, idx in group_indices(parts.take(pa.array(ins))).items():
+            bucket[ins[idx]] = assign_insert_buckets(insert_keys.take(pa.array(idx)), plan.insert_targets[partition])
     return _drop(records, BUCKET_COLUMN).append_column(BUCKET_COLUMN, pa.array(bucket))
 
 
