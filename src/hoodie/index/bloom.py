@@ -48,7 +48,12 @@ def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array,
         return idx[:0], 0
     if not len(idx):
         return idx, 0
-    present = pc.is_in(candidates, value_set=reader.record_keys()).to_numpy(zero_copy_only=False)
+    # The candidates, usually far fewer, are hashed and the file's keys looked up among
+    # them (cheaper than hashing every key of the file); the keys found then mark every
+    # candidate equal to one (a batch not combined may hold a key twice).
+    file_keys = reader.record_keys()
+    found = file_keys.filter(pc.is_in(file_keys, value_set=candidates))
+    present = pc.is_in(candidates, value_set=found).to_numpy(zero_copy_only=False)
     return idx[present], len(idx)
 
 
