@@ -283,6 +283,14 @@ def test_merge_for_compaction_keeps_meta_columns_as_stored(mor_table) -> None:
         4: (T[0], f"{T[0]}_0_3", s.base_file.file_name, "n4"),
         9: (T[1], f"{T[1]}_0_1", F, "new"),
     }
+    # the same merge, keeping the base file's footer from the read of its records
+    from hoodie.formats.parquet import BaseFileReader
+    from hoodie.query.merge import merge_compaction_slice
+
+    kept = merge_compaction_slice(table.storage, t.path, op, table.data_schema(), "ts", T[3])
+    assert kept.records.equals(records) and kept.stats.counters() == counters
+    with BaseFileReader(table.storage, s.base_file.path) as reader:
+        assert kept.base_footer == reader.footer.index  # this hand-made base file has none
     assert {k: counters[k] for k in ("updated", "deleted", "inserted", "log_records", "log_files", "log_blocks")} == {
         "updated": 1, "deleted": 1, "inserted": 1, "log_records": 3, "log_files": 2, "log_blocks": 3,
     }

@@ -155,6 +155,22 @@ def test_compacted_files_carry_a_bloom_filter_of_all_their_keys(table_path: str)
         assert (footer.min_key, footer.max_key) == (min(keys), max(keys))
 
 
+def test_compaction_merge_keeps_the_base_footer_it_read(table_path: str) -> None:
+    """The merge hands compaction the base file's footer from the read of its records."""
+    from hoodie.query.merge import merge_compaction_slice
+    from hoodie.services.compaction_plan import CompactionOperation
+
+    build(table_path)
+    table = HoodieTable.open(table_path)
+    s = next(s for s in table.view().latest_slices_all() if s.log_files)
+    op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, tuple(lf.file_name for lf in s.log_files))
+    merged = merge_compaction_slice(table.storage, table_path, op, table.data_schema(), None, "20990101000000000")
+    _, footer = _footer_keys_test(s.base_file.path)
+    assert merged.base_footer is not None and footer is not None
+    assert merged.base_footer.bloom.text == footer.bloom.text
+    assert (merged.base_footer.min_key, merged.base_footer.max_key) == (footer.min_key, footer.max_key)
+
+
 def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -> None:
     """Log records of keys the base file lacks (written by engines whose index sees logs)
     come last in the merge; only they are added to the carried-over filter."""
@@ -166,12 +182,13 @@ def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -
     build(table_path, updates=0)
     table = HoodieTable.open(table_path)
     s = next(s for s in table.view().latest_slices_all() if s.partition_path == "sf")
-    base_keys, _ = _footer_keys_test(s.base_file.path)
+    base_keys, footer = _footer_keys_test(s.base_file.path)
     new_keys = ["log-only-1", "log-only-2"]
     merged = pa.table({"_hoodie_record_key": base_keys + new_keys})
     op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, ())
     bloom = BloomSettings(num_entries=1000)
     task = CompactionTask(op, table_path, "20990101000000000", pa.schema([]), MergeConfig(), None, table.storage, ParquetSettings(), bloom)
-    f = _bloom_filter(task, merged, inserted=len(new_keys))
+    f = _bloom_filter(task, footer, merged, inserted=len(new_keys))
     assert f is not None and f.might_contain_many(base_keys + new_keys).all()
-    assert not _bloom_filter(task, merged, inserted=0).might_contain_many(new_keys).any()
+    assert not _bloom_filter(task, footer, merged, inserted=0).might_contain_many(new_keys).any()
+    assert _bloom_filter(task, None, merged, inserted=0) is None  # no footer: built from every key

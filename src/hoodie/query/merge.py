@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_schema import META_FIELDS
+from hoodie.formats.bloom_footer import FooterIndex
 from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
 from hoodie.layout import parse_base_file_name, parse_log_file_name
@@ -54,7 +55,7 @@ from hoodie.query.merge_rules import (
     final_merge,
 )
 from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
-from hoodie.query.reader import BaseFileTask, read_base_file_task
+from hoodie.query.reader import BaseFileTask, read_base_file_and_footer, read_base_file_task
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 
@@ -63,6 +64,7 @@ __all__ = [
     "MergeStats",
     "MergedSlice",
     "merge_slice",
+    "merge_compaction_slice",
     "merge_slice_for_compaction",
     "read_slice",
     "run_merge_task",
@@ -104,6 +106,8 @@ class MergeStats:
 class MergedSlice:
     records: pa.Table
     stats: MergeStats
+    # the base file's record-key footer, when the merge was asked to keep it
+    base_footer: FooterIndex | None = None
 
 
 def stored_meta_schema(data_schema: pa.Schema) -> pa.Schema:
@@ -208,10 +212,11 @@ class _LogBuffer:
         self.stats.log_records += data.num_rows
 
 
-def _read_base(storage: Storage, base: BaseFile | None, schema: pa.Schema) -> pa.Table:
+def _read_base(storage: Storage, base: BaseFile | None, schema: pa.Schema, with_footer: bool) -> tuple[pa.Table, FooterIndex | None]:
     if base is None:
-        return schema.empty_table()
-    return read_base_file_task(BaseFileTask(storage, base.path, schema))
+        return schema.empty_table(), None
+    task = BaseFileTask(storage, base.path, schema)
+    return read_base_file_and_footer(task) if with_footer else (read_base_file_task(task), None)
 
 
 def merge_slice(
@@ -222,6 +227,7 @@ def merge_slice(
     visible: Visible,
     *,
     columns: Sequence[str] | None = None,
+    keep_base_footer: bool = False,
 ) -> MergedSlice:
     """Merge ``file_slice`` into its live records, conformed to ``schema``.
 
@@ -230,7 +236,8 @@ def merge_slice(
     still reads the key, ordering and delete-marker columns it needs). A slice without
     a base file merges its log records only. The records of keys no base row had come
     last (``stats.inserted`` of them): compaction hashes only those into the bloom filter
-    it carries over from the base file.
+    it carries over from the base file (``keep_base_footer`` returns that file's footer,
+    read in the same open as its records).
     """
     merge.require_mergeable(f"file group {file_slice.file_id} in partition {file_slice.partition_path!r}")
     working = _working_schema(schema, merge, columns)
@@ -239,7 +246,7 @@ def merge_slice(
         raise SchemaError(f"merging file group {file_slice.file_id} needs the record key column(s) {', '.join(missing)}")
     stats = MergeStats()
     blocks = list(replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan))
-    base = _read_base(storage, file_slice.base_file, working)
+    base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer)
     stats.base_records = base.num_rows
     out = None
     if not any(isinstance(b, DeleteBlock) for b in blocks):
@@ -254,7 +261,7 @@ def merge_slice(
             else:
                 buffer.add_data(block.records, block.instant_time)
         out = _merge_base(base, buffer, merge.mode, stats)
-    return MergedSlice(out.select(list(columns)) if columns is not None else out, stats)
+    return MergedSlice(out.select(list(columns)) if columns is not None else out, stats, footer)
 
 
 def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, stats: MergeStats) -> pa.Table | None:
@@ -480,14 +487,29 @@ def merge_slice_for_compaction(
     the merge counters (``updated``, ``deleted``, ``log_records``, ``log_blocks``,
     ``corrupt_blocks``, ``rollback_blocks``, ...).
     """
+    merged = merge_compaction_slice(storage, base_path, op, schema, ordering_field, instant, merge, visible)
+    return merged.records, merged.stats.counters()
+
+
+def merge_compaction_slice(
+    storage: Storage,
+    base_path: str,
+    op: Any,
+    schema: pa.Schema,
+    ordering_field: str | None,
+    instant: str,
+    merge: MergeConfig | None = None,
+    visible: Visible | None = None,
+) -> MergedSlice:
+    """:func:`merge_slice_for_compaction` as a :class:`MergedSlice` that keeps the base
+    file's footer (its bloom filter carries over to the compacted file)."""
     if merge is None or visible is None:
         from hoodie.table.table import HoodieTable
 
         table_merge, table_visible = compaction_merge_inputs(HoodieTable.open(base_path, storage), instant, ordering_field)
         merge = merge or table_merge
         visible = visible or table_visible
-    merged = merge_slice(storage, _slice_of(base_path, op), stored_meta_schema(schema), merge, visible)
-    return merged.records, merged.stats.counters()
+    return merge_slice(storage, _slice_of(base_path, op), stored_meta_schema(schema), merge, visible, keep_base_footer=True)
 
 
 # --- engine task ------------------------------------------------------------------------------

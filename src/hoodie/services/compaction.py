@@ -21,11 +21,11 @@ from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.bloom import BloomFilter
-from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
-from hoodie.formats.parquet import BaseFileReader, BloomSettings, ParquetSettings, write_base_file
+from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_for_rewrite
+from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import compaction_merge_inputs, merge_slice_for_compaction
+from hoodie.query.merge import compaction_merge_inputs, merge_compaction_slice
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.storage.base import Storage, join
@@ -34,6 +34,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.writer.markers import DirectMarkers
+from hoodie.writer.meta_columns import constant_column
 
 LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
 UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"
@@ -232,10 +233,12 @@ def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     op = task.operation
     name = base_file_name(op.file_id, ctx.write_token, task.instant)
     DirectMarkers(task.storage, task.base_path, task.instant).create(op.partition_path, name, "CREATE")
-    merged, counters = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
-    merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
+    result = merge_compaction_slice(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
+    counters = result.stats.counters()
+    merged = result.records
+    merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(name, merged.num_rows))
     path = join(task.base_path, op.partition_path, name)
-    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, merged, counters.get("inserted", 0)))
+    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, result.base_footer, merged, counters.get("inserted", 0)))
     return WriteStat(
         fileId=op.file_id,
         path=f"{op.partition_path}/{name}" if op.partition_path else name,
@@ -257,15 +260,11 @@ def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     )
 
 
-def _bloom_filter(task: CompactionTask, merged: pa.Table, inserted: int) -> BloomFilter | EncodedBloomFilter | None:
-    """The old base file's filter plus the keys it lacked (the merge lists those records
-    last), so that only they are hashed; None to build one from every key."""
-    op = task.operation
-    if not op.base_file or task.bloom is None:
-        return None
-    with BaseFileReader(task.storage, join(task.base_path, op.partition_path, op.base_file)) as reader:
-        footer = reader.footer.index
-    if footer is None:
+def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.Table, inserted: int) -> BloomFilter | EncodedBloomFilter | None:
+    """The old base file's filter (``footer``, read with its records) plus the keys it
+    lacked (the merge lists those records last), so that only they are hashed; None to
+    build one from every key."""
+    if task.bloom is None or footer is None:
         return None
     added = merged.column("_hoodie_record_key").slice(merged.num_rows - inserted)
     b = task.bloom
