@@ -74,10 +74,11 @@ class LocalStorage:
         and an unlink. The directory is made only when the create finds it missing."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            fd = os.open(path, flags, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            return LocalStorage._create_empty(path, durable)
+            try:
+                fd = os.open(path, flags, 0o644)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                fd = os.open(path, flags, 0o644)
         except FileExistsError:
             raise FileAlreadyExistsError(f"file already exists: {path}") from None
         try:
