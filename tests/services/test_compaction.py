@@ -157,14 +157,14 @@ def test_compacted_files_carry_a_bloom_filter_of_all_their_keys(table_path: str)
 
 def test_compaction_merge_keeps_the_base_footer_it_read(table_path: str) -> None:
     """The merge hands compaction the base file's footer from the read of its records."""
-    from hoodie.query.merge import merge_compaction_slice
+    from hoodie.query.merge import merge_slice_for_compaction
     from hoodie.services.compaction_plan import CompactionOperation
 
     build(table_path)
     table = HoodieTable.open(table_path)
     s = next(s for s in table.view().latest_slices_all() if s.log_files)
     op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, tuple(lf.file_name for lf in s.log_files))
-    merged = merge_compaction_slice(table.storage, table_path, op, table.data_schema(), None, "20990101000000000")
+    merged = merge_slice_for_compaction(table.storage, table_path, op, table.data_schema(), None, "20990101000000000")
     _, footer = _footer_keys_test(s.base_file.path)
     assert merged.base_footer is not None and footer is not None
     assert merged.base_footer.bloom.text == footer.bloom.text

@@ -64,7 +64,6 @@ __all__ = [
     "MergeStats",
     "MergedSlice",
     "merge_slice",
-    "merge_compaction_slice",
     "merge_slice_for_compaction",
     "read_slice",
     "run_merge_task",
@@ -476,33 +475,19 @@ def merge_slice_for_compaction(
     instant: str,
     merge: MergeConfig | None = None,
     visible: Visible | None = None,
-) -> tuple[pa.Table, dict[str, int]]:
+) -> MergedSlice:
     """Merge the slice a compaction operation names into the records of its new base file.
 
     ``op`` is a compaction operation (``partition_path``, ``file_id``, ``base_instant``,
     ``base_file`` and ``log_files`` names). ``schema`` is the table's data schema; the
-    result has the five meta columns first, exactly as stored in the winning records.
+    records have the five meta columns first, exactly as stored in the winning records.
     ``merge`` and ``visible`` default to :func:`compaction_merge_inputs` (which opens the
-    table: pass them when merging many slices). Returns the records and
-    the merge counters (``updated``, ``deleted``, ``log_records``, ``log_blocks``,
-    ``corrupt_blocks``, ``rollback_blocks``, ...).
+    table: pass them when merging many slices). The result also carries the merge
+    counters (``stats.counters()``: ``updated``, ``deleted``, ``log_records``,
+    ``log_blocks``, ``corrupt_blocks``, ``rollback_blocks``, ...) and the base file's
+    footer, read in the same open as its records (its bloom filter carries over to the
+    compacted file).
     """
-    merged = merge_compaction_slice(storage, base_path, op, schema, ordering_field, instant, merge, visible)
-    return merged.records, merged.stats.counters()
-
-
-def merge_compaction_slice(
-    storage: Storage,
-    base_path: str,
-    op: Any,
-    schema: pa.Schema,
-    ordering_field: str | None,
-    instant: str,
-    merge: MergeConfig | None = None,
-    visible: Visible | None = None,
-) -> MergedSlice:
-    """:func:`merge_slice_for_compaction` as a :class:`MergedSlice` that keeps the base
-    file's footer (its bloom filter carries over to the compacted file)."""
     if merge is None or visible is None:
         from hoodie.table.table import HoodieTable
 

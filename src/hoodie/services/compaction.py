@@ -25,7 +25,7 @@ from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import compaction_merge_inputs, merge_compaction_slice
+from hoodie.query.merge import compaction_merge_inputs, merge_slice_for_compaction
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.storage.base import Storage, join
@@ -233,7 +233,7 @@ def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     op = task.operation
     name = base_file_name(op.file_id, ctx.write_token, task.instant)
     DirectMarkers(task.storage, task.base_path, task.instant).create(op.partition_path, name, "CREATE")
-    result = merge_compaction_slice(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
+    result = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
     counters = result.stats.counters()
     merged = result.records
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(name, merged.num_rows))
