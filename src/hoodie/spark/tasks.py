@@ -25,7 +25,7 @@ from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import pipeline
-from hoodie.writer.client import Planner, WriteSettings, after_tagging
+from hoodie.writer.client import Planner, WriteSettings
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import WritePlan
@@ -119,7 +119,7 @@ def dedupe_and_tag_task(batches: Iterator[pa.RecordBatch], spec: TagSpec, refs: 
     if spec.settings.combine:
         records = dedupe(records, spec.settings.ordering_field)
     if spec.tagging:
-        records = after_tagging(pipeline.tag_records(records, refs.value, spec.storage, spec.settings.index), spec.settings)
+        records = pipeline.after_tagging(pipeline.tag_records(records, refs.value, spec.storage, spec.settings.index), spec.settings.operation)
     yield from records.to_batches()
 
 
@@ -216,7 +216,7 @@ def _write_partition(partition: str, records: pa.Table, spec: PartitionWriteSpec
         records = dedupe(records, settings.ordering_field)
     if spec.tag.tagging:
         refs = {partition: pipeline.file_refs(slices)}
-        records = after_tagging(pipeline.tag_records(records, refs, spec.tag.storage, settings.index), settings)
+        records = pipeline.after_tagging(pipeline.tag_records(records, refs, spec.tag.storage, settings.index), settings.operation)
     if records.num_rows == 0:
         return
     plan = spec.planner.plan(pipeline.profile(records), {partition: slices})

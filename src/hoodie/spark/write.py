@@ -43,7 +43,7 @@ which file groups an overwrite replaces) are read from the writer (``WriteSettin
 rules the client keeps inline in ``WriteClient._execute`` are mirrored, marked where they
 are: insert consults the index only with drop.duplicates (:attr:`SparkWriteJob.tagging`),
 and after tagging it drops existing keys and deletes of missing keys
-(``client.after_tagging`` in the tasks). The equivalence tests hold the two engines
+(``pipeline.after_tagging`` in the tasks). The equivalence tests hold the two engines
 together, on both paths.
 
 Input order matters (dedupe keeps the later of two equal ordering values), so rows carry

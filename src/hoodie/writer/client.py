@@ -35,6 +35,7 @@ from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.partition_groups import GroupSpec, in_group_order, partition_groups, write_partition_group
 from hoodie.writer.planner import (
     PartitionProfile,
     SizingSettings,
@@ -45,7 +46,6 @@ from hoodie.writer.planner import (
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
 from hoodie.writer.schema import (
     BUCKET_COLUMN,
-    FILE_ID_COLUMN,
     META_COLUMNS,
     normalize_batch,
     reconcile,
@@ -54,6 +54,10 @@ from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
 TAGGING_OPERATIONS = ("upsert", "delete")
+PARTITION_PATH_COLUMN = "_hoodie_partition_path"
+# Tasks a worker gets in a partition-grouped write: two, so that the workers' loads even
+# out at the end (tasks end at different times) while each still holds many partitions.
+_GROUPS_PER_WORKER = 2
 MERGE_ON_READ = "MERGE_ON_READ"
 NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
 
@@ -167,14 +171,6 @@ def uses_index(settings: WriteSettings) -> bool:
     return settings.operation in TAGGING_OPERATIONS or (settings.operation == "insert" and settings.drop_duplicates)
 
 
-def after_tagging(records: pa.Table, settings: WriteSettings) -> pa.Table:
-    """Drop what tagging showed needs no writing: existing keys of an insert that drops
-    duplicates, and deletes of keys the table does not hold."""
-    if settings.operation == "insert":
-        records = records.filter(pc.is_null(records.column(FILE_ID_COLUMN)))
-    return pipeline.drop_unmatched_deletes(records)
-
-
 @dataclass(frozen=True)
 class Planner:
     """Everything :func:`~hoodie.writer.planner.build_plan` needs besides the profiles and
@@ -263,11 +259,17 @@ class WriteClient:
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)
         records = add_keys(batch, prepared.keygen, is_delete=s.operation == "delete")
-        if s.combine:
+        # enough partitions for every worker to take a few whole ones through the pipeline?
+        rows_by_partition = pipeline.group_indices(records.column(PARTITION_PATH_COLUMN)) if uses_index(s) else {}
+        grouped = len(rows_by_partition) >= max(2, _GROUPS_PER_WORKER * self.engine.parallelism)
+        if s.combine and not grouped:
             records = dedupe(records, s.ordering_field)
         txn = WriteTransaction.begin(prepared.table, s.operation)
         try:
-            stats, replaced = self._execute(prepared, records, txn, data_schema)
+            if grouped:
+                stats, replaced = self._execute_grouped(prepared, records, rows_by_partition, txn, data_schema), None
+            else:
+                stats, replaced = self._execute(prepared, records, txn, data_schema)
             txn.commit(stats, data_schema, replaced)
         except BaseException:
             txn.abort()
@@ -275,6 +277,25 @@ class WriteClient:
         # the commit stands even if a service fails: the next write retries the service
         run_inline_services(prepared.table, prepared.config, self.engine)
         return txn.instant_time
+
+    def _execute_grouped(
+        self, prepared: PreparedWrite, records: pa.Table, rows_by_partition: Mapping[str, np.ndarray], txn: WriteTransaction, data_schema: pa.Schema
+    ) -> list[WriteStat]:
+        """A batch spanning many partitions, written by tasks that each take a group of
+        whole partitions through dedupe, tagging, planning and the write handles
+        (:mod:`hoodie.writer.partition_groups`). The stages of different groups overlap,
+        and the steps between tagging and writing run in the tasks, not on the driver."""
+        s = prepared.settings
+        view = prepared.table.view()
+        latest = {p: view.latest_slices(p) for p in rows_by_partition}
+        # no plan exists before the tasks make theirs: the inflight instant names the
+        # touched partitions (a rollback lists them), as Spark's partition-aligned write does
+        txn.mark_inflight({p: [] for p in sorted(rows_by_partition)})
+        wctx = write_context(prepared, txn.instant_time, data_schema)
+        spec = GroupSpec(prepared.table.storage, s.operation, s.combine, s.ordering_field, s.index, planner_for(prepared), wctx)
+        groups = partition_groups(rows_by_partition, _GROUPS_PER_WORKER * self.engine.parallelism)
+        run = functools.partial(write_partition_group, records=records, spec=spec, latest=latest, groups=len(groups))
+        return in_group_order(self.engine.map(run, groups, "write"))
 
     def _execute(self, prepared: PreparedWrite, records: pa.Table, txn: WriteTransaction, data_schema: pa.Schema) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
         s = prepared.settings
@@ -285,7 +306,7 @@ class WriteClient:
         latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
         if uses_index(s):
             refs = {p: pipeline.file_refs(latest[p]) for p in partitions}
-            records = after_tagging(pipeline.tag_records(records, refs, table.storage, s.index, self.engine), s)
+            records = pipeline.after_tagging(pipeline.tag_records(records, refs, table.storage, s.index, self.engine), s.operation)
         else:
             records = pipeline.tag_records(records, {}, table.storage, s.index)
         plan = make_plan(prepared, pipeline.profile(records), latest)

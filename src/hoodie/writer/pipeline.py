@@ -126,6 +126,14 @@ def drop_unmatched_deletes(records: pa.Table) -> pa.Table:
     return records.filter(pc.invert(unmatched_delete))
 
 
+def after_tagging(records: pa.Table, operation: str) -> pa.Table:
+    """Drop what tagging showed needs no writing: existing keys of an insert that drops
+    duplicates, and deletes of keys the table does not hold."""
+    if operation == "insert":
+        records = records.filter(pc.is_null(records.column(FILE_ID_COLUMN)))
+    return drop_unmatched_deletes(records)
+
+
 def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
     """Add the bucket id of every record: its file group, or an insert target."""
     n = records.num_rows
