@@ -244,12 +244,7 @@ def upserts(cases: list[str], repeat: int) -> dict[str, dict]:
         run_child(case, "setup")
         shutil.rmtree(pristine[case], ignore_errors=True)
         shutil.copytree(table_dir(case), pristine[case])
-    runs: dict[str, list[dict]] = {case: [] for case in cases}
-    for _ in range(repeat):
-        for case in cases:
-            shutil.rmtree(table_dir(case))
-            shutil.copytree(pristine[case], table_dir(case))
-            runs[case].append(run_child(case, "upsert"))
+    runs = _rounds_on_copies(cases, pristine, "upsert", repeat)
     out = {}
     for case in cases:
         shutil.rmtree(pristine[case])
@@ -280,15 +275,22 @@ def compactions(cases: list[str], repeat: int) -> dict[str, dict]:
     for case in mor:
         shutil.rmtree(upserted[case], ignore_errors=True)
         shutil.copytree(table_dir(case), upserted[case])
-    runs: dict[str, list[float]] = {case: [] for case in mor}
-    for _ in range(repeat):
-        for case in mor:
-            shutil.rmtree(table_dir(case))
-            shutil.copytree(upserted[case], table_dir(case))
-            runs[case].append(run_child(case, "compact")["seconds"])
+    runs = _rounds_on_copies(mor, upserted, "compact", repeat)
     for case in mor:
         shutil.rmtree(upserted[case])
-    return {case: {"seconds": min(r), "all_seconds": r} for case, r in runs.items()}
+    return {case: {"seconds": min(r["seconds"] for r in rs), "all_seconds": [r["seconds"] for r in rs]} for case, rs in runs.items()}
+
+
+def _rounds_on_copies(cases: list[str], source: dict[str, Path], phase: str, repeat: int) -> dict[str, list[dict]]:
+    """``repeat`` rounds through ``cases``, each step run on a fresh copy of the case's
+    ``source`` table, so that a slow spell of the machine does not fall on one case only."""
+    runs: dict[str, list[dict]] = {case: [] for case in cases}
+    for _ in range(repeat):
+        for case in cases:
+            shutil.rmtree(table_dir(case))
+            shutil.copytree(source[case], table_dir(case))
+            runs[case].append(run_child(case, phase))
+    return runs
 
 
 def run_child(case: str, phase: str) -> dict:
