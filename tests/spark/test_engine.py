@@ -34,3 +34,32 @@ def test_in_process_client_and_reader_on_spark_engine(spark, tmp_path, helpers) 
     names = [parse_base_file_name(n) for n in hoodie.read(path).column("_hoodie_file_name").to_pylist()]
     assert {n.instant for n in names} == {instant}
     assert helpers.rows(hoodie.read(path, engine=engine)) == helpers.rows(hoodie.read(path))
+
+
+def test_partition_grouped_write_on_spark_engine_sends_each_task_its_own_records(spark, tmp_path, helpers, monkeypatch) -> None:
+    """Enough partitions for partition groups: on Spark every group travels with its own
+    records (never the whole batch), and the table equals the one written in process."""
+    from hoodie.engine.local import LocalEngine
+    from hoodie.writer import client as client_module
+
+    engine = SparkEngine(spark)
+    cities = [f"c{i:02d}" for i in range(2 * engine.parallelism + 2)]
+    first = pa.table({"uuid": [f"u{i}" for i in range(60)], "city": [cities[i % len(cities)] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]})
+    upsert = pa.table({"uuid": [f"u{i}" for i in range(0, 60, 3)] + ["new"], "city": [cities[i % len(cities)] for i in range(0, 60, 3)] + ["c00"],
+                       "ts": [2] * 21, "fare": [-1.0] * 21})  # updates in every partition, one insert
+    sent: list[int] = []
+    real = client_module.with_own_records
+
+    def spying(groups, records):  # type: ignore[no-untyped-def]
+        out = real(groups, records)
+        sent.extend(g.records.num_rows for g in out)
+        return out
+
+    monkeypatch.setattr(client_module, "with_own_records", spying)
+    on_spark, local = str(tmp_path / "spark"), str(tmp_path / "local")
+    for batch in (first, upsert):
+        sent.clear()
+        WriteClient(on_spark, helpers.base_options(), engine=engine).write(batch)
+        assert len(sent) > 1 and sum(sent) == batch.num_rows and max(sent) < batch.num_rows
+        WriteClient(local, helpers.base_options(), engine=LocalEngine(2)).write(batch)
+    assert helpers.rows(hoodie.read(on_spark), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(local), drop=helpers.VOLATILE)

@@ -35,7 +35,7 @@ from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
-from hoodie.writer.partition_groups import GroupSpec, in_group_order, partition_groups, write_partition_group
+from hoodie.writer.partition_groups import GroupSpec, in_group_order, partition_groups, with_own_records, write_partition_group
 from hoodie.writer.planner import (
     PartitionProfile,
     SizingSettings,
@@ -294,7 +294,13 @@ class WriteClient:
         wctx = write_context(prepared, txn.instant_time, data_schema)
         spec = GroupSpec(prepared.table.storage, s.operation, s.combine, s.ordering_field, s.index, planner_for(prepared), wctx)
         groups = partition_groups(rows_by_partition, _GROUPS_PER_WORKER * self.engine.parallelism)
-        run = functools.partial(write_partition_group, records=records, spec=spec, latest=latest, groups=len(groups))
+        if self.engine.name == LocalEngine.name:
+            # tasks share this process's memory: each takes its rows of the batch itself
+            run = functools.partial(write_partition_group, spec=spec, latest=latest, groups=len(groups), batch=records)
+        else:
+            # tasks run elsewhere: each is sent its own records, never the whole batch
+            groups = with_own_records(groups, records)
+            run = functools.partial(write_partition_group, spec=spec, latest=latest, groups=len(groups))
         return in_group_order(self.engine.map(run, groups, "write"))
 
     def _execute(self, prepared: PreparedWrite, records: pa.Table, txn: WriteTransaction, data_schema: pa.Schema) -> tuple[list[WriteStat], dict[str, list[str]] | None]:

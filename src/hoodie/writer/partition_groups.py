@@ -13,6 +13,7 @@ write handles (:mod:`hoodie.writer.handles`) write.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -53,11 +54,14 @@ class GroupSpec:
 
 @dataclass(frozen=True)
 class PartitionGroup:
-    """The partitions one task writes, with the batch rows of each (in input order)."""
+    """The partitions one task writes: the batch rows of them all (in input order), and,
+    for an engine whose tasks do not share the driver's memory, those rows themselves
+    (so a task receives its own records, not the whole batch)."""
 
     number: int
     partitions: tuple[str, ...]
     rows: np.ndarray
+    records: pa.Table | None = None
 
 
 def partition_groups(rows_by_partition: Mapping[str, np.ndarray], groups: int) -> list[PartitionGroup]:
@@ -78,18 +82,28 @@ def partition_groups(rows_by_partition: Mapping[str, np.ndarray], groups: int) -
     return out
 
 
+def with_own_records(groups: list[PartitionGroup], records: pa.Table) -> list[PartitionGroup]:
+    """The groups carrying their rows of ``records``, for tasks that run elsewhere."""
+    return [dataclasses.replace(g, records=records.take(pa.array(g.rows))) for g in groups]
+
+
 def write_partition_group(
     group: PartitionGroup,
     ctx: TaskContext,
-    records: pa.Table,
     spec: GroupSpec,
     latest: Mapping[str, list[FileSlice]],
     groups: int,
+    batch: pa.Table | None = None,
 ) -> list[tuple[tuple[int, int], WriteStat]]:
-    """Dedupe, tag, plan and write a group's partitions of ``records`` (the whole keyed
-    batch; the group's rows are taken here, in the task). Returns each written bucket's
-    stat keyed by (group, id in the group's plan)."""
-    mine = records.take(pa.array(group.rows))
+    """Dedupe, tag, plan and write a group's partitions: its own records, or its rows of
+    ``batch`` (the whole keyed batch, shared in memory; the rows are taken here, in the
+    task). Returns each written bucket's stat keyed by (group, id in the group's plan)."""
+    if group.records is not None:
+        mine = group.records
+    elif batch is not None:
+        mine = batch.take(pa.array(group.rows))
+    else:
+        raise ValueError(f"partition group {group.number} has neither its records nor a batch to take them from")
     if spec.combine:
         mine = dedupe(mine, spec.ordering_field)
     refs = {p: pipeline.file_refs(latest[p]) for p in group.partitions}
