@@ -1,5 +1,5 @@
-"""In-process writes of batches spanning many partitions: each engine task takes a group
-of whole partitions through the whole pipeline (dedupe, tag, plan, bucket, write).
+"""Write-client batches spanning many partitions: each engine task takes a group of whole
+partitions through the whole pipeline (dedupe, tag, plan, bucket, write).
 
 Hudi sizes files per partition, so the plan a task makes for its partitions is the plan
 the driver would make for them. The pipeline steps (:mod:`hoodie.writer.pipeline`) run
