@@ -249,7 +249,8 @@ def upserts(cases: list[str], repeat: int) -> dict[str, dict]:
     for case in cases:
         shutil.rmtree(pristine[case])
         best = min(runs[case], key=lambda r: r["seconds"])
-        out[case] = {**best, "peak_mb": max(r["peak_mb"] for r in runs[case]), "all_seconds": [r["seconds"] for r in runs[case]]}
+        largest = max(runs[case], key=lambda r: r["peak_mb"])
+        out[case] = {**best, "peak_mb": largest["peak_mb"], "peak_processes_mb": largest["peak_processes_mb"], "all_seconds": [r["seconds"] for r in runs[case]]}
     return out
 
 
@@ -263,7 +264,8 @@ def reads(cases: list[str], repeat: int) -> dict[str, dict]:
     out = {}
     for case, results in runs.items():
         best = {k: min(r[k] for r in results) for k in results[0] if k.endswith("seconds")}
-        out[case] = {**results[0], **best, "peak_mb": max(r["peak_mb"] for r in results)}
+        largest = max(results, key=lambda r: r["peak_mb"])
+        out[case] = {**results[0], **best, "peak_mb": largest["peak_mb"], "peak_processes_mb": largest["peak_processes_mb"]}
     return out
 
 
@@ -300,16 +302,26 @@ def run_child(case: str, phase: str) -> dict:
     os.sync()
     proc = subprocess.Popen([sys.executable, __file__, "--child", case, phase], stdout=subprocess.PIPE, text=True)
     peak = 0
+    breakdown: list[tuple[str, int]] = []
     ps = psutil.Process(proc.pid)
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, breakdown
         while proc.poll() is None:
             try:
                 procs = [ps] + ps.children(recursive=True)
-                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
             except psutil.Error:
-                pass
+                procs = []
+            sizes = []
+            for p in procs:
+                try:
+                    sizes.append((_process_label(p), p.memory_info().rss))
+                except psutil.Error:  # gone, or a zombie, since the listing
+                    pass
+            total = sum(rss for _, rss in sizes)
+            if total > peak:
+                # what each process held at the peak, to explain an unusual one later
+                peak, breakdown = total, sizes
             time.sleep(0.05)
 
     t = threading.Thread(target=sample, daemon=True)
@@ -320,7 +332,19 @@ def run_child(case: str, phase: str) -> dict:
         raise SystemExit(f"{case} {phase} failed with exit code {proc.returncode}")
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_mb"] = peak / 2**20
+    result["peak_processes_mb"] = [[label, round(rss / 2**20)] for label, rss in breakdown]
     return result
+
+
+def _process_label(p) -> str:  # type: ignore[no-untyped-def]
+    """``java``, ``python pyspark.daemon``, ``python pyspark.worker`` or ``python`` (the step)."""
+    import psutil
+
+    try:
+        module = next((c for c in p.cmdline() if c.startswith("pyspark.")), "")
+    except psutil.Error:
+        module = ""
+    return f"{p.name()} {module}".strip()
 
 
 def main() -> None:
