@@ -67,6 +67,7 @@ def test_progress_engine_runs_every_task_in_order():
     with Progress(disable=True) as display:
         engine = ProgressEngine(display, LocalEngine(max_workers=4))
         assert engine.parallelism == 4
+        assert engine.shares_memory  # its tasks run on the wrapped engine's threads
         assert engine.map(lambda item, ctx: (item * 2, ctx.partition_id), list(range(10)), "double") == [
             (i * 2, i) for i in range(10)
         ]

@@ -116,6 +116,7 @@ class RecordingEngine:
     """An engine that proves tasks are picklable (as Spark needs) and counts them."""
 
     name = "recording"
+    shares_memory = False
     parallelism = 2
 
     def __init__(self) -> None:

@@ -165,6 +165,10 @@ class ProgressEngine:
     def parallelism(self) -> int:
         return self._inner.parallelism
 
+    @property
+    def shares_memory(self) -> bool:
+        return self._inner.shares_memory
+
     def map(self, fn: Callable[[T, TaskContext], R], items: Sequence[T], description: str = "") -> list[R]:
         task: TaskID = self._display.add_task(description or "tasks", total=len(items))
 

@@ -26,6 +26,9 @@ class Engine(Protocol):
     """Runs a function over tasks in parallel and collects the results, in order."""
 
     name: str
+    # whether tasks run in this process and may be handed the driver's objects as they
+    # are (threads), rather than receiving pickled copies (executors elsewhere)
+    shares_memory: bool
 
     def map(self, fn: Callable[[T, TaskContext], R], items: Sequence[T], description: str = "") -> list[R]:
         """``[fn(item, ctx) for item in items]`` where ctx identifies the task attempt."""

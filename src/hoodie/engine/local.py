@@ -19,6 +19,7 @@ class LocalEngine:
     """Runs tasks on threads (pyarrow and Parquet I/O release the GIL)."""
 
     name = "local"
+    shares_memory = True
 
     def __init__(self, max_workers: int | None = None) -> None:
         self._max_workers = max_workers or max(1, min(8, os.cpu_count() or 1))

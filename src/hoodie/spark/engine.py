@@ -43,6 +43,7 @@ class SparkEngine:
     """Runs engine tasks as Spark tasks of ``spark``'s SparkContext, one task per item."""
 
     name = "spark"
+    shares_memory = False
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark

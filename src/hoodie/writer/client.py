@@ -294,7 +294,7 @@ class WriteClient:
         wctx = write_context(prepared, txn.instant_time, data_schema)
         spec = GroupSpec(prepared.table.storage, s.operation, s.combine, s.ordering_field, s.index, planner_for(prepared), wctx)
         groups = partition_groups(rows_by_partition, _GROUPS_PER_WORKER * self.engine.parallelism)
-        if self.engine.name == LocalEngine.name:
+        if self.engine.shares_memory:
             # tasks share this process's memory: each takes its rows of the batch itself
             run = functools.partial(write_partition_group, spec=spec, latest=latest, groups=len(groups), batch=records)
         else:
