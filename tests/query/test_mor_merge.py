@@ -284,11 +284,7 @@ def test_merge_for_compaction_keeps_meta_columns_as_stored(mor_table) -> None:
         4: (T[0], f"{T[0]}_0_3", s.base_file.file_name, "n4"),
         9: (T[1], f"{T[1]}_0_1", F, "new"),
     }
-    # the base file's footer comes from the same read (this hand-made file has none)
-    from hoodie.formats.parquet import BaseFileReader
-
-    with BaseFileReader(table.storage, s.base_file.path) as reader:
-        assert merged.base_footer == reader.footer.index
+    assert merged.base_footer is None  # this hand-made base file has no Hudi footer (see test_compaction)
     assert {k: counters[k] for k in ("updated", "deleted", "inserted", "log_records", "log_files", "log_blocks")} == {
         "updated": 1, "deleted": 1, "inserted": 1, "log_records": 3, "log_files": 2, "log_blocks": 3,
     }

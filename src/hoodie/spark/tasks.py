@@ -25,14 +25,14 @@ from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import pipeline
-from hoodie.writer.client import Planner, WriteSettings
+from hoodie.writer.client import WriteSettings
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.partition_groups import GroupSpec, plan_partitions
 from hoodie.writer.planner import WritePlan
 from hoodie.writer.prepare import add_keys, dedupe
 from hoodie.writer.schema import (
     BASE_INSTANT_COLUMN,
-    BUCKET_COLUMN,
     DELETE_COLUMN,
     FILE_ID_COLUMN,
     INTERNAL_PREFIX,
@@ -150,13 +150,11 @@ def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broad
 @dataclass(frozen=True)
 class PartitionWriteSpec:
     """What a partition-aligned write task does with the records of its partitions: key
-    them (unless ``keys`` is None: an earlier stage did), dedupe and tag them, plan each
-    partition (``planner``, resolved on the driver) and run the write handles."""
+    them (unless ``keys`` is None: an earlier stage did), then dedupe, tag, plan and write
+    each partition as ``group`` says (the write client's partition groups do the same)."""
 
     keys: KeySpec | None
-    tag: TagSpec
-    planner: Planner
-    wctx: WriteContext
+    group: GroupSpec
 
 
 # One row per written bucket: the ordinal of its partition among the touched partitions,
@@ -210,24 +208,15 @@ def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> 
 
 
 def _write_partition(partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int) -> Iterator[pa.RecordBatch]:
-    settings = spec.tag.settings
-    records = _in_input_order(records)
-    if settings.combine:
-        records = dedupe(records, settings.ordering_field)
-    if spec.tag.tagging:
-        refs = {partition: pipeline.file_refs(slices)}
-        records = pipeline.after_tagging(pipeline.tag_records(records, refs, spec.tag.storage, settings.index), settings.operation)
-    if records.num_rows == 0:
-        return
-    plan = spec.planner.plan(pipeline.profile(records), {partition: slices})
-    records = pipeline.assign_buckets(records.drop_columns([SEQ_COLUMN]), plan)
-    for local_id, idx in sorted(pipeline.group_indices(records.column(BUCKET_COLUMN)).items()):
-        bucket_records = records.take(pa.array(idx)).drop_columns([BUCKET_COLUMN])
-        ctx = current_task_context(partition_id=int(local_id) * stride + ordinal)
-        stat = run_bucket(BucketTask(plan.bucket(int(local_id)), bucket_records), ctx, spec.wctx)
+    records = _in_input_order(records).drop_columns([SEQ_COLUMN])
+    plan, buckets = plan_partitions(records, [partition], {partition: slices}, spec.group)
+    for local_id, bucket_records in buckets:
+        assert plan is not None  # buckets come with their plan
+        ctx = current_task_context(partition_id=local_id * stride + ordinal)
+        stat = run_bucket(BucketTask(plan.bucket(local_id), bucket_records), ctx, spec.group.wctx)
         yield pa.RecordBatch.from_pydict({
             "partition": pa.array([ordinal], pa.int32()),
-            "bucket": pa.array([int(local_id)], pa.int32()),
+            "bucket": pa.array([local_id], pa.int32()),
             "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
         })
 

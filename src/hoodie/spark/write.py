@@ -100,6 +100,7 @@ from hoodie.writer.client import (
     write_context,
 )
 from hoodie.writer.keygen import TIMESTAMP as TIMESTAMP_KEYGEN
+from hoodie.writer.partition_groups import GroupSpec
 from hoodie.writer.planner import PartitionProfile, WritePlan, planned_bucket_counts
 from hoodie.writer.prepare import add_keys, check_ordering_field
 from hoodie.writer.schema import (
@@ -376,7 +377,8 @@ class SparkWriteJob:
             data = self.keyed()
             cols = [F.col(tasks.PARTITION_PATH)]
         shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
-        spec = tasks.PartitionWriteSpec(keys, tasks.TagSpec(self.table.storage, s, True), planner_for(self.prepared), write_context(self.prepared, instant, self.data_schema))
+        group = GroupSpec(self.table.storage, s, planner_for(self.prepared), write_context(self.prepared, instant, self.data_schema))
+        spec = tasks.PartitionWriteSpec(keys, group)
         fn = functools.partial(tasks.write_partitions_task, spec=spec, latest=self._broadcast(self.latest))
         rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: (r.partition, r.bucket))]

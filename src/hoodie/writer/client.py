@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -45,7 +44,6 @@ from hoodie.writer.planner import (
 )
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
 from hoodie.writer.schema import (
-    BUCKET_COLUMN,
     META_COLUMNS,
     normalize_batch,
     reconcile,
@@ -259,17 +257,17 @@ class WriteClient:
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)
         records = add_keys(batch, prepared.keygen, is_delete=s.operation == "delete")
+        partitions = sorted(pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist())
         # enough partitions for every worker to take a few whole ones through the pipeline?
-        rows_by_partition = pipeline.group_indices(records.column(PARTITION_PATH_COLUMN)) if uses_index(s) else {}
-        grouped = len(rows_by_partition) >= max(2, _GROUPS_PER_WORKER * self.engine.parallelism)
+        grouped = uses_index(s) and len(partitions) >= max(2, _GROUPS_PER_WORKER * self.engine.parallelism)
         if s.combine and not grouped:
             records = dedupe(records, s.ordering_field)
         txn = WriteTransaction.begin(prepared.table, s.operation)
         try:
             if grouped:
-                stats, replaced = self._execute_grouped(prepared, records, rows_by_partition, txn, data_schema), None
+                stats, replaced = self._execute_grouped(prepared, records, partitions, txn, data_schema), None
             else:
-                stats, replaced = self._execute(prepared, records, txn, data_schema)
+                stats, replaced = self._execute(prepared, records, partitions, txn, data_schema)
             txn.commit(stats, data_schema, replaced)
         except BaseException:
             txn.abort()
@@ -279,20 +277,20 @@ class WriteClient:
         return txn.instant_time
 
     def _execute_grouped(
-        self, prepared: PreparedWrite, records: pa.Table, rows_by_partition: Mapping[str, np.ndarray], txn: WriteTransaction, data_schema: pa.Schema
+        self, prepared: PreparedWrite, records: pa.Table, partitions: list[str], txn: WriteTransaction, data_schema: pa.Schema
     ) -> list[WriteStat]:
         """A batch spanning many partitions, written by tasks that each take a group of
         whole partitions through dedupe, tagging, planning and the write handles
         (:mod:`hoodie.writer.partition_groups`). The stages of different groups overlap,
         and the steps between tagging and writing run in the tasks, not on the driver."""
-        s = prepared.settings
         view = prepared.table.view()
-        latest = {p: view.latest_slices(p) for p in rows_by_partition}
+        latest = {p: view.latest_slices(p) for p in partitions}
         # no plan exists before the tasks make theirs: the inflight instant names the
         # touched partitions (a rollback lists them), as Spark's partition-aligned write does
-        txn.mark_inflight({p: [] for p in sorted(rows_by_partition)})
+        txn.mark_inflight({p: [] for p in partitions})
         wctx = write_context(prepared, txn.instant_time, data_schema)
-        spec = GroupSpec(prepared.table.storage, s.operation, s.combine, s.ordering_field, s.index, planner_for(prepared), wctx)
+        spec = GroupSpec(prepared.table.storage, prepared.settings, planner_for(prepared), wctx)
+        rows_by_partition = pipeline.group_indices(records.column(PARTITION_PATH_COLUMN))
         groups = partition_groups(rows_by_partition, _GROUPS_PER_WORKER * self.engine.parallelism)
         if self.engine.shares_memory:
             # tasks share this process's memory: each takes its rows of the batch itself
@@ -303,11 +301,12 @@ class WriteClient:
             run = functools.partial(write_partition_group, spec=spec, latest=latest, groups=len(groups))
         return in_group_order(self.engine.map(run, groups, "write"))
 
-    def _execute(self, prepared: PreparedWrite, records: pa.Table, txn: WriteTransaction, data_schema: pa.Schema) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
+    def _execute(
+        self, prepared: PreparedWrite, records: pa.Table, partitions: list[str], txn: WriteTransaction, data_schema: pa.Schema
+    ) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
         s = prepared.settings
         table = prepared.table
         view = table.view()
-        partitions = sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist())
         replaced = replaced_file_groups(prepared, partitions)
         latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
         if uses_index(s):
@@ -316,16 +315,9 @@ class WriteClient:
         else:
             records = pipeline.tag_records(records, {}, table.storage, s.index)
         plan = make_plan(prepared, pipeline.profile(records), latest)
-        records = pipeline.assign_buckets(records, plan)
-        groups = pipeline.group_indices(records.column(BUCKET_COLUMN))
-        txn.mark_inflight(workload_stats(plan, {int(b): len(idx) for b, idx in groups.items()}))
-        # one take in bucket order, then zero-copy slices: cheaper than a take per bucket
-        order = sorted(groups.items(), key=lambda kv: int(kv[0]))
-        ordered = records.take(pa.array(np.concatenate([idx for _, idx in order]) if order else np.zeros(0, np.int64)))
-        tasks, offset = [], 0
-        for b, idx in order:
-            tasks.append(BucketTask(plan.bucket(int(b)), ordered.slice(offset, len(idx))))
-            offset += len(idx)
+        buckets = pipeline.split_by_bucket(pipeline.assign_buckets(records, plan))
+        txn.mark_inflight(workload_stats(plan, {b: rows.num_rows for b, rows in buckets}))
+        tasks = [BucketTask(plan.bucket(b), rows) for b, rows in buckets]
         wctx = write_context(prepared, txn.instant_time, data_schema)
         # a task writes a group of buckets, sharing its per-call work (run_bucket_group)
         work = group_buckets(tasks, self.engine.parallelism)

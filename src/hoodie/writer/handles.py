@@ -178,18 +178,15 @@ def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None)
     if bloom is None or len(keys) < 2:
         return {}
 
-    def fresh() -> BloomFilter:
-        return new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries)
-
-    sizing = fresh()
+    # one filter per file; building them checks the sizing (a ConfigError names it)
+    out: dict[int, BloomFilter] = {j: new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries) for j in keys}
+    sizing = next(iter(out.values()))
     first = next(iter(keys.values()))
     everything = pa.chunked_array([c for k in keys.values() for c in k.chunks], first.type)
     positions = key_positions(everything, sizing.num_hashes, sizing.num_bits)
-    out, at = {}, 0
+    at = 0
     for j, k in keys.items():
-        f = fresh()
-        f.add_positions(positions[at : at + len(k)])
-        out[j] = f
+        out[j].add_positions(positions[at : at + len(k)])
         at += len(k)
     return out
 

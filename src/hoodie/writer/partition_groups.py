@@ -16,13 +16,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
-from hoodie.index.base import IndexSettings
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.timeline.commit_metadata import WriteStat
@@ -30,7 +29,9 @@ from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketGroup, BucketTask, WriteContext, run_bucket_group
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import dedupe
-from hoodie.writer.schema import BUCKET_COLUMN
+
+if TYPE_CHECKING:
+    from hoodie.writer.client import WriteSettings
 
 
 class PartitionPlanner(Protocol):
@@ -39,17 +40,31 @@ class PartitionPlanner(Protocol):
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """What every group task does, resolved on the driver: dedupe by ``ordering_field``
-    (when ``combine``), tag with ``index``, drop what ``operation`` need not write, plan
-    with ``planner`` and write with ``wctx``."""
+    """What a task holding whole partitions does with their records, resolved on the
+    driver: dedupe and tag them as ``settings`` say, plan them with ``planner`` and write
+    them with ``wctx``."""
 
     storage: Storage
-    operation: str
-    combine: bool
-    ordering_field: str | None
-    index: IndexSettings
+    settings: WriteSettings
     planner: PartitionPlanner
     wctx: WriteContext
+
+
+def plan_partitions(
+    records: pa.Table, partitions: Sequence[str], latest: Mapping[str, list[FileSlice]], spec: GroupSpec
+) -> tuple[WritePlan | None, list[tuple[int, pa.Table]]]:
+    """Dedupe, tag and plan the records of whole ``partitions`` (keyed, in input order):
+    the plan and each bucket's records by id in it, or (None, []) when nothing is left to
+    write. Spark's partition-aligned tasks run it one partition at a time."""
+    settings = spec.settings
+    if settings.combine:
+        records = dedupe(records, settings.ordering_field)
+    refs = {p: pipeline.file_refs(latest[p]) for p in partitions}
+    records = pipeline.after_tagging(pipeline.tag_records(records, refs, spec.storage, settings.index), settings.operation)
+    if records.num_rows == 0:
+        return None, []
+    plan = spec.planner.plan(pipeline.profile(records), {p: latest[p] for p in partitions})
+    return plan, pipeline.split_by_bucket(pipeline.assign_buckets(records, plan))
 
 
 @dataclass(frozen=True)
@@ -104,24 +119,13 @@ def write_partition_group(
         mine = batch.take(pa.array(group.rows))
     else:
         raise ValueError(f"partition group {group.number} has neither its records nor a batch to take them from")
-    if spec.combine:
-        mine = dedupe(mine, spec.ordering_field)
-    refs = {p: pipeline.file_refs(latest[p]) for p in group.partitions}
-    mine = pipeline.after_tagging(pipeline.tag_records(mine, refs, spec.storage, spec.index), spec.operation)
-    if mine.num_rows == 0:
+    plan, buckets = plan_partitions(mine, group.partitions, latest, spec)
+    if plan is None:
         return []
-    plan = spec.planner.plan(pipeline.profile(mine), {p: latest[p] for p in group.partitions})
-    mine = pipeline.assign_buckets(mine, plan)
-    order = sorted(pipeline.group_indices(mine.column(BUCKET_COLUMN)).items())
-    # one take in bucket order, then zero-copy slices: cheaper than a take per bucket
-    ordered = mine.take(pa.array(np.concatenate([idx for _, idx in order])))
-    tasks, ids, offset = [], [], 0
-    for local_id, idx in order:
-        tasks.append(BucketTask(plan.bucket(int(local_id)), ordered.slice(offset, len(idx))))
-        ids.append(int(local_id) * groups + group.number)
-        offset += len(idx)
-    stats = run_bucket_group(BucketGroup(tuple(tasks), tuple(ids)), ctx, spec.wctx)
-    return [((group.number, int(local_id)), stat) for (local_id, _), stat in zip(order, stats)]
+    tasks = tuple(BucketTask(plan.bucket(local_id), rows) for local_id, rows in buckets)
+    ids = tuple(local_id * groups + group.number for local_id, _ in buckets)
+    stats = run_bucket_group(BucketGroup(tasks, ids), ctx, spec.wctx)
+    return [((group.number, local_id), stat) for (local_id, _), stat in zip(buckets, stats)]
 
 
 def in_group_order(results: Sequence[list[tuple[tuple[int, int], WriteStat]]]) -> list[WriteStat]:
