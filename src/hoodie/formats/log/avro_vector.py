@@ -292,40 +292,34 @@ def _read_varints(buf: np.ndarray, rows: _Rows, what: str) -> np.ndarray:
     x = _items(buf, 8)[pos].view(_WORD)
     stop = ~x & _HIGH_BITS
     last = stop & (~stop + _ONE)  # lowest such high bit: 0x80 << 8 * (length - 1)
-    longer = stop == 0  # nine or ten bytes: |value| of 2**55 or more, rare
+    longer = stop == 0  # nine or ten bytes: |value| of 2**55 or more (random longs)
     last[longer] = 0x80
     acc = _compact7(x & ((last << _ONE) - _ONE) & _LOW_BITS)
     length = ((np.log2(last) + 1) / 8).astype(_I64)  # exact: last is a power of two
     if longer.any():
         rows_9 = np.flatnonzero(longer)
-        acc[rows_9], length[rows_9] = _read_long_varints(buf, pos, rows_9, rows, what)
+        acc[rows_9], length[rows_9] = _read_long_varints(buf, pos, rows_9, x[rows_9], rows, what)
     rows.pos = pos + length
     return (acc >> _ONE).astype(_I64) ^ -(acc & _ONE).astype(_I64)
 
 
-def _read_long_varints(buf: np.ndarray, pos: np.ndarray, which: np.ndarray, rows: _Rows, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _read_long_varints(buf: np.ndarray, pos: np.ndarray, which: np.ndarray, words: np.ndarray, rows: _Rows, what: str) -> tuple[np.ndarray, np.ndarray]:
     """(zig-zag values, lengths) of the varints at ``pos[which]``, known to be longer than
-    eight bytes: a byte index at a time; refuses more than ten bytes, or more than 64 bits."""
+    eight bytes (``words``: their first eight). Random 64-bit longs are mostly such
+    varints, so they are read as vectors too: the ninth byte adds bits 56-62 and, when it
+    continues, a tenth byte adds bit 63 (it may hold nothing else). Refuses more than ten
+    bytes, or more than 64 bits."""
     at = pos[which]
-    acc = np.zeros(len(at), _U64)
-    active = np.arange(len(at))
-    length = np.zeros(len(at), _I64)
-    for k in range(10):
-        b = buf[at[active] + k]
-        acc[active] |= (b & 0x7F).astype(_U64) << np.uint64(7 * k)
-        length[active] += 1
-        more = b >= 0x80
-        if k == 9:
-            # The tenth byte holds bit 63 only.
-            bad = more | ((b & 0x7E) != 0)
-            if bad.any():
-                mask = np.zeros(len(pos), bool)
-                mask[which[active[bad]]] = True
-                rows.fail(mask, lambda i: f"{what} at byte {int(pos[i])} is a varint longer than 10 bytes or beyond a long")
-        active = active[more]
-        if not active.size:
-            break
-    return acc, length
+    ninth = buf[at + 8].astype(_U64)
+    tenth = buf[at + 9].astype(_U64)
+    ten = ninth >= 0x80
+    bad = ten & (tenth > 1)
+    if bad.any():
+        mask = np.zeros(len(pos), bool)
+        mask[which[bad]] = True
+        rows.fail(mask, lambda i: f"{what} at byte {int(pos[i])} is a varint longer than 10 bytes or beyond a long")
+    acc = _compact7(words & _LOW_BITS) | ((ninth & np.uint64(0x7F)) << np.uint64(56)) | (np.where(ten, tenth, 0).astype(_U64) << np.uint64(63))
+    return acc, 9 + ten.astype(_I64)
 
 
 def _read_fixed_width(buf: np.ndarray, rows: _Rows, width: int, what: str) -> np.ndarray:
