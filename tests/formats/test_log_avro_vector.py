@@ -226,6 +226,7 @@ def test_null_fields_and_empty_records() -> None:
         [17] * 500,  # one length: a single copy of fixed-size items
         [0, 3, 5] * 200,  # a few lengths
         list(range(0, 700)) * 2,  # many lengths: grouped, and rare ones byte by byte
+        list(range(300, 0, -1)),  # many lengths, as wide copies; the last few lack the bytes after them
         [5] * 300 + [70_000] + [0] * 10,  # one huge value among small ones: a three-byte length
     ],
 )

@@ -400,9 +400,19 @@ def _decode_field(buf: np.ndarray, rows: _Rows, f: _Field, arrow_type: pa.DataTy
         total = int(offsets[-1])
         if total > _INT32_MAX:
             raise FormatError(f"Avro field {f.name!r} holds {total} bytes, more than an Arrow {arrow_type} array can")
-        data = np.empty(total, np.uint8)
-        _copy_segments(buf, starts, data, None, lengths)
-        buffers = [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+        # Values of many lengths (free text) are each copied as the longest one's bytes, in
+        # order, so each value's overhang is rewritten by the next: one gather and one
+        # scatter instead of one per distinct length, while that moves at most a few times
+        # the payload. The last value's overhang lands in ``spare``.
+        widest = int(lengths.max()) if len(lengths) else 0
+        spare = widest if widest * len(lengths) <= 4 * total + 4096 else 0
+        data = np.empty(total + spare, np.uint8)
+        if spare:
+            dst_at = offsets[:-1] if present is None else offsets[:-1][present]
+            _copy_segments(buf, starts, data, dst_at, lengths, len(data) - dst_at)
+        else:
+            _copy_segments(buf, starts, data, None, lengths)
+        buffers = [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data[:total])]
         arr = pa.Array.from_buffers(arrow_type, n, buffers, null_count)
         if kind == "string":
             try:
