@@ -488,3 +488,35 @@ def test_large_block_matches_closure() -> None:
     content = encode_avro_content(schema_node, table, arrow, 3)
     assert content == _closure_content(schema_node, table, arrow)
     assert _vector_decode(schema_node, content, arrow).equals(table)
+
+
+def test_blocks_decoded_together_are_each_block_decoded_alone() -> None:
+    """decode_avro_together: one pass over several blocks' records gives exactly each
+    block's own decoding (records, schema, header, footer), also for empty blocks and
+    blocks of another schema; a bad block among good ones is named as when alone."""
+    from hoodie.formats.log.content import _encode_avro, decode_avro_together, decode_content
+
+    schema = _schema([_field("a", "long", "null_first"), _field("s", "string", "required"), _field("d", "double", "null_last")])
+    rng = np.random.default_rng(7)
+    blocks = []
+    for n in (3, 0, 40, 1):
+        rows = [{"a": None if i % 4 == 0 else int(v), "s": "é" * (i % 3) + "x" * int(k), "d": float(i)} for i, (v, k) in enumerate(zip(rng.integers(I64_MIN, I64_MAX, n), rng.integers(0, 90, n)))]
+        blocks.append(AvroDataBlock(_table(schema, rows), avro_schema_json(schema), {HeaderKey.INSTANT_TIME: f"2025010100000{len(blocks)}000"}, {}))
+    parts = [(b.header, b.footer, bytes(_encode_avro(b))) for b in blocks]
+    alone = [decode_content(BlockType.AVRO_DATA, h, f, c) for h, f, c in parts]
+    together = decode_avro_together(parts)
+    assert together == alone
+    assert [b.records.num_rows for b in together] == [3, 0, 40, 1]
+    # another schema among them: each decoded alone
+    other = _schema([_field("z", "int", "required")])
+    odd = AvroDataBlock(_table(other, [{"z": 5}]), avro_schema_json(other), {HeaderKey.INSTANT_TIME: INSTANT}, {})
+    mixed = [*parts[:2], (odd.header, odd.footer, bytes(_encode_avro(odd)))]
+    assert decode_avro_together(mixed) == [*alone[:2], decode_content(BlockType.AVRO_DATA, odd.header, {}, mixed[2][2])]
+    # a record that does not match its schema: the same error as that block alone
+    header, footer, content = parts[2]
+    broken = content[:12] + b"\x08" + content[13:]  # first record: union index 4 of 2 branches
+    with pytest.raises(FormatError) as alone_error:
+        decode_content(BlockType.AVRO_DATA, header, footer, broken)
+    with pytest.raises(FormatError) as together_error:
+        decode_avro_together([parts[0], (header, footer, broken), parts[3]])
+    assert str(together_error.value) == str(alone_error.value)

@@ -195,3 +195,40 @@ def test_logs_written_during_a_pending_compaction_are_read(tmp_path, hudi_rs, sa
     run_compaction(table, instant)
     assert _names(read_table(path)) == mine
     _same_everywhere(path, hudi_rs, same_as_hudi_rs, "compaction completed")
+
+
+def test_many_slices_with_logs_are_merged_in_groups_and_read_the_same(tmp_path, hudi_rs, same_as_hudi_rs) -> None:
+    """Twenty file groups with logs (updates, a second log version, flagged deletes and a
+    delete block) on one worker: merged four to a task, their Avro blocks decoded
+    together; the rows are those of one task per slice, and of hudi-rs."""
+    from hoodie.engine import LocalEngine
+    from hoodie.query import slices as slice_tasks
+
+    path = str(tmp_path / "groups")
+
+    def rows(ids: range | list[int], ts: int, name: str, deleted: bool = False) -> list[dict]:
+        return [{"id": i, "ts": ts, "name": f"{name}{i}", "part": f"p{i % 20:02d}", "_hoodie_is_deleted": deleted} for i in ids]
+
+    _write(path, rows(range(200), 1, "a"))
+    _write(path, rows([i for i in range(200) if i % 3 == 0], 2, "b"))
+    _write(path, rows([i for i in range(200) if i % 5 == 0], 3, "c"))
+    _write(path, rows([i for i in range(200) if i % 7 == 0], 4, "x", deleted=True))
+    _write(path, rows([i for i in range(200) if i % 11 == 0], 0, "x"), operation="delete")
+    table = HoodieTable.open(path)
+    assert sum(1 for s in table.view().latest_slices_all() if s.log_files) == 20
+
+    tasks: list[object] = []
+
+    class Recording(LocalEngine):
+        def map(self, fn, items, description=""):
+            tasks.extend(items)
+            return super().map(fn, items, description)
+
+    grouped = read_snapshot(table, engine=Recording(1))
+    groups = [t for t in tasks if isinstance(t, slice_tasks.MergeGroup)]
+    assert [len(g.tasks) for g in groups] == [4] * 5
+    one_per_slice = read_snapshot(table, engine=LocalEngine(8))  # 20 slices on 8 workers: no groups
+    assert grouped.sort_by("id").equals(one_per_slice.sort_by("id"))
+    expected = {i: ("c" if i % 5 == 0 else "b" if i % 3 == 0 else "a") + str(i) for i in range(200) if i % 7 and i % 11}
+    assert _names(grouped) == expected
+    same_as_hudi_rs(grouped, hudi_rs(path).snapshot(), hudi_rs(path).schema(), "grouped merges")

@@ -15,11 +15,15 @@ order, and a block is replayed only when
 
 Headers are scanned first (no content is decoded) so rollbacks and instant filters are
 known before any data block is decoded; then the surviving data and delete blocks are
-decoded one at a time. Memory is one slice's log files at most.
+read (:func:`scan_log`) and decoded (:func:`decode_pending`). Consecutive Avro data
+blocks of one writer schema are decoded together, up to about 1 MiB of content at a time:
+the vectorized Avro codec's cost is largely per field, and a read that merges several
+slices in one task (:func:`hoodie.query.merge.run_merge_tasks`) hands all their blocks to
+one :func:`decode_pending`. Memory is the log files of the slices decoded together.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hoodie.errors import FormatError, UnsupportedTableError
@@ -31,13 +35,19 @@ from hoodie.formats.log import (
     LogFileReader,
 )
 from hoodie.formats.log.blocks import AvroDataBlock, DeleteBlock, ParquetDataBlock
+from hoodie.formats.log.content import decode_avro_together
+from hoodie.formats.log.reader import decode_block
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import LogFile
 
-__all__ = ["LogScanStats", "ReplayBlock", "replay_blocks"]
+__all__ = ["LogScanStats", "PendingBlock", "ReplayBlock", "decode_pending", "replay_blocks", "scan_log"]
 
 ReplayBlock = AvroDataBlock | ParquetDataBlock | DeleteBlock
 _REPLAYED = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
+# Avro content decoded in one pass: measured on blocks of ~1,000 records of 18 fields
+# (260 KB), four together cost 0.6× four alone; eight together, whose buffers no longer
+# fit a core's cache, 0.75×.
+_DECODE_BATCH_BYTES = 1 << 20
 
 
 @dataclass
@@ -61,13 +71,23 @@ def _instant(info: BlockInfo, path: str) -> str:
     return instant
 
 
-def replay_blocks(
+@dataclass(frozen=True)
+class PendingBlock:
+    """A block a replay applies: found and read from the log file at ``path``, not decoded."""
+
+    path: str
+    info: BlockInfo
+    content: bytes
+
+
+def scan_log(
     storage: Storage,
     log_files: Sequence[LogFile],
     visible: Callable[[str], bool],
     stats: LogScanStats | None = None,
-) -> Iterator[ReplayBlock]:
-    """The data and delete blocks of ``log_files`` a query applies, oldest first."""
+) -> list[PendingBlock]:
+    """The data and delete blocks of ``log_files`` a query applies, oldest first, read but
+    not decoded."""
     stats = stats if stats is not None else LogScanStats()
     readers: list[LogFileReader] = []
     queued: list[tuple[int, BlockInfo, str]] = []  # (reader, block, instant) in replay order
@@ -93,14 +113,63 @@ def replay_blocks(
                         f"{lf.path}: {found.block_type.name} log blocks cannot be merged into a data table read"
                     )
                 queued.append((len(readers) - 1, found, _instant(found, lf.path)))
+        pending = []
         for index, info, instant in queued:
             if not visible(instant):
                 stats.invisible_blocks += 1
                 continue
             stats.replayed_blocks += 1
-            block = readers[index].read_block(info)
-            assert isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock))
-            yield block
+            pending.append(PendingBlock(readers[index].name, info, readers[index].read_content(info)))
+        return pending
     finally:
         for reader in readers:
             reader.close()
+
+
+def decode_pending(pending: Sequence[PendingBlock]) -> list[ReplayBlock]:
+    """The blocks of ``pending``, decoded, in order (runs of Avro data blocks of one writer
+    schema together, up to about 1 MiB of content)."""
+    out: list[ReplayBlock] = []
+    run: list[PendingBlock] = []
+    run_bytes = 0
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(_decoded(run[0]))
+        elif run:
+            try:
+                out.extend(decode_avro_together([(p.info.header, p.info.footer, p.content) for p in run]))
+            except FormatError:
+                out.extend(_decoded(p) for p in run)  # again one by one: the error names its block
+        run.clear()
+
+    for p in pending:
+        if p.info.block_type is not BlockType.AVRO_DATA:
+            flush()
+            out.append(_decoded(p))
+            continue
+        schema = p.info.header.get(HeaderKey.SCHEMA)
+        if run and (schema != run[0].info.header.get(HeaderKey.SCHEMA) or run_bytes + len(p.content) > _DECODE_BATCH_BYTES):
+            flush()
+        if not run:
+            run_bytes = 0
+        run.append(p)
+        run_bytes += len(p.content)
+    flush()
+    return out
+
+
+def _decoded(p: PendingBlock) -> ReplayBlock:
+    block = decode_block(p.path, p.info, p.content)
+    assert isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock))
+    return block
+
+
+def replay_blocks(
+    storage: Storage,
+    log_files: Sequence[LogFile],
+    visible: Callable[[str], bool],
+    stats: LogScanStats | None = None,
+) -> list[ReplayBlock]:
+    """The data and delete blocks of ``log_files`` a query applies, oldest first, decoded."""
+    return decode_pending(scan_log(storage, log_files, visible, stats))

@@ -25,7 +25,8 @@ Memory is one slice: the base file and the decoded log blocks of that slice.
 
 Public API: :func:`read_slice` (query rows), :func:`merge_slice` (rows plus counters),
 :func:`merge_slice_for_compaction` (meta columns exactly as stored, for compaction),
-and :class:`MergeSliceTask` / :func:`run_merge_task` for one Engine task per slice.
+and :class:`MergeSliceTask` / :func:`run_merge_task` for one Engine task per slice
+(:func:`run_merge_tasks` for a few slices in one task, their logs decoded together).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.log_scan import LogScanStats, replay_blocks
+from hoodie.query.log_scan import LogScanStats, ReplayBlock, decode_pending, replay_blocks, scan_log
 from hoodie.query.merge_rules import (
     BufferedRecord,
     MergeConfig,
@@ -67,6 +68,7 @@ __all__ = [
     "merge_slice_for_compaction",
     "read_slice",
     "run_merge_task",
+    "run_merge_tasks",
     "stored_meta_schema",
 ]
 
@@ -227,6 +229,7 @@ def merge_slice(
     *,
     columns: Sequence[str] | None = None,
     keep_base_footer: bool = False,
+    replayed: tuple[Sequence[ReplayBlock], LogScanStats] | None = None,
 ) -> MergedSlice:
     """Merge ``file_slice`` into its live records, conformed to ``schema``.
 
@@ -236,15 +239,21 @@ def merge_slice(
     a base file merges its log records only. The records of keys no base row had come
     last (``stats.inserted`` of them): compaction hashes only those into the bloom filter
     it carries over from the base file (``keep_base_footer`` returns that file's footer,
-    read in the same open as its records).
+    read in the same open as its records). ``replayed`` gives the slice's log blocks
+    already replayed (:func:`~.log_scan.replay_blocks` with ``visible``) and what the
+    replay met, as :func:`run_merge_tasks` decodes the blocks of several slices together.
     """
     merge.require_mergeable(f"file group {file_slice.file_id} in partition {file_slice.partition_path!r}")
     working = _working_schema(schema, merge, columns)
     missing = [f for f in _key_fields(merge) if f not in working.names]
     if missing:
         raise SchemaError(f"merging file group {file_slice.file_id} needs the record key column(s) {', '.join(missing)}")
-    stats = MergeStats()
-    blocks = list(replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan))
+    if replayed is None:
+        stats = MergeStats()
+        blocks: Sequence[ReplayBlock] = replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan)
+    else:
+        blocks, scan = replayed
+        stats = MergeStats(scan=scan)
     base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer)
     stats.base_records = base.num_rows
     out = None
@@ -515,3 +524,23 @@ class MergeSliceTask:
 def run_merge_task(task: MergeSliceTask, ctx: TaskContext | None = None) -> pa.Table:
     """Run a :class:`MergeSliceTask`."""
     return read_slice(task.storage, task.file_slice, task.schema, task.merge, task.visible, task.columns)
+
+
+def run_merge_tasks(tasks: Sequence[MergeSliceTask], ctx: TaskContext | None = None) -> pa.Table:
+    """Run several :class:`MergeSliceTask` one after another, their log blocks decoded
+    together (:func:`~.log_scan.decode_pending`: the vectorized Avro codec's cost is
+    largely per field, so a thousand-record block alone pays it mostly for its fields).
+    Memory is the log files of all the slices and the base file of one; the result is
+    the slices' records, concatenated in task order."""
+    scans = [LogScanStats() for _ in tasks]
+    pending = [scan_log(t.storage, t.file_slice.log_files, _as_predicate(t.visible), scan) for t, scan in zip(tasks, scans)]
+    decoded = decode_pending([p for slice_pending in pending for p in slice_pending])
+    parts, at = [], 0
+    for task, slice_pending, scan in zip(tasks, pending, scans):
+        blocks = decoded[at : at + len(slice_pending)]
+        at += len(slice_pending)
+        merged = merge_slice(
+            task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=(blocks, scan)
+        )
+        parts.append(merged.records)
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]

@@ -1,31 +1,53 @@
-"""Reading planned file slices through an Engine: one task per slice.
+"""Reading planned file slices through an Engine: a task per slice, or per few slices.
 
 This module owns turning a query's slices into tasks. A slice that is a base file only
 (copy-on-write, or merge-on-read without logs, or any slice of a read-optimized query)
 becomes a :class:`~.reader.BaseFileTask`; a slice with log files becomes a
-:class:`~.merge.MergeSliceTask` that merges base and logs on the executor. Either task
-holds one slice, so an executor never holds more than one slice's data per task; the
-driver only concatenates the results in slice order.
+:class:`~.merge.MergeSliceTask` that merges base and logs on the executor. When a read
+has many slices with logs, up to four of them (with at most 4 MiB of log files) make one
+task, :class:`MergeGroup`, that merges them one after another and decodes their log
+blocks together (:func:`~.merge.run_merge_tasks`), which saves a third of the decoding
+of typical thousand-record blocks; there are still at least four tasks per worker. So
+an executor holds one base file and the logs of at most a few slices per task; the
+driver only concatenates the results (slices with logs first, then the others, each in
+plan order).
 """
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from hoodie.engine import Engine, LocalEngine, TaskContext
 from hoodie.errors import UnsupportedTableError
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergeSliceTask, run_merge_task
+from hoodie.query.merge import MergeSliceTask, run_merge_task, run_merge_tasks
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.reader import BaseFileTask, project, read_base_file_task
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
-__all__ = ["base_files_only", "read_file_slices"]
+__all__ = ["MergeGroup", "base_files_only", "group_merges", "read_file_slices", "run_slice_task"]
 
-SliceTask = BaseFileTask | MergeSliceTask
+# A merge task's slices: few enough that the logs decoded together stay small, while
+# the per-field decoding costs are shared (four thousand-record blocks decode together
+# in 0.6× the time of four alone).
+GROUP_SLICES = 4
+GROUP_LOG_BYTES = 4 << 20
+# Groups are formed only while every worker still gets this many tasks to balance.
+TASKS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class MergeGroup:
+    """Slices with logs merged in one task (:func:`~.merge.run_merge_tasks`)."""
+
+    tasks: tuple[MergeSliceTask, ...]
+
+
+SliceTask = BaseFileTask | MergeSliceTask | MergeGroup
 
 
 def base_files_only(slices: Sequence[FileSlice]) -> list[FileSlice]:
@@ -34,9 +56,39 @@ def base_files_only(slices: Sequence[FileSlice]) -> list[FileSlice]:
 
 
 def run_slice_task(task: SliceTask, ctx: TaskContext | None = None) -> pa.Table:
+    if isinstance(task, MergeGroup):
+        return run_merge_tasks(task.tasks, ctx)
     if isinstance(task, MergeSliceTask):
         return run_merge_task(task, ctx)
     return read_base_file_task(task, ctx)
+
+
+def group_merges(tasks: Sequence[MergeSliceTask], parallelism: int) -> list[MergeSliceTask | MergeGroup]:
+    """``tasks`` in order, consecutive ones grouped (at most :data:`GROUP_SLICES` slices
+    and :data:`GROUP_LOG_BYTES` of log files a group, a bigger slice alone) while every
+    worker still gets :data:`TASKS_PER_WORKER` tasks."""
+    size = min(GROUP_SLICES, len(tasks) // (TASKS_PER_WORKER * max(1, parallelism)))
+    if size < 2:
+        return list(tasks)
+    out: list[MergeSliceTask | MergeGroup] = []
+    group: list[MergeSliceTask] = []
+    group_bytes = 0
+
+    def flush() -> None:
+        if group:
+            out.append(group[0] if len(group) == 1 else MergeGroup(tuple(group)))
+        group.clear()
+
+    for task in tasks:
+        log_bytes = sum(lf.size for lf in task.file_slice.log_files)
+        if group and (len(group) == size or group_bytes + log_bytes > GROUP_LOG_BYTES):
+            flush()
+        if not group:
+            group_bytes = 0
+        group.append(task)
+        group_bytes += log_bytes
+    flush()
+    return out
 
 
 def _check_parquet(table: HoodieTable, s: FileSlice) -> None:
@@ -63,13 +115,16 @@ def read_file_slices(
     # fewer files than workers (one big file, say): let Arrow decode columns in parallel
     threads = len(slices) < engine.parallelism
     tasks: list[SliceTask] = []
+    merges: list[MergeSliceTask] = []
+    names = tuple(columns) if columns is not None else None
     for s in slices:
         _check_parquet(table, s)
         if s.log_files:
-            names = tuple(columns) if columns is not None else None
-            tasks.append(MergeSliceTask(table.storage, s, schema, merge, visible, names))
+            merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names))
         elif s.base_file is not None:
             tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads))
+    # merges first: the longest tasks, so the short base-file reads fill in at the end
+    tasks = [*group_merges(merges, engine.parallelism), *tasks]
     if not tasks:
         return out_schema.empty_table()
     parts = engine.map(run_slice_task, tasks, description)

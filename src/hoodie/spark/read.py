@@ -4,7 +4,7 @@ The query layer plans (``plan_snapshot``/``plan_incremental``: which slices) and
 the result schema (``output_schema``); this module only turns that plan into a lazy
 DataFrame: slices that are base files only go through Spark's **native Parquet reader**,
 slices with log files (merge-on-read) are merged on executors by the query layer's slice
-merger, one slice per task; columns come in the in-process reader's order and types, and
+merger, a few slices at a time; columns come in the in-process reader's order and types, and
 the incremental ``_hoodie_commit_time`` range is a filter.
 
 Partition pruning: a filter on a partition column should not open other partitions'
@@ -48,12 +48,12 @@ from hoodie.errors import UnsupportedTableError
 from hoodie.layout import compare_key
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergeSliceTask, run_merge_task
+from hoodie.query.merge import MergeSliceTask
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import INSTANT_TIME, plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
-from hoodie.query.slices import base_files_only
+from hoodie.query.slices import base_files_only, group_merges, run_slice_task
 from hoodie.spark.partitions import PartitionScheme
 from hoodie.storage.base import Storage
 from hoodie.storage.local import LocalStorage
@@ -97,8 +97,8 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
 
 def scan_with_merge(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, visible: InstantFilter) -> DataFrame:
     """Base-only slices through the native Parquet scan; slices with log files merged on
-    executors, one slice per task (memory bounded by a slice), as the in-process reader
-    merges them; both unioned under ``schema``."""
+    executors, a few slices at a time (memory bounded by those slices' logs and one base
+    file), as the in-process reader merges them; both unioned under ``schema``."""
     plain = [s for s in slices if not s.log_files]
     with_logs = [s for s in slices if s.log_files]
     df = scan(spark, table, plain, schema)
@@ -116,8 +116,11 @@ def _merged_scan(spark: SparkSession, tasks: list[MergeSliceTask], schema: pa.Sc
 
     def run(batches: Any) -> Any:
         for batch in batches:
-            for i in batch.column(0).to_pylist():
-                yield from run_merge_task(broadcast.value[i]).cast(schema).to_batches()
+            # a Spark task runs its slices one after another; a few at a time decode their
+            # logs together, as the in-process read does (hoodie.query.slices)
+            mine = [broadcast.value[i] for i in batch.column(0).to_pylist()]
+            for task in group_merges(mine, parallelism=1):
+                yield from run_slice_task(task).cast(schema).to_batches()
 
     return spark.range(0, len(tasks), 1, n).mapInArrow(run, from_arrow_schema(schema))
 

@@ -44,7 +44,7 @@ from hoodie.formats.log.blocks import (
 )
 from hoodie.formats.log.delete_codec import decode_delete_content, encode_delete_content
 
-__all__ = ["AVRO_BLOCK_VERSION", "decode_content", "encode_content", "compiled_schema"]
+__all__ = ["AVRO_BLOCK_VERSION", "compiled_schema", "decode_avro_together", "decode_content", "encode_content"]
 
 AVRO_BLOCK_VERSION = 3
 _I32 = struct.Struct(">i")
@@ -58,14 +58,18 @@ def compiled_schema(schema_json: str) -> tuple[AvroNode, pa.Schema]:
     return parse_avro_schema(schema_json), avro_schema_to_arrow(schema_json)
 
 
-def _decode_avro(content: bytes, header: Header, footer: Header) -> AvroDataBlock:
+def _avro_schema(header: Header) -> tuple[str, AvroNode, pa.Schema]:
     schema_json = header.get(HeaderKey.SCHEMA)
     if schema_json is None:
         raise FormatError("AVRO_DATA block has no SCHEMA header")
     try:
-        node, arrow_schema = compiled_schema(schema_json)
+        return (schema_json, *compiled_schema(schema_json))
     except SchemaError as exc:
         raise FormatError(f"AVRO_DATA block schema is unusable: {exc}") from exc
+
+
+def _avro_spans(content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the records of an AVRO_DATA content, its version and count checked."""
     if len(content) < 8:
         raise FormatError(f"AVRO_DATA content is {len(content)} bytes, too short")
     version, count = _TWO_I32.unpack_from(content, 0)
@@ -74,7 +78,12 @@ def _decode_avro(content: bytes, header: Header, footer: Header) -> AvroDataBloc
         raise FormatError(f"AVRO_DATA block version {version} is not supported")
     if count < 0:
         raise FormatError(f"AVRO_DATA block record count {count} is negative")
-    starts, ends = _record_spans(content, count)
+    return _record_spans(content, count)
+
+
+def _decode_avro(content: bytes, header: Header, footer: Header) -> AvroDataBlock:
+    schema_json, node, arrow_schema = _avro_schema(header)
+    starts, ends = _avro_spans(content)
     if can_vectorize(node):
         records = decode_records(node, content, starts, ends, arrow_schema)
     else:
@@ -111,6 +120,40 @@ def _record_spans(content: bytes, count: int) -> tuple[np.ndarray, np.ndarray]:
     if count:
         lengths[-1] = len(content) - start[-1]
     return start, start + lengths
+
+
+def decode_avro_together(parts: Sequence[tuple[Header, Header, bytes]]) -> list[AvroDataBlock]:
+    """AVRO_DATA blocks given as (header, footer, content), decoded in one pass over all
+    their records when they share a writer schema the vectorized codec takes (else one
+    by one): each block is exactly the one :func:`decode_content` gives, its records a
+    slice of one table. The vectorized codec's cost is largely per field, so blocks of a
+    few thousand records decode together at about two thirds of the cost one by one.
+
+    Raises :class:`FormatError` as :func:`decode_content` does; when the records of the
+    blocks together do not match their schema, the blocks are decoded one by one, so the
+    error names the block at fault."""
+    if len(parts) < 2 or len({h.get(HeaderKey.SCHEMA) for h, _, _ in parts}) != 1:
+        return [_decode_avro(content, header, footer) for header, footer, content in parts]
+    schema_json, node, arrow_schema = _avro_schema(parts[0][0])
+    if not can_vectorize(node):
+        return [_decode_avro(content, header, footer) for header, footer, content in parts]
+    starts, ends, counts = [], [], []
+    base = 0
+    for _, _, content in parts:
+        s, e = _avro_spans(content)
+        starts.append(s + base)
+        ends.append(e + base)
+        counts.append(len(s))
+        base += len(content)
+    try:
+        records = decode_records(node, b"".join(c for _, _, c in parts), np.concatenate(starts), np.concatenate(ends), arrow_schema)
+    except FormatError:
+        return [_decode_avro(content, header, footer) for header, footer, content in parts]
+    blocks, at = [], 0
+    for (header, footer, _), count in zip(parts, counts):
+        blocks.append(AvroDataBlock(records.slice(at, count), schema_json, header, footer))
+        at += count
+    return blocks
 
 
 def _check_spans(content: bytes, count: int) -> NoReturn:

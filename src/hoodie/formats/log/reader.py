@@ -185,17 +185,19 @@ class LogFileReader:
             yield found
             pos = found.offset + (found.length if isinstance(found, CorruptBlock) else found.size)
 
+    def read_content(self, info: BlockInfo) -> bytes:
+        """The content bytes of a block found by :meth:`scan`, not decoded
+        (:func:`decode_block` decodes them)."""
+        content = self._source.read_at(info.content_offset, info.content_length)
+        if len(content) != info.content_length:
+            raise FormatError(f"{self.name}: block at {info.offset} was cut short while reading")
+        return content
+
     def read_block(self, info: BlockInfo) -> LogBlock:
         """Read and decode the content of a block found by :meth:`scan`."""
         if info.block_type is BlockType.CORRUPT:
             return CorruptBlock(info.offset, info.size, "block declares the type CORRUPT")
-        content = self._source.read_at(info.content_offset, info.content_length)
-        if len(content) != info.content_length:
-            raise FormatError(f"{self.name}: block at {info.offset} was cut short while reading")
-        try:
-            return decode_content(info.block_type, info.header, info.footer, content)
-        except FormatError as exc:
-            raise FormatError(f"{self.name}: {info.block_type.name} block at byte {info.offset}: {exc}") from exc
+        return decode_block(self.name, info, self.read_content(info))
 
     def blocks(self) -> Iterator[LogBlock]:
         """Every block decoded, in file order, one at a time."""
@@ -252,6 +254,15 @@ class LogFileReader:
         except (FormatError, NeedMoreBytes) as exc:
             raise FormatError(f"{self.name}: block at byte {pos}: {exc or 'footer cut short'}") from None
         return BlockInfo(pos, end - pos, version, block_type, header, content_offset, content_length, footer)
+
+
+def decode_block(path: str, info: BlockInfo, content: bytes) -> LogBlock:
+    """The block of a frame found by :meth:`LogFileReader.scan` in the file at ``path``
+    and its content; a :class:`FormatError` names the file and the block's offset."""
+    try:
+        return decode_content(info.block_type, info.header, info.footer, content)
+    except FormatError as exc:
+        raise FormatError(f"{path}: {info.block_type.name} block at byte {info.offset}: {exc}") from exc
 
 
 def iter_log_file(storage: Storage, path: str, *, whole_file_limit: int = WHOLE_FILE_LIMIT) -> Iterator[LogBlock]:
