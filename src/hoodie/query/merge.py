@@ -21,7 +21,8 @@ goes record by record through the rules above.
 
 Rows keep the five meta columns of the version that won (commit time and seqno as
 stored). Log records are cast to the read schema, which is the schema base rows have.
-Memory is one slice: the base file and the decoded log blocks of that slice.
+Memory is one slice: the base file and the decoded log blocks of that slice (with
+:func:`run_merge_tasks`, the decoded log blocks of its few slices and one base file).
 
 Public API: :func:`read_slice` (query rows), :func:`merge_slice` (rows plus counters),
 :func:`merge_slice_for_compaction` (meta columns exactly as stored, for compaction),
