@@ -23,9 +23,11 @@ one :func:`decode_pending`. Memory is the log files of the slices decoded togeth
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hoodie.engine.runs import bounded_runs
 from hoodie.errors import FormatError, UnsupportedTableError
 from hoodie.formats.log import (
     BlockInfo,
@@ -130,33 +132,22 @@ def decode_pending(pending: Sequence[PendingBlock]) -> list[ReplayBlock]:
     """The blocks of ``pending``, decoded, in order (runs of Avro data blocks of one writer
     schema together, up to about 1 MiB of content)."""
     out: list[ReplayBlock] = []
-    run: list[PendingBlock] = []
-    run_bytes = 0
-
-    def flush() -> None:
-        if len(run) == 1:
-            out.append(_decoded(run[0]))
-        elif run:
+    for _, alike in itertools.groupby(pending, key=_decoded_with):
+        for run in bounded_runs(alike, lambda p: len(p.content), _DECODE_BATCH_BYTES):
+            if len(run) == 1:
+                out.append(_decoded(run[0]))
+                continue
             try:
                 out.extend(decode_avro_together([(p.info.header, p.info.footer, p.content) for p in run]))
             except FormatError:
                 out.extend(_decoded(p) for p in run)  # again one by one: the error names its block
-        run.clear()
-
-    for p in pending:
-        if p.info.block_type is not BlockType.AVRO_DATA:
-            flush()
-            out.append(_decoded(p))
-            continue
-        schema = p.info.header.get(HeaderKey.SCHEMA)
-        if run and (schema != run[0].info.header.get(HeaderKey.SCHEMA) or run_bytes + len(p.content) > _DECODE_BATCH_BYTES):
-            flush()
-        if not run:
-            run_bytes = 0
-        run.append(p)
-        run_bytes += len(p.content)
-    flush()
     return out
+
+
+def _decoded_with(p: PendingBlock) -> object:
+    """What a block decodes together with: the Avro data blocks of its writer schema next
+    to it; any other block, nothing (a key no other block has)."""
+    return p.info.header.get(HeaderKey.SCHEMA) if p.info.block_type is BlockType.AVRO_DATA else id(p)
 
 
 def _decoded(p: PendingBlock) -> ReplayBlock:

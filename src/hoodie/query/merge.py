@@ -524,7 +524,7 @@ class MergeSliceTask:
 
 def run_merge_task(task: MergeSliceTask, ctx: TaskContext | None = None) -> pa.Table:
     """Run a :class:`MergeSliceTask`."""
-    return read_slice(task.storage, task.file_slice, task.schema, task.merge, task.visible, task.columns)
+    return run_merge_tasks((task,), ctx)
 
 
 def run_merge_tasks(tasks: Sequence[MergeSliceTask], ctx: TaskContext | None = None) -> pa.Table:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie.engine import Engine, LocalEngine, TaskContext
+from hoodie.engine.runs import bounded_runs
 from hoodie.errors import UnsupportedTableError
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import MergeSliceTask, run_merge_task, run_merge_tasks
@@ -70,25 +71,8 @@ def group_merges(tasks: Sequence[MergeSliceTask], parallelism: int) -> list[Merg
     size = min(GROUP_SLICES, len(tasks) // (TASKS_PER_WORKER * max(1, parallelism)))
     if size < 2:
         return list(tasks)
-    out: list[MergeSliceTask | MergeGroup] = []
-    group: list[MergeSliceTask] = []
-    group_bytes = 0
-
-    def flush() -> None:
-        if group:
-            out.append(group[0] if len(group) == 1 else MergeGroup(tuple(group)))
-        group.clear()
-
-    for task in tasks:
-        log_bytes = sum(lf.size for lf in task.file_slice.log_files)
-        if group and (len(group) == size or group_bytes + log_bytes > GROUP_LOG_BYTES):
-            flush()
-        if not group:
-            group_bytes = 0
-        group.append(task)
-        group_bytes += log_bytes
-    flush()
-    return out
+    runs = bounded_runs(tasks, lambda t: sum(lf.size for lf in t.file_slice.log_files), GROUP_LOG_BYTES, max_items=size)
+    return [run[0] if len(run) == 1 else MergeGroup(tuple(run)) for run in runs]
 
 
 def _check_parquet(table: HoodieTable, s: FileSlice) -> None:

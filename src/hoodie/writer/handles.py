@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.engine.base import TaskContext
+from hoodie.engine.runs import bounded_runs
 from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.bloom import BloomFilter, key_positions, new_bloom_filter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
@@ -158,16 +159,7 @@ _SHARED_RECORDS = 1 << 16
 def _batches(indexes: list[int], tasks: tuple[BucketTask, ...]) -> list[list[int]]:
     """``indexes`` cut into consecutive runs of at most ``_SHARED_RECORDS`` records (a
     bucket larger than that is a run of its own)."""
-    out: list[list[int]] = []
-    rows = 0
-    for j in indexes:
-        n = tasks[j].records.num_rows
-        if not out or rows + n > _SHARED_RECORDS:
-            out.append([])
-            rows = 0
-        out[-1].append(j)
-        rows += n
-    return out
+    return bounded_runs(indexes, lambda j: tasks[j].records.num_rows, _SHARED_RECORDS)
 
 
 def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:

@@ -132,11 +132,14 @@ def decode_avro_together(parts: Sequence[tuple[Header, Header, bytes]]) -> list[
     Raises :class:`FormatError` as :func:`decode_content` does; when the records of the
     blocks together do not match their schema, the blocks are decoded one by one, so the
     error names the block at fault."""
-    if len(parts) < 2 or len({h.get(HeaderKey.SCHEMA) for h, _, _ in parts}) != 1:
+    def one_by_one() -> list[AvroDataBlock]:
         return [_decode_avro(content, header, footer) for header, footer, content in parts]
+
+    if len(parts) < 2 or len({h.get(HeaderKey.SCHEMA) for h, _, _ in parts}) != 1:
+        return one_by_one()
     schema_json, node, arrow_schema = _avro_schema(parts[0][0])
     if not can_vectorize(node):
-        return [_decode_avro(content, header, footer) for header, footer, content in parts]
+        return one_by_one()
     starts, ends, counts = [], [], []
     base = 0
     for _, _, content in parts:
@@ -148,7 +151,7 @@ def decode_avro_together(parts: Sequence[tuple[Header, Header, bytes]]) -> list[
     try:
         records = decode_records(node, b"".join(c for _, _, c in parts), np.concatenate(starts), np.concatenate(ends), arrow_schema)
     except FormatError:
-        return [_decode_avro(content, header, footer) for header, footer, content in parts]
+        return one_by_one()
     blocks, at = [], 0
     for (header, footer, _), count in zip(parts, counts):
         blocks.append(AvroDataBlock(records.slice(at, count), schema_json, header, footer))
