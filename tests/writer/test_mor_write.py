@@ -3,6 +3,7 @@ become base files; hudi-rs reads the result; failed delta commits are rolled bac
 rollback command blocks."""
 from __future__ import annotations
 
+import dataclasses
 import signal
 import subprocess
 import sys
@@ -216,3 +217,59 @@ def test_write_groups_share_appends_and_new_files_evenly() -> None:
         appends = sum(1 for i in g.ids if i % 2 == 0)
         assert 2 <= appends <= 3 and 2 <= len(g.ids) - appends <= 3, g.ids
         assert list(g.ids) == sorted(g.ids)
+
+
+@pytest.mark.parametrize("block_format", ["avro", "parquet"])
+def test_a_bucket_group_writes_exactly_what_its_buckets_write_one_by_one(tmp_path: Path, block_format: str) -> None:
+    """``run_bucket_group`` builds the log records and the new files' rows of all its
+    buckets in one pass (meta columns, delete split, dictionary choice, key hashing): the
+    files are the ones each bucket writes alone, byte for byte for the logs, row for row
+    and footer for footer for the base files."""
+    import shutil
+
+    from hoodie.engine.base import TaskContext
+    from hoodie.writer import pipeline
+    from hoodie.writer.client import make_plan, prepare_write, write_context
+    from hoodie.writer.handles import BucketGroup, BucketTask, run_bucket, run_bucket_group
+    from hoodie.writer.prepare import add_keys
+    from hoodie.writer.transaction import WriteTransaction
+
+    cities = [f"c{i}" for i in range(6)]
+    opts = {**OPTS, "hoodie.parquet.small.file.limit": "0", "hoodie.logfile.data.block.format": block_format}
+    together, alone = str(tmp_path / "together"), str(tmp_path / "alone")
+    hoodie.write(pa.table({"uuid": [f"u{i:02d}" for i in range(60)], "city": [cities[i % 6] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]}), together, opts)
+    # updates in every city, deletes (_hoodie_is_deleted) in some, inserts in every city
+    updated = list(range(0, 60, 5)) + list(range(1, 60, 5))
+    batch = pa.table({
+        "uuid": [f"u{i:02d}" for i in updated] + [f"n{i:02d}" for i in range(30)],
+        "city": [cities[i % 6] for i in updated] + [cities[i % 6] for i in range(30)],
+        "ts": [2] * 24 + [1] * 30,
+        "fare": [-float(i) for i in updated] + [0.5] * 30,
+        "_hoodie_is_deleted": [i % 3 == 0 for i in range(24)] + [False] * 30,
+    })
+    prepared = prepare_write(together, opts, None, batch.schema, LocalStorage())
+    records = add_keys(batch, prepared.keygen, is_delete=False)
+    latest = {c: prepared.table.view().latest_slices(c) for c in cities}
+    records = pipeline.tag_records(records, {c: pipeline.file_refs(latest[c]) for c in cities}, prepared.table.storage, prepared.settings.index)
+    plan = make_plan(prepared, pipeline.profile(records), latest)
+    tasks = tuple(BucketTask(plan.bucket(b), rows) for b, rows in pipeline.split_by_bucket(pipeline.assign_buckets(records, plan)))
+    assert sorted(t.bucket.handle for t in tasks) == ["append"] * 6 + ["create"] * 6
+    txn = WriteTransaction.begin(prepared.table, "upsert")
+    txn.mark_inflight()
+    shutil.copytree(together, alone)
+    wctx = write_context(prepared, txn.instant_time, prepared.table.data_schema())
+    ids = tuple(range(3, 3 + len(tasks)))
+    grouped = run_bucket_group(BucketGroup(tasks, ids), TaskContext(0, 1, 1), wctx)
+    wctx_alone = dataclasses.replace(wctx, base_path=alone)
+    single = [run_bucket(t, TaskContext(i, 1, 1), wctx_alone) for t, i in zip(tasks, ids)]
+    assert [s.path for s in grouped] == [s.path for s in single]
+    for g, s in zip(grouped, single):
+        assert (g.numWrites, g.numInserts, g.numUpdateWrites, g.numDeletes) == (s.numWrites, s.numInserts, s.numUpdateWrites, s.numDeletes)
+        mine, theirs = Path(together) / g.path, Path(alone) / s.path
+        if ".log." in g.path:
+            assert mine.read_bytes() == theirs.read_bytes(), g.path
+        else:
+            assert pq.read_table(mine).equals(pq.read_table(theirs)), g.path
+            assert pq.read_metadata(mine).metadata == pq.read_metadata(theirs).metadata, g.path
+    deletes = [s for s in grouped if s.numDeletes]
+    assert deletes and sum(s.numDeletes for s in deletes) == 8

@@ -167,3 +167,18 @@ def test_dictionary_encoding_of_written_files(tmp_path: Path) -> None:
     hoodie.write(rows(2000, 2000), path, {**OPTS, "hoodie.parquet.small.file.limit": "100000000"})  # merged into them
     assert {c for c, d in _dictionary_encoded(path).items() if d} == expected
     assert hoodie.read(path).num_rows == 4000
+
+
+def test_dictionary_choice_for_several_files_samples_all_of_them() -> None:
+    """Deciding for the rows of several new files at once (a task creating many), the
+    sample spreads over every file: a column repeating only in the first file is not
+    dictionary encoded, a per-file constant (like the file name) is."""
+    from hoodie.formats.parquet import dictionary_columns
+
+    files, rows = 10, 1100
+    table = pa.table({
+        "name": [f"file{i // rows}" for i in range(files * rows)],
+        "late": ["same" if i < rows else f"v{i}" for i in range(files * rows)],
+    })
+    assert dictionary_columns(table) == ["name", "late"], "the first rows alone look alike"
+    assert dictionary_columns(table, spread=True) == ["name"]

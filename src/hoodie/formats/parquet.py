@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -44,12 +45,15 @@ def write_base_file(
     parquet: ParquetSettings,
     bloom: BloomSettings | None,
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None,
+    use_dictionary: list[str] | None = None,
 ) -> int:
     """Write ``table`` (meta columns first) to ``path``; returns the file size in bytes.
 
     With ``bloom`` set, every record key goes into the footer's bloom filter and the
     smallest and largest keys are recorded (Hudi's bloom index reads both). A caller that
-    already holds a filter containing every key of ``table`` passes it as ``bloom_filter``.
+    already holds a filter containing every key of ``table`` passes it as ``bloom_filter``,
+    and one that chose the dictionary-encoded columns for several files at once (see
+    :func:`dictionary_columns`) passes them as ``use_dictionary``.
     """
     metadata: dict[bytes, bytes] = {}
     if bloom is not None:
@@ -74,7 +78,7 @@ def write_base_file(
         table.schema.remove_metadata(),
         filesystem=fs,
         compression=codec,
-        use_dictionary=dictionary_columns(table),
+        use_dictionary=dictionary_columns(table) if use_dictionary is None else use_dictionary,
         data_page_size=parquet.page_size,
         store_schema=False,
         write_statistics=True,
@@ -91,7 +95,7 @@ _SAMPLE_ROWS = 1024
 _MIN_SAMPLE_ROWS = 256
 
 
-def dictionary_columns(table: pa.Table) -> list[str]:
+def dictionary_columns(table: pa.Table, spread: bool = False) -> list[str]:
     """Columns worth dictionary encoding: not the unique meta columns, and not columns
     whose sample is mostly distinct values. Trying a dictionary and falling back, as the
     writer does otherwise, costs about 40% of the write time on typical tables and makes
@@ -99,8 +103,13 @@ def dictionary_columns(table: pa.Table) -> list[str]:
 
     The sample is a quarter of a small table (at least 256 rows, at most 1024): counting
     distinct values costs about as much as writing the rows counted, and a file of a
-    thousand rows gains little from a closer estimate."""
-    sample = table.slice(0, min(_SAMPLE_ROWS, max(_MIN_SAMPLE_ROWS, table.num_rows // 4)))
+    thousand rows gains little from a closer estimate. With ``spread``, for the rows of
+    several files deciding for all of them, the sample is 1024 rows spread evenly over
+    the whole table, so every file has its say."""
+    if spread and table.num_rows > _SAMPLE_ROWS:
+        sample = table.take(pa.array(np.linspace(0, table.num_rows - 1, _SAMPLE_ROWS).astype(np.int64)))
+    else:
+        sample = table.slice(0, min(_SAMPLE_ROWS, max(_MIN_SAMPLE_ROWS, table.num_rows // 4)))
     out = []
     for name in table.column_names:
         if name in UNIQUE_COLUMNS:

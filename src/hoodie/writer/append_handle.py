@@ -6,26 +6,27 @@ data block (the updated records with their meta fields: Avro by default, Parquet
 Like Hudi 0.14+, every write creates the next log version instead of appending to an
 existing file, so a crash can never tear a block that was already committed. An append is
 prepared (marker, blocks) and then finished (the file, the stat), so that a task writing
-several can encode their data blocks together in between (``share_encoding``).
+several can build their log records in one pass (``prepare_appends``) and encode their
+data blocks together in between (``share_encoding``).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from hoodie.engine.base import TaskContext
-from hoodie.formats.conform import conform
 from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, encode_together, write_log_file
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.layout import LogFileName, base_file_name
 from hoodie.storage.base import join
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
-from hoodie.writer.meta_columns import constant_column, sequence_numbers
+from hoodie.writer.meta_columns import with_meta_columns
 from hoodie.writer.planner import Bucket
-from hoodie.writer.schema import META_COLUMNS, split_deletes
+from hoodie.writer.schema import split_deletes, split_deletes_of_parts
 
 
 def append_marker_name(bucket: Bucket, token: str) -> str:
@@ -53,16 +54,36 @@ def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "Writ
 def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> PreparedAppend:  # noqa: F821
     """Write the marker and build the blocks of one append (see :func:`share_encoding`)."""
     started = time.monotonic()
+    updates, removed = split_deletes(incoming)
+    records = _log_records(updates, [bucket], [ctx], wctx, np.array([updates.num_rows]))
+    return _prepare(bucket, ctx, wctx, records, removed, started)
+
+
+def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: "WriteContext") -> list[PreparedAppend]:  # noqa: F821
+    """:func:`prepare_append` of several appends (bucket, incoming records, task context),
+    their log records built in one pass."""
+    if len(appends) < 2:
+        return [prepare_append(bucket, incoming, ctx, wctx) for bucket, incoming, ctx in appends]
+    started = time.monotonic()
+    split = split_deletes_of_parts([incoming for _, incoming, _ in appends])
+    records = _log_records(split.written, [a[0] for a in appends], [a[2] for a in appends], wctx, split.lengths)
+    out, start = [], 0
+    for i, (bucket, incoming, ctx) in enumerate(appends):
+        n = int(split.lengths[i])
+        out.append(_prepare(bucket, ctx, wctx, records.slice(start, n), split.deletes_of(i, incoming), started))
+        start += n
+    return out
+
+
+def _prepare(bucket: Bucket, ctx: TaskContext, wctx: "WriteContext", updates: pa.Table, removed: pa.Table, started: float) -> PreparedAppend:  # noqa: F821
     log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
-    updates, removed = split_deletes(incoming)
     blocks: list[LogBlock] = []
     if updates.num_rows:
-        records = _log_records(updates, bucket, ctx, wctx)
         if wctx.log_block_format == "parquet":  # a whole Parquet file as the block's content
-            blocks.append(ParquetDataBlock.create(records, wctx.instant, wctx.avro_schema_with_meta, compression=wctx.parquet.codec))
+            blocks.append(ParquetDataBlock.create(updates, wctx.instant, wctx.avro_schema_with_meta, compression=wctx.parquet.codec))
         else:
-            blocks.append(AvroDataBlock.create(records, wctx.avro_schema_with_meta, wctx.instant))
+            blocks.append(AvroDataBlock.create(updates, wctx.avro_schema_with_meta, wctx.instant))
     if removed.num_rows:
         blocks.append(DeleteBlock.create(_delete_records(removed, wctx), wctx.instant, wctx.avro_schema_with_meta))
     return PreparedAppend(bucket, log_name, blocks, updates.num_rows, removed.num_rows, started)
@@ -106,19 +127,11 @@ def finish_append(a: PreparedAppend, wctx: "WriteContext") -> WriteStat:  # noqa
     )
 
 
-def _log_records(records: pa.Table, bucket: Bucket, ctx: TaskContext, wctx: "WriteContext") -> pa.Table:  # noqa: F821
-    """Records with meta fields as Java writes them to logs: the file name is the file id."""
-    n = records.num_rows
-    meta = [
-        constant_column(wctx.instant, n),
-        sequence_numbers(f"{wctx.instant}_{ctx.partition_id}_", 0, n),
-        records.column("_hoodie_record_key").cast(pa.string()),
-        records.column("_hoodie_partition_path").cast(pa.string()),
-        constant_column(bucket.file_id, n),
-    ]
-    data = conform(records, wctx.data_schema)
-    schema = pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(wctx.data_schema))
-    return pa.Table.from_arrays(meta + data.columns, schema=schema)
+def _log_records(records: pa.Table, buckets: list[Bucket], contexts: list[TaskContext], wctx: "WriteContext", lengths: np.ndarray) -> pa.Table:  # noqa: F821
+    """Records (runs of ``lengths``, one per bucket) with meta fields as Java writes them
+    to logs: the file name is the file id."""
+    prefixes = [f"{wctx.instant}_{ctx.partition_id}_" for ctx in contexts]
+    return with_meta_columns(records, wctx.data_schema, wctx.instant, prefixes, [b.file_id for b in buckets], lengths)
 
 
 def _delete_records(removed: pa.Table, wctx: "WriteContext") -> list[DeleteRecord]:  # noqa: F821

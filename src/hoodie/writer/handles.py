@@ -26,6 +26,7 @@ from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
     ParquetSettings,
+    dictionary_columns,
     write_base_file,
 )
 from hoodie.layout import (
@@ -35,11 +36,11 @@ from hoodie.layout import (
 )
 from hoodie.storage.base import Storage, join
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
-from hoodie.writer.append_handle import finish_append, prepare_append, run_append, share_encoding
+from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.markers import DirectMarkers
-from hoodie.writer.meta_columns import constant_column, sequence_numbers
+from hoodie.writer.meta_columns import constant_column, table_layout, with_meta_columns
 from hoodie.writer.planner import APPEND, Bucket
-from hoodie.writer.schema import META_COLUMNS, delete_mask, split_deletes
+from hoodie.writer.schema import META_COLUMNS, delete_mask, split_deletes, split_deletes_of_parts
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,19 @@ class BucketTask:
     records: pa.Table  # data columns + _hoodie_record_key + _hoodie_partition_path + delete flag
 
 
-def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, new_file_filter: BloomFilter | None = None) -> WriteStat:
+@dataclass(frozen=True)
+class NewFile:
+    """A new base file's content, prepared with the other new files of a task
+    (:func:`_prepare_new_files`)."""
+
+    rows: pa.Table  # in table layout, meta columns filled
+    bloom_filter: BloomFilter | None
+    use_dictionary: list[str]
+
+
+def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared: NewFile | None = None) -> WriteStat:
     """Write one bucket: merge into its base file, or create a new file group (whose
-    bloom filter, holding the keys it will hold, a caller may have built already)."""
+    rows and bloom filter a caller may have prepared already)."""
     started = time.monotonic()
     bucket = task.bucket
     if bucket.handle == APPEND:
@@ -76,14 +87,17 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, new_file_
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
     incoming = task.records
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None
-    if _creates(bucket):
+    use_dictionary = None
+    if prepared is not None:
+        merged, counts = prepared.rows, (prepared.rows.num_rows, 0, 0)
+        bloom_filter, use_dictionary = prepared.bloom_filter, prepared.use_dictionary
+    elif _creates(bucket):
         winners = split_deletes(incoming)[0]
         merged, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
-        bloom_filter = new_file_filter
     else:
         merged, counts, bloom_filter = _merge(bucket, incoming, delete_mask(incoming), wctx, ctx, name)
     path = join(wctx.base_path, bucket.partition_path, name)
-    size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter)
+    size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter, use_dictionary)
     inserts, updates, deletes = counts
     elapsed = int((time.monotonic() - started) * 1000)
     return WriteStat(
@@ -133,21 +147,22 @@ def group_buckets(tasks: list[BucketTask], workers: int) -> list[BucketGroup]:
 
 def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -> list[WriteStat]:
     """Write a group's buckets, sharing the work that costs per call more than per
-    record: the Avro encoding of all their log blocks is one pass, and so is the
-    hashing of all the keys of the files they create (one ``key_positions`` call instead
-    of ~500 numpy calls a file). Results in the group's order."""
+    record: the Avro encoding of all their log blocks is one pass, and so are the meta
+    columns, the dictionary choice and the key hashing of the files they create (one
+    ``key_positions`` call instead of ~500 numpy calls a file). Results in the group's
+    order."""
     tasks = group.tasks
     contexts = [TaskContext(i, ctx.stage_id, ctx.attempt_id) for i in group.ids]
     stats: list[WriteStat | None] = [None] * len(tasks)
     for batch in _batches([j for j, t in enumerate(tasks) if t.bucket.handle == APPEND], tasks):
-        appends = {j: prepare_append(tasks[j].bucket, tasks[j].records, contexts[j], wctx) for j in batch}
-        share_encoding(list(appends.values()))
-        for j, prepared in appends.items():
+        appends = prepare_appends([(tasks[j].bucket, tasks[j].records, contexts[j]) for j in batch], wctx)
+        share_encoding(appends)
+        for j, prepared in zip(batch, appends):
             stats[j] = finish_append(prepared, wctx)
     for batch in _batches([j for j, t in enumerate(tasks) if stats[j] is None], tasks):
-        filters = _new_file_filters({j: tasks[j] for j in batch}, wctx.bloom)
+        prepared = _prepare_new_files({j: tasks[j] for j in batch}, {j: contexts[j] for j in batch}, wctx)
         for j in batch:
-            stats[j] = run_bucket(tasks[j], contexts[j], wctx, filters.get(j))
+            stats[j] = run_bucket(tasks[j], contexts[j], wctx, prepared.get(j))
     return [s for s in stats if s is not None]
 
 
@@ -162,43 +177,47 @@ def _batches(indexes: list[int], tasks: tuple[BucketTask, ...]) -> list[list[int
     return bounded_runs(indexes, lambda j: tasks[j].records.num_rows, _SHARED_RECORDS)
 
 
-def _new_file_filters(tasks: dict[int, BucketTask], bloom: BloomSettings | None) -> dict[int, BloomFilter]:
-    """The bloom filters of the files ``tasks`` create (by position), their keys hashed in
-    one pass."""
-    keys = {j: split_deletes(t.records)[0].column("_hoodie_record_key") for j, t in tasks.items() if _creates(t.bucket)}
-    keys = {j: k for j, k in keys.items() if len(k)}
-    if bloom is None or len(keys) < 2:
+def _prepare_new_files(tasks: dict[int, BucketTask], contexts: dict[int, TaskContext], wctx: WriteContext) -> dict[int, NewFile]:
+    """The content of the files ``tasks`` create (by position), built for all of them in
+    one pass (see :func:`~hoodie.writer.meta_columns.with_meta_columns`). Tasks whose
+    records are all deletes, and a lone new file, are left to :func:`run_bucket`."""
+    creates = {j: t for j, t in tasks.items() if _creates(t.bucket)}
+    if len(creates) < 2:
         return {}
-
-    # one filter per file; building them checks the sizing (a ConfigError names it)
-    out: dict[int, BloomFilter] = {j: new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries) for j in keys}
-    sizing = next(iter(out.values()))
-    first = next(iter(keys.values()))
-    everything = pa.chunked_array([c for k in keys.values() for c in k.chunks], first.type)
-    positions = key_positions(everything, sizing.num_hashes, sizing.num_bits)
-    at = 0
-    for j, k in keys.items():
-        out[j].add_positions(positions[at : at + len(k)])
-        at += len(k)
+    split = split_deletes_of_parts([t.records for t in creates.values()])
+    if not split.written.num_rows:
+        return {}
+    names = [base_file_name(t.bucket.file_id, contexts[j].write_token, wctx.instant) for j, t in creates.items()]
+    prefixes = [f"{wctx.instant}_{contexts[j].partition_id}_" for j in creates]
+    rows = with_meta_columns(split.written, wctx.data_schema, wctx.instant, prefixes, names, split.lengths)
+    use_dictionary = dictionary_columns(rows, spread=True)
+    filters = _new_file_filters(rows.column("_hoodie_record_key"), split.lengths, wctx.bloom)
+    out: dict[int, NewFile] = {}
+    for k, (j, start) in enumerate(zip(creates, np.cumsum(split.lengths) - split.lengths)):
+        if split.lengths[k]:
+            out[j] = NewFile(rows.slice(int(start), int(split.lengths[k])), filters[k] if filters else None, use_dictionary)
     return out
 
 
-def _new_rows(records: pa.Table, wctx: WriteContext, ctx: TaskContext, file_name: str, seq_start: int = 0) -> pa.Table:
+def _new_file_filters(keys: pa.ChunkedArray, lengths: np.ndarray, bloom: BloomSettings | None) -> list[BloomFilter]:
+    """The bloom filters of consecutive runs of ``keys`` (``lengths`` each, one filter a
+    file), hashed in one pass; none without a bloom index."""
+    if bloom is None:
+        return []
+    # one filter per file; building them checks the sizing (a ConfigError names it)
+    out = [new_bloom_filter(bloom.num_entries, bloom.fpp, bloom.filter_type, bloom.max_entries) for _ in lengths]
+    positions = key_positions(keys, out[0].num_hashes, out[0].num_bits)
+    at = 0
+    for f, length in zip(out, lengths):
+        if length:
+            f.add_positions(positions[at : at + length])
+        at += length
+    return out
+
+
+def _new_rows(records: pa.Table, wctx: WriteContext, ctx: TaskContext, file_name: str) -> pa.Table:
     """Incoming records with fresh meta columns, in table layout."""
-    n = records.num_rows
-    meta = [
-        constant_column(wctx.instant, n),
-        sequence_numbers(f"{wctx.instant}_{ctx.partition_id}_", seq_start, n),
-        records.column("_hoodie_record_key").cast(pa.string()),
-        records.column("_hoodie_partition_path").cast(pa.string()),
-        constant_column(file_name, n),
-    ]
-    data = conform(records, wctx.data_schema)
-    return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(wctx.data_schema))
-
-
-def _full_schema(data_schema: pa.Schema) -> pa.Schema:
-    return pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(data_schema))
+    return with_meta_columns(records, wctx.data_schema, wctx.instant, [f"{wctx.instant}_{ctx.partition_id}_"], [file_name], np.array([records.num_rows]))
 
 
 def _merge(
@@ -254,7 +273,7 @@ def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
     names = set(old.schema.names)
     meta = [old.column(m).cast(pa.string()) if m in names else pa.nulls(old.num_rows, pa.string()) for m in META_COLUMNS]
     data = conform(old, data_schema)
-    return pa.Table.from_arrays(meta + data.columns, schema=_full_schema(data_schema))
+    return pa.Table.from_arrays(meta + data.columns, schema=table_layout(data_schema))
 
 
 def _ensure_partition_metadata(wctx: WriteContext, partition_path: str) -> None:

@@ -8,6 +8,8 @@ float → double); dropping or otherwise retyping a column is an error naming th
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -30,6 +32,32 @@ def delete_mask(records: pa.Table) -> np.ndarray:
     if DELETE_COLUMN not in records.column_names:
         return np.zeros(records.num_rows, bool)
     return records.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+
+
+@dataclass(frozen=True)
+class SplitParts:
+    """Several buckets' records concatenated, split into the records written and the
+    deletes (:func:`split_deletes_of_parts`)."""
+
+    written: pa.Table  # every part's records that are not deletes, part after part
+    lengths: np.ndarray  # rows of each part in ``written``
+    deletes: list[np.ndarray]  # each part's delete mask
+
+    def deletes_of(self, i: int, part: pa.Table) -> pa.Table:
+        """The deletes among ``part``, the ``i``-th part."""
+        mask = self.deletes[i]
+        return part.filter(pa.array(mask)) if mask.any() else part.slice(0, 0)
+
+
+def split_deletes_of_parts(parts: list[pa.Table]) -> SplitParts:
+    """:func:`split_deletes` of several parts (of one batch, so of one schema) in one pass."""
+    records = pa.concat_tables(parts)
+    mask = delete_mask(records)
+    written = records.filter(pa.array(~mask)) if mask.any() else records
+    bounds = np.cumsum([0] + [p.num_rows for p in parts])
+    kept_before = np.concatenate([[0], np.cumsum(~mask)])
+    lengths = kept_before[bounds[1:]] - kept_before[bounds[:-1]]
+    return SplitParts(written, lengths, [mask[bounds[i] : bounds[i + 1]] for i in range(len(parts))])
 
 
 def split_deletes(records: pa.Table) -> tuple[pa.Table, pa.Table]:
