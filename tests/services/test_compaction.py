@@ -192,3 +192,43 @@ def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -
     assert f is not None and f.might_contain_many(base_keys + new_keys).all()
     assert not _bloom_filter(task, footer, merged, inserted=0).might_contain_many(new_keys).any()
     assert _bloom_filter(task, None, merged, inserted=0) is None  # no footer: built from every key
+
+
+def test_compaction_in_groups_writes_what_one_slice_a_task_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty slices with logs (Avro data blocks, delete blocks) on two workers: each task
+    compacts a few slices, their log blocks decoded together. The result is what one
+    slice a task gives: the same records, counters and file groups, hudi-rs agreeing."""
+    import shutil
+
+    from hoodie.services import compaction
+
+    grouped_path, single_path = str(tmp_path / "grouped"), str(tmp_path / "single")
+    cities = [f"c{i:02d}" for i in range(20)]
+    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(200)], "city": [cities[i % 20] for i in range(200)], "ts": [1] * 200, "fare": [float(i) for i in range(200)]}), grouped_path, OPTS)
+    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(0, 200, 3)], "city": [cities[i % 20] for i in range(0, 200, 3)], "ts": [5] * 67, "fare": [-1.0] * 67}), grouped_path, OPTS)
+    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(1, 200, 7)], "city": [cities[i % 20] for i in range(1, 200, 7)], "ts": [0] * 29}), grouped_path, {**OPTS, "hoodie.datasource.write.operation": "delete"})
+    before = ours(grouped_path)
+    shutil.copytree(grouped_path, single_path)
+    settings = CompactionSettings(strategy=UNBOUNDED_STRATEGY)
+
+    calls: list[int] = []
+    real = compaction.compact_group
+    monkeypatch.setattr(compaction, "compact_group", lambda group, ctx: calls.append(len(group.tasks)) or real(group, ctx))
+    grouped, _ = compact(HoodieTable.open(grouped_path), settings, LocalEngine(2), require_threshold=False)
+    assert sorted(calls) == [2] * 10, "twenty slices on two workers: groups of two, four tasks a worker"
+    monkeypatch.setattr(compaction, "GROUP_SLICES", 1)
+    calls.clear()
+    single, _ = compact(HoodieTable.open(single_path), settings, LocalEngine(2), require_threshold=False)
+    assert sorted(calls) == [1] * 20
+
+    def counters(meta) -> list[tuple]:
+        return sorted(
+            (s.partitionPath, s.fileId, s.numWrites, s.numUpdateWrites, s.numDeletes, s.totalLogRecords, s.totalLogBlocks, s.totalLogFilesCompacted)
+            for s in meta.write_stats()
+        )
+
+    assert grouped is not None and single is not None
+    assert counters(grouped) == counters(single)
+    assert sum(s.numDeletes for s in grouped.write_stats()) == 29
+    assert ours(grouped_path) == ours(single_path) == before == hudi_rs(grouped_path)
+    assert all(not s.log_files for s in HoodieTable.open(grouped_path).view().latest_slices_all())

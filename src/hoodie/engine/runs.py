@@ -7,12 +7,12 @@ here runs anything.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["bounded_runs"]
+__all__ = ["bounded_runs", "grouped_runs"]
 
 
 def bounded_runs(items: Iterable[T], weight: Callable[[T], int], limit: int, max_items: int | None = None) -> list[list[T]]:
@@ -29,3 +29,15 @@ def bounded_runs(items: Iterable[T], weight: Callable[[T], int], limit: int, max
         runs[-1].append(item)
         total += w
     return runs
+
+
+def grouped_runs(
+    items: Sequence[T], weight: Callable[[T], int], limit: int, max_items: int, parallelism: int, tasks_per_worker: int
+) -> list[list[T]]:
+    """``items`` cut into :func:`bounded_runs` to run as one engine task each, as long as
+    every one of ``parallelism`` workers still gets ``tasks_per_worker`` tasks to balance
+    (runs are shortened for that, down to single items)."""
+    size = min(max_items, len(items) // (tasks_per_worker * max(1, parallelism)))
+    if size < 2:
+        return [[item] for item in items]
+    return bounded_runs(items, weight, limit, max_items=size)

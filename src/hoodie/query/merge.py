@@ -31,7 +31,7 @@ and :class:`MergeSliceTask` / :func:`run_merge_task` for one Engine task per sli
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,9 @@ __all__ = [
     "MergedSlice",
     "merge_slice",
     "merge_slice_for_compaction",
+    "merge_slices_for_compaction",
     "read_slice",
+    "replay_together",
     "run_merge_task",
     "run_merge_tasks",
     "stored_meta_schema",
@@ -507,6 +509,19 @@ def merge_slice_for_compaction(
     return merge_slice(storage, _slice_of(base_path, op), stored_meta_schema(schema), merge, visible, keep_base_footer=True)
 
 
+def merge_slices_for_compaction(
+    storage: Storage, base_path: str, ops: Sequence[Any], schema: pa.Schema, merge: MergeConfig, visible: Visible
+) -> Iterator[MergedSlice]:
+    """:func:`merge_slice_for_compaction` of several operations, one after another, their
+    log blocks decoded together (:func:`replay_together`). Each merged slice is yielded
+    before the next is merged: memory is the log blocks of all of them and the records of
+    one."""
+    slices = [_slice_of(base_path, op) for op in ops]
+    stored = stored_meta_schema(schema)
+    for s, replayed in zip(slices, replay_together(storage, slices, [visible] * len(slices))):
+        yield merge_slice(storage, s, stored, merge, visible, keep_base_footer=True, replayed=replayed)
+
+
 # --- engine task ------------------------------------------------------------------------------
 
 
@@ -533,15 +548,23 @@ def run_merge_tasks(tasks: Sequence[MergeSliceTask], ctx: TaskContext | None = N
     largely per field, so a thousand-record block alone pays it mostly for its fields).
     Memory is the log files of all the slices and the base file of one; the result is
     the slices' records, concatenated in task order."""
-    scans = [LogScanStats() for _ in tasks]
-    pending = [scan_log(t.storage, t.file_slice.log_files, _as_predicate(t.visible), scan) for t, scan in zip(tasks, scans)]
-    decoded = decode_pending([p for slice_pending in pending for p in slice_pending])
-    parts, at = [], 0
-    for task, slice_pending, scan in zip(tasks, pending, scans):
-        blocks = decoded[at : at + len(slice_pending)]
-        at += len(slice_pending)
-        merged = merge_slice(
-            task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=(blocks, scan)
-        )
-        parts.append(merged.records)
+    replayed = replay_together(tasks[0].storage, [t.file_slice for t in tasks], [t.visible for t in tasks])
+    parts = [
+        merge_slice(task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=r).records
+        for task, r in zip(tasks, replayed)
+    ]
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def replay_together(storage: Storage, slices: Sequence[FileSlice], visible: Sequence[Visible]) -> list[tuple[list[ReplayBlock], LogScanStats]]:
+    """The log blocks of each of ``slices`` replayed (``visible[i]`` deciding for slice
+    ``i``) with what each replay met, as :func:`merge_slice` takes them (``replayed``),
+    the blocks of all the slices decoded together."""
+    scans = [LogScanStats() for _ in slices]
+    pending = [scan_log(storage, s.log_files, _as_predicate(v), scan) for s, v, scan in zip(slices, visible, scans)]
+    decoded = decode_pending([p for slice_pending in pending for p in slice_pending])
+    out, at = [], 0
+    for slice_pending, scan in zip(pending, scans):
+        out.append((decoded[at : at + len(slice_pending)], scan))
+        at += len(slice_pending)
+    return out

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie.engine import Engine, LocalEngine, TaskContext
-from hoodie.engine.runs import bounded_runs
+from hoodie.engine.runs import grouped_runs
 from hoodie.errors import UnsupportedTableError
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import MergeSliceTask, run_merge_task, run_merge_tasks
@@ -68,10 +68,7 @@ def group_merges(tasks: Sequence[MergeSliceTask], parallelism: int) -> list[Merg
     """``tasks`` in order, consecutive ones grouped (at most :data:`GROUP_SLICES` slices
     and :data:`GROUP_LOG_BYTES` of log files a group, a bigger slice alone) while every
     worker still gets :data:`TASKS_PER_WORKER` tasks."""
-    size = min(GROUP_SLICES, len(tasks) // (TASKS_PER_WORKER * max(1, parallelism)))
-    if size < 2:
-        return list(tasks)
-    runs = bounded_runs(tasks, lambda t: sum(lf.size for lf in t.file_slice.log_files), GROUP_LOG_BYTES, max_items=size)
+    runs = grouped_runs(tasks, lambda t: sum(lf.size for lf in t.file_slice.log_files), GROUP_LOG_BYTES, GROUP_SLICES, parallelism, TASKS_PER_WORKER)
     return [run[0] if len(run) == 1 else MergeGroup(tuple(run)) for run in runs]
 
 

@@ -3,8 +3,9 @@ new base file, opening a new slice.
 
 ``plan_compaction`` is pure: it says which slices a strategy picks, or why nothing should
 run. ``schedule_compaction`` saves the plan as ``<t>.compaction.requested``;
-``run_compaction`` executes a pending plan through an Engine (one task per slice) and
-completes it as ``<t>.commit``. Writers keep appending meanwhile: logs for a file group
+``run_compaction`` executes a pending plan through an Engine (a few slices a task, their
+logs decoded together, while every worker keeps several tasks) and completes it as
+``<t>.commit``. Writers keep appending meanwhile: logs for a file group
 under compaction go to the slice the compaction opens. A compaction that failed midway
 is rolled back to its requested state (files removed by their markers) and run again.
 """
@@ -18,6 +19,7 @@ import pyarrow as pa
 
 from hoodie.engine.base import Engine, TaskContext
 from hoodie.engine.local import LocalEngine
+from hoodie.engine.runs import grouped_runs
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.bloom import BloomFilter
@@ -25,8 +27,9 @@ from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import compaction_merge_inputs, merge_slice_for_compaction
+from hoodie.query.merge import MergedSlice, compaction_merge_inputs, merge_slice_for_compaction, merge_slices_for_compaction
 from hoodie.query.merge_rules import MergeConfig
+from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import FileSlice
@@ -211,7 +214,9 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
         for op in plan.operations
     ]
     engine = engine or LocalEngine()
-    stats = engine.map(compact_slice, tasks, "compact")
+    runs = grouped_runs(list(range(len(tasks))), lambda i: int(tasks[i].operation.log_bytes), GROUP_LOG_BYTES, GROUP_SLICES, engine.parallelism, TASKS_PER_WORKER)
+    groups = [CompactionGroup(tuple(tasks[i] for i in run), tuple(run)) for run in runs]
+    stats = [stat for group_stats in engine.map(compact_group, groups, "compact") for stat in group_stats]
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
@@ -227,13 +232,43 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
     return metadata
 
 
+@dataclass(frozen=True)
+class CompactionGroup:
+    """Slices of one compaction merged in one engine task, their log blocks decoded
+    together (as a snapshot read groups its merges, :func:`~hoodie.query.slices.group_merges`);
+    ``ids`` number them as one-slice tasks would be, so write tokens stay unique."""
+
+    tasks: tuple[CompactionTask, ...]
+    ids: tuple[int, ...]
+
+
+def compact_group(group: CompactionGroup, ctx: TaskContext) -> list[WriteStat]:
+    """Compact a group's slices one after another; their write stats in order."""
+    if len(group.tasks) == 1:
+        return [compact_slice(group.tasks[0], TaskContext(group.ids[0], ctx.stage_id, ctx.attempt_id))]
+    first = group.tasks[0]
+    merged = merge_slices_for_compaction(first.storage, first.base_path, [t.operation for t in group.tasks], first.schema, first.merge, first.visible)
+    stats = []
+    started = time.monotonic()
+    # each slice is merged when zip takes it from the generator, after its clock started
+    for task, i, result in zip(group.tasks, group.ids, merged):
+        stats.append(_write_compacted(task, TaskContext(i, ctx.stage_id, ctx.attempt_id), result, started))
+        started = time.monotonic()
+    return stats
+
+
 def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
     """Merge one slice into a new base file named with the compaction instant."""
     started = time.monotonic()
+    result = merge_slice_for_compaction(task.storage, task.base_path, task.operation, task.schema, None, task.instant, task.merge, task.visible)
+    return _write_compacted(task, ctx, result, started)
+
+
+def _write_compacted(task: CompactionTask, ctx: TaskContext, result: MergedSlice, started: float) -> WriteStat:
+    """Write a merged slice as the new base file (its marker first); its write stat."""
     op = task.operation
     name = base_file_name(op.file_id, ctx.write_token, task.instant)
     DirectMarkers(task.storage, task.base_path, task.instant).create(op.partition_path, name, "CREATE")
-    result = merge_slice_for_compaction(task.storage, task.base_path, op, task.schema, None, task.instant, task.merge, task.visible)
     counters = result.stats.counters()
     merged = result.records
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(name, merged.num_rows))
