@@ -232,3 +232,75 @@ def test_compaction_in_groups_writes_what_one_slice_a_task_writes(tmp_path: Path
     assert sum(s.numDeletes for s in grouped.write_stats()) == 29
     assert ours(grouped_path) == ours(single_path) == before == hudi_rs(grouped_path)
     assert all(not s.log_files for s in HoodieTable.open(grouped_path).view().latest_slices_all())
+
+
+def _logs_of_sizes(path: str, updates: dict[str, int]) -> None:
+    """A table with one file group per city and, per city, a log of that many updates."""
+    cities = list(updates)
+    n = 40 * len(cities)
+    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(n)], "city": [cities[i % len(cities)] for i in range(n)], "ts": [1] * n, "fare": [float(i) for i in range(n)]}), path, OPTS)
+    rows = [(f"u{i:03d}", cities[i % len(cities)]) for i in range(n)]
+    chosen = [r for city, k in updates.items() for r in [r for r in rows if r[1] == city][:k]]
+    hoodie.write(pa.table({"uuid": [u for u, _ in chosen], "city": [c for _, c in chosen], "ts": [2] * len(chosen), "fare": [0.5] * len(chosen)}), path, OPTS)
+
+
+def test_log_size_strategy_takes_the_most_log_data_first_within_the_io_target(table_path: str) -> None:
+    _logs_of_sizes(table_path, {"a": 2, "b": 30, "c": 10, "d": 20})
+    table = HoodieTable.open(table_path)
+    everything = plan_compaction(table, CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    assert sorted(op.partition_path for op in everything.operations) == ["a", "b", "c", "d"]
+    io = {op.partition_path: op.metrics["TOTAL_IO_MB"] for op in everything.operations}
+    by_logs = [op.partition_path for op in sorted(everything.operations, key=lambda op: -op.log_bytes)]
+    assert by_logs == ["b", "d", "c", "a"]
+    # a budget the two largest logs' slices reach: the one reaching it is still taken (as Hudi's bounded IO)
+    target = io["b"] + io["d"] * 0.5
+    decision = plan_compaction(table, CompactionSettings(target_io_mb=max(1, int(target))), require_threshold=False)
+    budget = max(1, int(target))
+    expected, total = [], 0.0
+    for city in by_logs:
+        expected.append(city)
+        total += io[city]
+        if total >= budget:
+            break
+    assert [op.partition_path for op in decision.operations] == expected
+    assert f"target {budget} MB" in decision.reason
+    assert [op.partition_path for op in plan_compaction(table, CompactionSettings(target_io_mb=0), require_threshold=False).operations] == ["b"]
+
+
+class _OnlyCity:
+    def __init__(self, city: str) -> None:
+        self.city = city
+
+    def select(self, candidates, settings):  # type: ignore[no-untyped-def]
+        return [op for op in candidates if op.partition_path == self.city], f"only {self.city}"
+
+
+def test_compaction_strategies_are_pluggable(table_path: str) -> None:
+    """A strategy registered under a name, or given as the import path of a class with
+    select(), is what hoodie.compaction.strategy picks, inline as well; an unknown name
+    or a strategy choosing slices it was not offered is a clear error."""
+    from hoodie.errors import ConfigError
+    from hoodie.services.compaction import register_compaction_strategy
+
+    _logs_of_sizes(table_path, {"a": 2, "b": 30, "c": 10})
+    register_compaction_strategy("test-only-c", _OnlyCity("c"))
+    decision = plan_compaction(HoodieTable.open(table_path), CompactionSettings(strategy="test-only-c"), require_threshold=False)
+    assert [op.partition_path for op in decision.operations] == ["c"] and decision.reason == "only c"
+    by_path = plan_compaction(HoodieTable.open(table_path), CompactionSettings(strategy="hoodie.services.compaction.UnboundedStrategy"), require_threshold=False)
+    assert sorted(op.partition_path for op in by_path.operations) == ["a", "b", "c"]
+    # inline, through the write options
+    inline = {**OPTS, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1", "hoodie.compaction.strategy": "test-only-c"}
+    hoodie.write(pa.table({"uuid": ["u000"], "city": ["a"], "ts": [3], "fare": [9.0]}), table_path, inline)
+    table = HoodieTable.open(table_path)
+    compacted = {s.partition_path for s in table.view().latest_slices_all() if not s.log_files}
+    assert compacted == {"c"}
+    with pytest.raises(ConfigError, match="unknown hoodie.compaction.strategy 'no.such.Strategy'"):
+        CompactionSettings(strategy="no.such.Strategy")
+    register_compaction_strategy("test-bad", _Foreign())
+    with pytest.raises(ConfigError, match="test-bad chose slices it was not offered"):
+        plan_compaction(table, CompactionSettings(strategy="test-bad"), require_threshold=False)
+
+
+class _Foreign:
+    def select(self, candidates, settings):  # type: ignore[no-untyped-def]
+        return [*candidates, candidates[0]], "twice"

@@ -11,9 +11,11 @@ is rolled back to its requested state (files removed by their markers) and run a
 """
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -41,7 +43,70 @@ from hoodie.writer.meta_columns import constant_column
 
 LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
 UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"
-STRATEGIES = (LOG_SIZE_STRATEGY, UNBOUNDED_STRATEGY)
+
+
+class CompactionStrategy(Protocol):
+    """Which of the slices with log files a compaction takes (``hoodie.compaction.strategy``).
+
+    ``select`` gets every candidate (slices with log files and a base file, outside any
+    pending compaction) and returns the ones to compact, in plan order, and the reason
+    ``hoodie explain`` shows. It runs on the driver while planning and must not write."""
+
+    def select(self, candidates: list[CompactionOperation], settings: CompactionSettings) -> tuple[list[CompactionOperation], str]: ...
+
+
+class LogFileSizeBasedStrategy:
+    """Hudi's default: the slices with the most log data first, until the run's IO
+    (``TOTAL_IO_MB``: logs and base read, base written) reaches
+    ``hoodie.compaction.target.io``; like Hudi's bounded-IO strategy, the slice that
+    reaches the budget is still taken."""
+
+    def select(self, candidates: list[CompactionOperation], settings: CompactionSettings) -> tuple[list[CompactionOperation], str]:
+        chosen, io = [], 0.0
+        for op in sorted(candidates, key=lambda op: -op.log_bytes):
+            chosen.append(op)
+            io += op.metrics["TOTAL_IO_MB"]
+            if io >= settings.target_io_mb:
+                break
+        return chosen, f"{len(chosen)} slices with the most log data, {io:.1f} MB of IO (target {settings.target_io_mb} MB)"
+
+
+class UnboundedStrategy:
+    """Every slice with log files."""
+
+    def select(self, candidates: list[CompactionOperation], settings: CompactionSettings) -> tuple[list[CompactionOperation], str]:
+        return list(candidates), f"all {len(candidates)} slices with log files"
+
+
+_STRATEGIES: dict[str, CompactionStrategy] = {LOG_SIZE_STRATEGY: LogFileSizeBasedStrategy(), UNBOUNDED_STRATEGY: UnboundedStrategy()}
+
+
+def register_compaction_strategy(name: str, strategy: CompactionStrategy) -> None:
+    """Make ``strategy`` available as ``hoodie.compaction.strategy=<name>``."""
+    if not callable(getattr(strategy, "select", None)):
+        raise ConfigError(f"compaction strategy {name!r} has no select(candidates, settings) method")
+    _STRATEGIES[name] = strategy
+
+
+def compaction_strategy(name: str) -> CompactionStrategy:
+    """The strategy ``hoodie.compaction.strategy`` names: a registered name (Hudi's two
+    class names are built in), or the import path of a class with a ``select`` method
+    (``package.module.ClassName``), instantiated without arguments, as Hudi loads its
+    strategy class by name."""
+    found = _STRATEGIES.get(name)
+    if found is not None:
+        return found
+    module_name, _, attr = name.rpartition(".")
+    try:
+        loaded = getattr(importlib.import_module(module_name), attr) if module_name else None
+    except (ImportError, AttributeError, ValueError):
+        loaded = None
+    if loaded is None:
+        raise ConfigError(f"unknown hoodie.compaction.strategy {name!r} (built in: {', '.join(_STRATEGIES)}; or a class path with select())")
+    strategy = loaded() if isinstance(loaded, type) else loaded
+    if not callable(getattr(strategy, "select", None)):
+        raise ConfigError(f"hoodie.compaction.strategy {name!r} has no select(candidates, settings) method")
+    return strategy
 
 
 @dataclass(frozen=True)
@@ -55,8 +120,7 @@ class CompactionSettings:
     bloom: BloomSettings = BloomSettings()
 
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise ConfigError(f"unknown hoodie.compaction.strategy {self.strategy!r} (supported: {', '.join(STRATEGIES)})")
+        compaction_strategy(self.strategy)  # a ConfigError names an unknown one now
         if self.max_delta_commits < 1:
             raise ConfigError(f"hoodie.compact.inline.max.delta.commits must be at least 1, got {self.max_delta_commits}")
         if self.target_io_mb < 0:
@@ -126,19 +190,14 @@ def plan_compaction(table: HoodieTable, settings: CompactionSettings, require_th
     ]
     if not candidates:
         return CompactionDecision((), "no file slice has log files outside a pending compaction")
-    if settings.strategy == LOG_SIZE_STRATEGY:
-        candidates.sort(key=lambda op: -op.log_bytes)
-        chosen, io = [], 0.0
-        for op in candidates:
-            if chosen and io + op.metrics["TOTAL_IO_MB"] > settings.target_io_mb:
-                break
-            chosen.append(op)
-            io += op.metrics["TOTAL_IO_MB"]
-        candidates = chosen
-        reason = f"{len(chosen)} slices with the most log data, {io:.1f} MB of IO (target {settings.target_io_mb} MB)"
-    else:
-        reason = f"all {len(candidates)} slices with log files"
-    return CompactionDecision(tuple(candidates), reason)
+    chosen, reason = compaction_strategy(settings.strategy).select(list(candidates), settings)
+    offered = {(op.partition_path, op.file_id) for op in candidates}
+    picked = [(op.partition_path, op.file_id) for op in chosen]
+    if len(set(picked)) != len(picked) or not offered.issuperset(picked):
+        raise ConfigError(f"compaction strategy {settings.strategy} chose slices it was not offered, or one twice: {picked}")
+    if not chosen:
+        return CompactionDecision((), f"the strategy {settings.strategy} chose none of {len(candidates)} slices with log files: {reason}")
+    return CompactionDecision(tuple(chosen), reason)
 
 
 def _operation(s: FileSlice) -> CompactionOperation:
