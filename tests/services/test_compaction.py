@@ -110,10 +110,24 @@ def test_failed_compaction_is_redone(table_path: str, monkeypatch: pytest.Monkey
         run_compaction(HoodieTable.open(table_path), instant, engine=LocalEngine(1))
     monkeypatch.setattr(c, "write_base_file", real)
     assert HoodieTable.open(table_path).timeline.get(instant).is_inflight
+    written = list(Path(table_path).rglob(f"*_{instant}.parquet"))
+    assert len(written) == 1, "the first slice's file was written before the failure"
     assert ours(table_path) == before
     run_compaction(HoodieTable.open(table_path))
     assert ours(table_path) == before == hudi_rs(table_path)
     assert len(list(Path(table_path).rglob(f"*_{instant}.parquet"))) == 2
+    # the failed attempt was rolled back as Hudi does: a rollback instant deleted its file,
+    # and the compaction went back to requested and completed under the same instant
+    import fastavro
+
+    table = HoodieTable.open(table_path)
+    (rollback,) = [i for i in table.timeline.instants if i.action == "rollback"]
+    assert rollback.is_completed and rollback.timestamp > instant
+    (meta,) = list(fastavro.reader(open(Path(table_path) / ".hoodie" / f"{rollback.timestamp}.rollback", "rb")))
+    assert meta["instantsRollback"] == [{"commitTime": instant, "action": "compaction"}]
+    deleted = [f for pm in meta["partitionMetadata"].values() for f in pm["successDeleteFiles"]]
+    assert [Path(f).name for f in deleted] == [written[0].name]
+    assert table.timeline.get(instant).action == "commit" and table.timeline.get(instant).is_completed
 
 
 def test_inline_compaction_follows_the_threshold(table_path: str) -> None:

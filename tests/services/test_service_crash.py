@@ -84,6 +84,10 @@ def test_compaction_killed_midway_is_redone(tmp_path: Path) -> None:
     expected = sorted([r for r in before if r[0] != "k0"] + [("k0", "a", 99)])
     assert rows(path) == expected == hudi_rs(path)
     assert not pending_compactions(HoodieTable.open(path))
+    # the killed attempt was rolled back by a rollback instant (the write's logs on the
+    # slice the compaction opens were left alone), then the compaction ran again
+    rollbacks = [i for i in HoodieTable.open(path).timeline.instants if i.action == "rollback"]
+    assert [i.is_completed for i in rollbacks] == [True] and rollbacks[0].timestamp > inst.timestamp
 
 
 @pytest.mark.slow

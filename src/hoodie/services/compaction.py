@@ -7,7 +7,8 @@ run. ``schedule_compaction`` saves the plan as ``<t>.compaction.requested``;
 logs decoded together, while every worker keeps several tasks) and completes it as
 ``<t>.commit``. Writers keep appending meanwhile: logs for a file group
 under compaction go to the slice the compaction opens. A compaction that failed midway
-is rolled back to its requested state (files removed by their markers) and run again.
+is rolled back by a rollback instant (the files its markers name deleted, logs left
+alone) to its requested state, and run again under the same instant, as Hudi does.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from hoodie.query.merge import MergedSlice, compaction_merge_inputs, merge_slice
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
+from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage, join
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -261,9 +263,9 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
     inst, plan = pending[0]
     timeline = table.timeline
     if inst.is_inflight:
-        _reset_failed_attempt(table, inst)
-    else:
-        timeline.transition_to_inflight(inst.with_state(State.REQUESTED), b"")
+        _reset_failed_attempt(table, inst, plan)
+        timeline = table.timeline.reload()
+    timeline.transition_to_inflight(inst.with_state(State.REQUESTED), b"")
     schema = table.data_schema()
     if schema is None:
         raise TimelineError(f"{table.base_path} has no schema to compact with")
@@ -365,13 +367,11 @@ def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.T
     return filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
 
 
-def _reset_failed_attempt(table: HoodieTable, inst: Instant) -> None:
-    """A compaction left inflight by a crash: delete what it wrote (its markers name every
-    file) and run it again under the same instant, as Hudi does."""
-    markers = DirectMarkers(table.storage, table.base_path, inst.timestamp)
-    for entry in markers.entries():
-        table.storage.delete(join(table.base_path, entry.data_file_path))
-    markers.delete_all()
+def _reset_failed_attempt(table: HoodieTable, inst: Instant, plan: CompactionPlan) -> None:
+    """A compaction left inflight by a crash is rolled back (a rollback instant deletes
+    what it wrote, the compaction goes back to requested) and run again under the same
+    instant, as Hudi does."""
+    rollback_compaction_attempt(table, inst, {op.partition_path for op in plan.operations})
 
 
 def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteStat]) -> None:

@@ -1,4 +1,4 @@
-"""Roll back failed writes.
+"""Roll back failed writes, and failed attempts of a compaction.
 
 A write that never completed leaves a requested/inflight instant, markers and maybe data
 files. Rollback plans the files to delete (from the markers, plus a listing of the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
@@ -64,6 +65,36 @@ def rollback_instant(table: HoodieTable, failed: Instant) -> RollbackResult:
     }
     rb = timeline.create_requested(Instant(rb_time, Action.ROLLBACK, State.REQUESTED), avro.encode(avro.ROLLBACK_PLAN, plan))
     return _execute(table, rb, failed, plan)
+
+
+def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partitions: Iterable[str]) -> RollbackResult:
+    """Roll back a failed attempt of a compaction, as Hudi's ``rollbackInflightCompaction``
+    does: a rollback instant deletes the base files the attempt wrote (its markers name
+    them; the plan's ``partitions`` are listed for files whose marker was lost), then the
+    compaction goes back to requested, to be run again under the same instant. Log files
+    are never touched: those on the slice the compaction opens belong to later writes."""
+    timeline = table.timeline.reload()
+    files: dict[str, set[str]] = defaultdict(set)
+    markers = DirectMarkers(table.storage, table.base_path, inflight.timestamp)
+    for entry in markers.entries():
+        for rel in markers.files_of(entry):
+            if parse_log_file_name(rel.rsplit("/", 1)[-1]) is None:
+                files[entry.partition_path].add(join(table.base_path, rel))
+    for partition in set(partitions):
+        for info in table.storage.list_dir(join(table.base_path, partition)):
+            b = parse_base_file_name(info.name)
+            if b is not None and b.instant == inflight.timestamp:
+                files[partition].add(info.path)
+    plan = {
+        "instantToRollback": {"commitTime": inflight.timestamp, "action": inflight.action},
+        "RollbackRequests": [
+            {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
+            for p, paths in sorted(files.items())
+        ],
+        "version": 1,
+    }
+    rb = timeline.create_requested(Instant(timeline.new_instant_time(), Action.ROLLBACK, State.REQUESTED), avro.encode(avro.ROLLBACK_PLAN, plan))
+    return _execute(table, rb, inflight, plan)
 
 
 def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
@@ -177,7 +208,9 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
         "instantsRollback": [{"commitTime": failed.timestamp, "action": failed.action}],
     }
     timeline.transition_to_completed(rb, avro.encode(avro.ROLLBACK_METADATA, metadata))
-    # Only now forget the failed instant: until here a crash resumes this rollback.
-    timeline.delete_instant_files(failed, (State.INFLIGHT, State.REQUESTED))
+    # Only now forget the failed instant: until here a crash resumes this rollback. A
+    # compaction keeps its requested plan, to be run again.
+    kept = (State.INFLIGHT,) if failed.action == Action.COMPACTION else (State.INFLIGHT, State.REQUESTED)
+    timeline.delete_instant_files(failed, kept)
     DirectMarkers(table.storage, table.base_path, failed.timestamp).delete_all()
     return RollbackResult(rb.timestamp, failed.timestamp, tuple(deleted))
