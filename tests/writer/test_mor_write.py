@@ -101,6 +101,75 @@ def test_failed_delta_commit_is_rolled_back_with_command_blocks(table_path: str,
     assert rows(hudi_rs_read(table_path)) == sorted((u, c, ts, f) for (u, c), (ts, f) in after.items())
 
 
+MID_LOGS_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    import pyarrow as pa
+    from hoodie.engine.local import LocalEngine
+    from hoodie.writer import append_handle
+    from hoodie.writer.client import WriteClient
+
+    path, point, opts = sys.argv[1], sys.argv[2], eval(sys.argv[3])
+    die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+    original, calls = append_handle.write_log_file, {"n": 0}
+
+    def crashing(storage, fpath, blocks):
+        calls["n"] += 1
+        if point == "before_logs":
+            die()  # the marker exists, the log file does not
+        size = original(storage, fpath, blocks)
+        if point == "torn_log" and calls["n"] == 2:
+            with open(fpath, "r+b") as f:  # a second log torn halfway, as a crash mid-write leaves it
+                f.truncate(size // 2)
+            die()
+        return size
+
+    append_handle.write_log_file = crashing
+    cities = ["sf", "nyc", "la"]
+    batch = pa.table({
+        "uuid": [f"u{i:02d}" for i in range(0, 30, 2)] + ["n1"],
+        "city": [cities[i % 3] for i in range(0, 30, 2)] + ["sf"],
+        "ts": [9] * 16,
+        "fare": [-1.0] * 16,
+    })
+    WriteClient(path, opts, engine=LocalEngine(1)).write(batch)
+    print("NOT KILLED")
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["before_logs", "torn_log"])
+def test_merge_on_read_writer_killed_among_its_log_files(tmp_path: Path, point: str, hudi_rs_read) -> None:
+    """A merge-on-read writer killed after its markers, or with one log file written and
+    the next torn halfway: the table reads at its last commit (hoodie and hudi-rs), the
+    next writer rolls the failed delta commit back and succeeds, nothing committed is lost."""
+    path = str(tmp_path / "t")
+    cities = ["sf", "nyc", "la"]
+    first = pa.table({"uuid": [f"u{i:02d}" for i in range(30)], "city": [cities[i % 3] for i in range(30)], "ts": [1] * 30, "fare": [float(i) for i in range(30)]})
+    hoodie.write(first, path, OPTS)
+    hoodie.write(pa.table({"uuid": ["u01"], "city": ["nyc"], "ts": [5], "fare": [50.0]}), path, OPTS)  # a committed log
+    committed = rows(hoodie.read(path))
+    assert rows(hudi_rs_read(path)) == committed
+    proc = subprocess.run([sys.executable, "-c", MID_LOGS_CHILD, path, point, repr(OPTS)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    (pending,) = HoodieTable.open(path).timeline.pending()
+    assert pending.action == "deltacommit"
+    logs_of_failed = [p for p in Path(path).rglob(".*.log.*") if any(b.instant_time == pending.timestamp for b in read_log_file(LocalStorage(), str(p)) if hasattr(b, "instant_time"))]
+    if point == "torn_log":
+        assert logs_of_failed, "the killed write left log files behind"
+    assert rows(hoodie.read(path)) == committed, "readers see the last commit only"
+    assert rows(hudi_rs_read(path)) == committed, "hudi-rs sees the last commit only"
+    hoodie.write(pa.table({"uuid": ["u02"], "city": ["la"], "ts": [7], "fare": [70.0]}), path, OPTS)
+    table = HoodieTable.open(path)
+    assert not table.timeline.pending() and not table.timeline.contains(pending.timestamp)
+    (rb,) = table.timeline.completed(["rollback"])
+    expected = {(u, c): (ts, f) for u, c, ts, f in committed}
+    expected[("u02", "la")] = (7, 70.0)
+    after = sorted((u, c, ts, f) for (u, c), (ts, f) in expected.items())
+    assert rows(hoodie.read(path)) == after == rows(hudi_rs_read(path))
+
+
 def test_parquet_log_blocks_read_back_through_hudi_rs(table_path: str, hudi_rs_read) -> None:
     from hoodie.formats.log import ParquetDataBlock
 
