@@ -1,5 +1,5 @@
-"""The demo pipeline runs end to end (in-process here; the Spark path is exercised by the
-Spark tests) and leaves a table that hudi-rs reads with the expected number of trips."""
+"""The demo pipeline runs end to end (in process here; on Spark in test_demo_spark.py) and
+leaves a table that hudi-rs reads with the expected number of trips."""
 from __future__ import annotations
 
 from pathlib import Path
