@@ -217,6 +217,9 @@ class KeyGenerator:
             if self.ts_input_format:
                 props["hoodie.keygen.timebased.input.dateformat"] = self.ts_input_format
             props["hoodie.keygen.timebased.timezone"] = self.ts_timezone
+            # Java persists the scalar unit too (HoodieTableConfig's persisted key
+            # generator options): later writes must read SCALAR values in the same unit
+            props["hoodie.keygen.timebased.timestamp.scalar.time.unit"] = self.ts_scalar_unit
         return props
 
 
