@@ -34,8 +34,7 @@ class InstantFilter:
     @classmethod
     def of_timeline(cls, timeline: ActiveTimeline, after: str | None = None, upto: str | None = None) -> InstantFilter:
         completed = frozenset(i.timestamp for i in timeline.completed_writes())
-        start = timeline.instants[0].timestamp if timeline.instants else None
-        return cls(completed, start, after, upto)
+        return cls(completed, timeline.commits_start(), after, upto)
 
     @classmethod
     def exactly(cls, instants: frozenset[str]) -> InstantFilter:

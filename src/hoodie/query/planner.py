@@ -126,15 +126,15 @@ def has_archived_instants(table: HoodieTable) -> bool:
 
 
 def _check_not_archived(table: HoodieTable, begin: str) -> None:
-    instants = table.timeline.instants
-    if not instants or compare_key(begin) >= compare_key(instants[0].timestamp):
+    start = table.timeline.commits_start()
+    if start is None or compare_key(begin) >= compare_key(start):
         return
     if has_archived_instants(table):
         raise InstantNotFoundError(
             f"incremental pull from {begin} on {table.base_path}: the active timeline starts at "
-            f"{instants[0].timestamp} and older instants are archived, so the changes after {begin} "
+            f"{start} and older instants are archived, so the changes after {begin} "
             "can no longer be pulled incrementally; read a snapshot instead, or pull from "
-            f"{instants[0].timestamp} or later"
+            f"{start} or later"
         )
 
 

@@ -42,10 +42,7 @@ class FileSystemView:
         self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
         all_on_timeline = {i.timestamp for i in timeline.instants}
         self._on_timeline = all_on_timeline
-        # Java's containsOrBeforeTimelineStarts: the start of the *commits* timeline (a
-        # restore or clean instant is never archived, so it cannot mark the start)
-        writes = [i for i in timeline.instants if i.action in Action.WRITE_ACTIONS or i.action in Action.COMPLETES_AS]
-        self._timeline_start = writes[0].timestamp if writes else None
+        self._timeline_start = timeline.commits_start()
         self._replaced: dict[str, set[str]] = self._replaced_file_ids(completed)
         self._layout2 = timeline.layout_version >= 2
         # Pending compactions (a completed one loads as a commit): a v6 writer names the

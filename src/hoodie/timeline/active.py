@@ -76,6 +76,16 @@ class ActiveTimeline:
         """Completed commits, delta commits and replace commits, oldest first."""
         return self.completed(Action.WRITE_ACTIONS)
 
+    def commits_start(self) -> str | None:
+        """Where the active *commits* timeline starts: its first write instant (or one that
+        completes as a write, like a compaction), pending or not. Older instants are archived,
+        hence committed (Java's ``containsOrBeforeTimelineStarts``). Restore and clean
+        instants are never archived, so they cannot mark the start."""
+        for i in self.instants:
+            if i.action in Action.WRITE_ACTIONS or i.action in Action.COMPLETES_AS:
+                return i.timestamp
+        return None
+
     def last_completed_write(self) -> Instant | None:
         writes = self.completed_writes()
         return writes[-1] if writes else None
