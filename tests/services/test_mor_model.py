@@ -37,7 +37,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from modeling import CITIES, Model, model_options, table_rows, to_arrow
+from modeling import Model, model_options, random_batch, table_rows, to_arrow
 
 import hoodie
 from hoodie.errors import InstantNotFoundError, TimelineError
@@ -166,32 +166,6 @@ def schedule(rng: random.Random) -> list[str]:
     return actions
 
 
-def random_batch(rng: random.Random, model: Model, next_id: list[int]) -> tuple[str, list[Row]]:
-    """A random write: an upsert mixing updates and inserts (with in-batch duplicates), a
-    delete (including a key never written), or a plain insert of new keys. An update's
-    ordering value is smaller than, equal to or larger than the stored record's."""
-    existing = list(model.rows)
-    kind = rng.choices(["upsert", "delete", "insert"], weights=[6, 2, 1])[0]
-    if kind == "delete" and existing:
-        victims = rng.sample(existing, min(len(existing), rng.randint(1, 15)))
-        rows = [{"uuid": u, "city": c, "ts": 0, "fare": 0.0, "note": None} for c, u in victims]
-        rows.append({"uuid": "never-written", "city": "sf", "ts": 0, "fare": 0.0, "note": None})
-        return "delete", rows
-    rows = []
-    if kind != "insert":
-        for c, u in rng.sample(existing, min(len(existing), rng.randint(0, 30))):
-            stored = model.rows[(c, u)]["ts"]
-            ts = max(1, stored + rng.choice([-rng.randint(1, 200), 0, rng.randint(1, 200)]))
-            rows.append({"uuid": u, "city": c, "ts": ts, "fare": rng.random(), "note": rng.choice([None, "upd"])})
-    for _ in range(rng.randint(1, 60)):
-        next_id[0] += 1
-        rows.append({"uuid": f"id-{next_id[0]:06d}", "city": rng.choice(CITIES), "ts": rng.randint(1000, 2000), "fare": rng.random(), "note": "new"})
-    if rows and kind != "insert":  # duplicates within the batch are pre-combined
-        rows.extend(dict(r, ts=r["ts"] + rng.choice([-1, 0, 1]), note="dup") for r in rng.sample(rows, min(len(rows), 5)))
-    rng.shuffle(rows)
-    return ("insert" if kind == "insert" else "upsert"), rows
-
-
 def hudi_rs_rows(path: str) -> dict:
     from hudi import HudiTableBuilder
 
@@ -263,7 +237,13 @@ class Run:
         return HoodieTable.open(self.path)
 
     def write(self, step: int) -> None:
-        op, rows = random_batch(self.rng, self.model, self.next_id)
+        # an update's ordering value is smaller than, equal to or larger than the stored one's
+        rng = self.rng
+        op, rows = random_batch(
+            rng, self.model, self.next_id, max_updates=30, max_inserts=60,
+            update_ts=lambda stored: max(1, stored + rng.choice([-rng.randint(1, 200), 0, rng.randint(1, 200)])),
+            insert_ts=lambda: rng.randint(1000, 2000),
+        )
         live = set(self.model.rows)
         self.model.apply(op, rows)
         instant = hoodie.write(to_arrow(rows), self.path, {**self.opts, "hoodie.datasource.write.operation": op})

@@ -90,10 +90,21 @@ def table_rows(t: pa.Table) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["city"], r["uuid"]): {k: r[k] for k in ("uuid", "city", "ts", "fare", "note")} for r in t.to_pylist()}
 
 
-def random_batch(rng: random.Random, model: Model, next_id: list[int], ts_floor: int = 0) -> tuple[str, list[dict[str, Any]]]:
+def random_batch(
+    rng: random.Random,
+    model: Model,
+    next_id: list[int],
+    ts_floor: int = 0,
+    *,
+    max_updates: int = 40,
+    max_inserts: int = 120,
+    update_ts: Callable[[int], int] | None = None,
+    insert_ts: Callable[[], int] | None = None,
+) -> tuple[str, list[dict[str, Any]]]:
     """A random write: an upsert mixing updates and inserts (with in-batch duplicates), a
     delete (including a key never written), or a plain insert of new keys. Ordering values
-    are ``ts_floor`` + 0..100: a rising floor makes every update win against stored rows."""
+    are ``ts_floor`` + 0..100 unless ``update_ts`` (from the stored record's) and
+    ``insert_ts`` say otherwise: a rising floor makes every update win against stored rows."""
     existing = list(model.rows)
     kind = rng.choices(["upsert", "delete", "insert"], weights=[6, 2, 1])[0]
     if kind == "delete" and existing:
@@ -103,11 +114,13 @@ def random_batch(rng: random.Random, model: Model, next_id: list[int], ts_floor:
         return "delete", rows
     rows = []
     if kind != "insert":
-        for c, u in rng.sample(existing, min(len(existing), rng.randint(0, 40))):
-            rows.append({"uuid": u, "city": c, "ts": ts_floor + rng.randint(0, 100), "fare": rng.random(), "note": rng.choice([None, "upd"])})
-    for _ in range(rng.randint(1, 120)):
+        for c, u in rng.sample(existing, min(len(existing), rng.randint(0, max_updates))):
+            ts = update_ts(model.rows[(c, u)]["ts"]) if update_ts else ts_floor + rng.randint(0, 100)
+            rows.append({"uuid": u, "city": c, "ts": ts, "fare": rng.random(), "note": rng.choice([None, "upd"])})
+    for _ in range(rng.randint(1, max_inserts)):
         next_id[0] += 1
-        rows.append({"uuid": f"id-{next_id[0]:06d}", "city": rng.choice(CITIES), "ts": ts_floor + rng.randint(0, 100), "fare": rng.random(), "note": "new"})
+        ts = insert_ts() if insert_ts else ts_floor + rng.randint(0, 100)
+        rows.append({"uuid": f"id-{next_id[0]:06d}", "city": rng.choice(CITIES), "ts": ts, "fare": rng.random(), "note": "new"})
     if rows and kind != "insert":  # duplicates within the batch are pre-combined
         rows.extend(dict(r, ts=r["ts"] + rng.choice([-1, 0, 1]), note="dup") for r in rng.sample(rows, min(len(rows), 5)))
     rng.shuffle(rows)
