@@ -318,3 +318,40 @@ def test_compaction_strategies_are_pluggable(table_path: str) -> None:
 class _Foreign:
     def select(self, candidates, settings):  # type: ignore[no-untyped-def]
         return [*candidates, candidates[0]], "twice"
+
+
+def test_an_interrupted_rollback_of_a_failed_compaction_is_finished_not_repeated(table_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash while rolling back a failed compaction attempt leaves a pending rollback:
+    the next run finishes that rollback (one rollback instant in all) before running the
+    compaction again, so no stale rollback is left for a writer to resume later."""
+    from hoodie.services import compaction as c
+    from hoodie.services import rollback
+
+    build(table_path)
+    before = ours(table_path)
+    instant, _ = schedule_compaction(HoodieTable.open(table_path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    real_write, real_execute = c.write_base_file, rollback._execute
+
+    def failing_write(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(c, "write_base_file", failing_write)
+    with pytest.raises(OSError, match="disk full"):
+        run_compaction(HoodieTable.open(table_path), instant, engine=LocalEngine(1))
+    monkeypatch.setattr(c, "write_base_file", real_write)
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("killed during the rollback")
+
+    monkeypatch.setattr(rollback, "_execute", crash)
+    with pytest.raises(KeyboardInterrupt):
+        run_compaction(HoodieTable.open(table_path), instant)
+    pending = HoodieTable.open(table_path).timeline.pending(["rollback"])
+    assert len(pending) == 1
+    monkeypatch.setattr(rollback, "_execute", real_execute)
+    run_compaction(HoodieTable.open(table_path), instant)
+    table = HoodieTable.open(table_path)
+    rollbacks = [i for i in table.timeline.instants if i.action == "rollback"]
+    assert [(i.timestamp, i.is_completed) for i in rollbacks] == [(pending[0].timestamp, True)]
+    assert table.timeline.get(instant).action == "commit" and table.timeline.get(instant).is_completed
+    assert ours(table_path) == before == hudi_rs(table_path)

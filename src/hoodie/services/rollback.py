@@ -74,6 +74,12 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
     compaction goes back to requested, to be run again under the same instant. Log files
     are never touched: those on the slice the compaction opens belong to later writes."""
     timeline = table.timeline.reload()
+    for rb in timeline.pending([Action.ROLLBACK]):
+        # a rollback of this attempt that a crash interrupted is finished, not started anew
+        # (left pending, a writer would resume it later, after the compaction ran again)
+        plan = avro.decode(timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
+        if plan["instantToRollback"]["commitTime"] == inflight.timestamp:
+            return _execute(table, rb, inflight, plan)
     files: dict[str, set[str]] = defaultdict(set)
     markers = DirectMarkers(table.storage, table.base_path, inflight.timestamp)
     for entry in markers.entries():
