@@ -30,7 +30,7 @@ from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergedSlice, compaction_merge_inputs, merge_slice_for_compaction, merge_slices_for_compaction
+from hoodie.query.merge import MergedSlice, compaction_merge_inputs, merge_slices_for_compaction
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
@@ -263,7 +263,8 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
     inst, plan = pending[0]
     timeline = table.timeline
     if inst.is_inflight:
-        _reset_failed_attempt(table, inst, plan)
+        # a failed attempt: rolled back (its files deleted, back to requested), run again
+        rollback_compaction_attempt(table, inst, {op.partition_path for op in plan.operations})
         timeline = table.timeline.reload()
     timeline.transition_to_inflight(inst.with_state(State.REQUESTED), b"")
     schema = table.data_schema()
@@ -304,9 +305,8 @@ class CompactionGroup:
 
 
 def compact_group(group: CompactionGroup, ctx: TaskContext) -> list[WriteStat]:
-    """Compact a group's slices one after another; their write stats in order."""
-    if len(group.tasks) == 1:
-        return [compact_slice(group.tasks[0], TaskContext(group.ids[0], ctx.stage_id, ctx.attempt_id))]
+    """Compact a group's slices one after another (their log blocks decoded together);
+    their write stats in order."""
     first = group.tasks[0]
     merged = merge_slices_for_compaction(first.storage, first.base_path, [t.operation for t in group.tasks], first.schema, first.merge, first.visible)
     stats = []
@@ -316,13 +316,6 @@ def compact_group(group: CompactionGroup, ctx: TaskContext) -> list[WriteStat]:
         stats.append(_write_compacted(task, TaskContext(i, ctx.stage_id, ctx.attempt_id), result, started))
         started = time.monotonic()
     return stats
-
-
-def compact_slice(task: CompactionTask, ctx: TaskContext) -> WriteStat:
-    """Merge one slice into a new base file named with the compaction instant."""
-    started = time.monotonic()
-    result = merge_slice_for_compaction(task.storage, task.base_path, task.operation, task.schema, None, task.instant, task.merge, task.visible)
-    return _write_compacted(task, ctx, result, started)
 
 
 def _write_compacted(task: CompactionTask, ctx: TaskContext, result: MergedSlice, started: float) -> WriteStat:
@@ -365,13 +358,6 @@ def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.T
     added = merged.column("_hoodie_record_key").slice(merged.num_rows - inserted)
     b = task.bloom
     return filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
-
-
-def _reset_failed_attempt(table: HoodieTable, inst: Instant, plan: CompactionPlan) -> None:
-    """A compaction left inflight by a crash is rolled back (a rollback instant deletes
-    what it wrote, the compaction goes back to requested) and run again under the same
-    instant, as Hudi does."""
-    rollback_compaction_attempt(table, inst, {op.partition_path for op in plan.operations})
 
 
 def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteStat]) -> None:

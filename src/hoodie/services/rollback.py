@@ -39,15 +39,12 @@ def pending_writes(table: HoodieTable) -> list[Instant]:
 def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
     """Finish interrupted rollbacks, then roll back every pending write (single writer)."""
     results = []
-    timeline = table.timeline
     resumed: set[str] = set()
-    for rb in timeline.pending([Action.ROLLBACK]):
-        plan = avro.decode(timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
+    for rb, plan in _pending_rollbacks(table):
         target = plan["instantToRollback"]
         results.append(_execute(table, rb, Instant(target["commitTime"], target["action"], State.INFLIGHT), plan))
         resumed.add(target["commitTime"])
-        timeline = timeline.reload()
-    for inst in timeline.pending(Action.WRITE_ACTIONS):
+    for inst in table.timeline.reload().pending(Action.WRITE_ACTIONS):
         if inst.timestamp in resumed:
             continue
         results.append(rollback_instant(table, inst))
@@ -55,16 +52,7 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
 
 
 def rollback_instant(table: HoodieTable, failed: Instant) -> RollbackResult:
-    timeline = table.timeline.reload()
-    rb_time = timeline.new_instant_time()
-    requests = _plan_requests(table, failed)
-    plan = {
-        "instantToRollback": {"commitTime": failed.timestamp, "action": failed.action},
-        "RollbackRequests": requests,
-        "version": 1,
-    }
-    rb = timeline.create_requested(Instant(rb_time, Action.ROLLBACK, State.REQUESTED), avro.encode(avro.ROLLBACK_PLAN, plan))
-    return _execute(table, rb, failed, plan)
+    return _start(table, failed, _plan_requests(table, failed))
 
 
 def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partitions: Iterable[str]) -> RollbackResult:
@@ -73,42 +61,43 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
     them; the plan's ``partitions`` are listed for files whose marker was lost), then the
     compaction goes back to requested, to be run again under the same instant. Log files
     are never touched: those on the slice the compaction opens belong to later writes."""
-    timeline = table.timeline.reload()
-    for rb in timeline.pending([Action.ROLLBACK]):
+    for rb, plan in _pending_rollbacks(table):
         # a rollback of this attempt that a crash interrupted is finished, not started anew
         # (left pending, a writer would resume it later, after the compaction ran again)
-        plan = avro.decode(timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
         if plan["instantToRollback"]["commitTime"] == inflight.timestamp:
             return _execute(table, rb, inflight, plan)
-    files: dict[str, set[str]] = defaultdict(set)
-    markers = DirectMarkers(table.storage, table.base_path, inflight.timestamp)
-    for entry in markers.entries():
-        for rel in markers.files_of(entry):
-            if parse_log_file_name(rel.rsplit("/", 1)[-1]) is None:
-                files[entry.partition_path].add(join(table.base_path, rel))
-    for partition in set(partitions):
-        for info in table.storage.list_dir(join(table.base_path, partition)):
-            b = parse_base_file_name(info.name)
-            if b is not None and b.instant == inflight.timestamp:
-                files[partition].add(info.path)
+    return _start(table, inflight, _plan_requests(table, inflight, partitions, logs=False))
+
+
+def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
+    """Rollbacks a crash interrupted, with their plans."""
+    timeline = table.timeline.reload()
+    return [
+        (rb, avro.decode(timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}"))
+        for rb in timeline.pending([Action.ROLLBACK])
+    ]
+
+
+def _start(table: HoodieTable, failed: Instant, requests: list[dict]) -> RollbackResult:
+    """Save the rollback plan of ``failed`` as a requested rollback instant, then run it."""
+    timeline = table.timeline.reload()
     plan = {
-        "instantToRollback": {"commitTime": inflight.timestamp, "action": inflight.action},
-        "RollbackRequests": [
-            {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
-            for p, paths in sorted(files.items())
-        ],
+        "instantToRollback": {"commitTime": failed.timestamp, "action": failed.action},
+        "RollbackRequests": requests,
         "version": 1,
     }
     rb = timeline.create_requested(Instant(timeline.new_instant_time(), Action.ROLLBACK, State.REQUESTED), avro.encode(avro.ROLLBACK_PLAN, plan))
-    return _execute(table, rb, inflight, plan)
+    return _execute(table, rb, failed, plan)
 
 
-def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
+def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = (), logs: bool = True) -> list[dict]:
     """What to undo: base files the failed write created are deleted; log files it wrote
     (merge-on-read) are neutralised by a rollback command block on their slice, as Java
-    does, so that no reader ever applies their blocks."""
+    does, so that no reader ever applies their blocks. ``partitions`` are listed too, for
+    files whose marker never made it; ``logs=False`` leaves every log file alone (a
+    compaction writes none, and later writes' logs carry its instant)."""
     files: dict[str, set[str]] = defaultdict(set)
-    logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
+    failed_logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
     markers = DirectMarkers(table.storage, table.base_path, failed.timestamp)
 
     def note(rel: str, partition: str) -> None:
@@ -116,28 +105,28 @@ def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
         lf = parse_log_file_name(rel.rsplit("/", 1)[-1])
         if lf is None:
             files[partition].add(full)
-        elif table.storage.exists(full):
-            logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
+        elif logs and table.storage.exists(full):
+            failed_logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
 
     for entry in markers.entries():
         for rel in markers.files_of(entry):
             note(rel, entry.partition_path)
     # Partitions named by the inflight workload: catch files whose marker never made it.
-    partitions: set[str] = set(files) | {p for p, _, _ in logs}
-    if failed.is_inflight:
+    listed: set[str] = set(partitions) | set(files) | {p for p, _, _ in failed_logs}
+    if failed.is_inflight and failed.action != Action.COMPACTION:
         try:
             meta = CommitMetadata.decode(table.timeline.read_content(failed), failed.timestamp)
-            partitions.update(meta.partition_to_write_stats)
+            listed.update(meta.partition_to_write_stats)
         except Exception:  # an unreadable inflight file must not block the rollback
             pass
-    for partition in partitions:
+    for partition in listed:
         for info in table.storage.list_dir(join(table.base_path, partition)):
             rel = f"{partition}/{info.name}" if partition else info.name
             b = parse_base_file_name(info.name)
             if b is not None and b.instant == failed.timestamp:
                 note(rel, partition)
             lf = parse_log_file_name(info.name)
-            if lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
+            if logs and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
                 note(rel, partition)
     requests = [
         {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
@@ -145,7 +134,7 @@ def _plan_requests(table: HoodieTable, failed: Instant) -> list[dict]:
     ]
     requests += [
         {"partitionPath": p, "fileId": fid, "latestBaseInstant": base, "filesToBeDeleted": [], "logBlocksToBeDeleted": dict(sorted(blocks.items()))}
-        for (p, fid, base), blocks in sorted(logs.items())
+        for (p, fid, base), blocks in sorted(failed_logs.items())
     ]
     return requests
 

@@ -26,7 +26,7 @@ from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import with_meta_columns
 from hoodie.writer.planner import Bucket
-from hoodie.writer.schema import split_deletes, split_deletes_of_parts
+from hoodie.writer.schema import consecutive_slices, split_deletes, split_deletes_of_parts
 
 
 def append_marker_name(bucket: Bucket, token: str) -> str:
@@ -67,12 +67,8 @@ def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: "
     started = time.monotonic()
     split = split_deletes_of_parts([incoming for _, incoming, _ in appends])
     records = _log_records(split.written, [a[0] for a in appends], [a[2] for a in appends], wctx, split.lengths)
-    out, start = [], 0
-    for i, (bucket, incoming, ctx) in enumerate(appends):
-        n = int(split.lengths[i])
-        out.append(_prepare(bucket, ctx, wctx, records.slice(start, n), split.deletes_of(i, incoming), started))
-        start += n
-    return out
+    parts = consecutive_slices(records, split.lengths)
+    return [_prepare(bucket, ctx, wctx, part, split.deletes_of(i, incoming), started) for i, ((bucket, incoming, ctx), part) in enumerate(zip(appends, parts))]
 
 
 def _prepare(bucket: Bucket, ctx: TaskContext, wctx: "WriteContext", updates: pa.Table, removed: pa.Table, started: float) -> PreparedAppend:  # noqa: F821

@@ -40,7 +40,7 @@ from hoodie.writer.append_handle import finish_append, prepare_appends, run_appe
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import constant_column, table_layout, with_meta_columns
 from hoodie.writer.planner import APPEND, Bucket
-from hoodie.writer.schema import META_COLUMNS, delete_mask, split_deletes, split_deletes_of_parts
+from hoodie.writer.schema import META_COLUMNS, consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
 
 
 @dataclass(frozen=True)
@@ -192,11 +192,8 @@ def _prepare_new_files(tasks: dict[int, BucketTask], contexts: dict[int, TaskCon
     rows = with_meta_columns(split.written, wctx.data_schema, wctx.instant, prefixes, names, split.lengths)
     use_dictionary = dictionary_columns(rows, spread=True)
     filters = _new_file_filters(rows.column("_hoodie_record_key"), split.lengths, wctx.bloom)
-    out: dict[int, NewFile] = {}
-    for k, (j, start) in enumerate(zip(creates, np.cumsum(split.lengths) - split.lengths)):
-        if split.lengths[k]:
-            out[j] = NewFile(rows.slice(int(start), int(split.lengths[k])), filters[k] if filters else None, use_dictionary)
-    return out
+    parts = consecutive_slices(rows, split.lengths)
+    return {j: NewFile(part, filters[k] if filters else None, use_dictionary) for k, (j, part) in enumerate(zip(creates, parts)) if part.num_rows}
 
 
 def _new_file_filters(keys: pa.ChunkedArray, lengths: np.ndarray, bloom: BloomSettings | None) -> list[BloomFilter]:

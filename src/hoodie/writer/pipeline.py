@@ -26,6 +26,7 @@ from hoodie.writer.schema import (
     BUCKET_COLUMN,
     DELETE_COLUMN,
     FILE_ID_COLUMN,
+    consecutive_slices,
 )
 
 
@@ -168,11 +169,7 @@ def split_by_bucket(records: pa.Table) -> list[tuple[int, pa.Table]]:
     if not order:
         return []
     ordered = records.drop_columns([BUCKET_COLUMN]).take(pa.array(np.concatenate([idx for _, idx in order])))
-    out, offset = [], 0
-    for bucket_id, idx in order:
-        out.append((bucket_id, ordered.slice(offset, len(idx))))
-        offset += len(idx)
-    return out
+    return list(zip([b for b, _ in order], consecutive_slices(ordered, [len(idx) for _, idx in order])))
 
 
 def _drop(table: pa.Table, *names: str) -> pa.Table:

@@ -8,6 +8,7 @@ float → double); dropping or otherwise retyping a column is an error naming th
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,15 @@ def delete_mask(records: pa.Table) -> np.ndarray:
     if DELETE_COLUMN not in records.column_names:
         return np.zeros(records.num_rows, bool)
     return records.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+
+
+def consecutive_slices(table: pa.Table, lengths: Sequence[int]) -> list[pa.Table]:
+    """``table`` cut into consecutive zero-copy slices of ``lengths`` rows each."""
+    out, offset = [], 0
+    for n in lengths:
+        out.append(table.slice(offset, int(n)))
+        offset += int(n)
+    return out
 
 
 @dataclass(frozen=True)
