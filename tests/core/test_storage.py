@@ -1,6 +1,7 @@
 """Storage backends: write-once semantics, listing, rename without overwrite, counters."""
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
@@ -38,6 +39,32 @@ def test_create_new_empty_file_is_write_once_and_makes_its_directories(storage_a
         storage.create_new(path, b"", durable=durable)
     assert storage.read_bytes(path) == b""
     assert [e.name for e in storage.list_dir(join(root, ".hoodie", ".temp", "001", "p=1"))] == ["f.parquet.marker.CREATE"]
+
+
+def test_create_empty_is_write_once_and_may_share_an_earlier_empty_file(storage_and_root) -> None:
+    storage, root = storage_and_root
+    first = join(root, ".hoodie", ".temp", "001", "p=1", "a.parquet.marker.CREATE")
+    second = join(root, ".hoodie", ".temp", "001", "p=2", "b.parquet.marker.CREATE")
+    assert storage.create_empty(first) is False
+    shared = storage.create_empty(second, like=first)  # p=2 does not exist yet
+    with pytest.raises(FileAlreadyExistsError, match="b.parquet.marker.CREATE"):
+        storage.create_empty(second, like=first)
+    with pytest.raises(FileAlreadyExistsError, match="a.parquet.marker.CREATE"):
+        storage.create_empty(first)
+    assert storage.read_bytes(first) == storage.read_bytes(second) == b""
+    if isinstance(storage, LocalStorage):
+        assert shared and os.stat(first).st_ino == os.stat(second).st_ino  # a hard link: no new inode
+        storage.delete(first)
+        assert storage.read_bytes(second) == b""  # a link outlives its source
+    else:
+        assert not shared
+
+
+def test_create_empty_like_a_file_that_is_gone_creates_a_new_one(tmp_path: Path) -> None:
+    storage = LocalStorage()
+    gone, path = str(tmp_path / "d1" / "gone"), str(tmp_path / "d2" / "new")
+    assert storage.create_empty(path, like=gone) is False
+    assert os.path.getsize(path) == 0 and not os.path.exists(gone)
 
 
 def test_list_delete_rename(storage_and_root) -> None:

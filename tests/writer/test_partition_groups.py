@@ -100,6 +100,23 @@ def test_grouped_write_makes_the_table_the_whole_batch_pipeline_makes(tmp_path: 
     assert _rows(hudi_rs_read(grouped)) == _rows(hoodie.read(whole))
 
 
+class _SeparateMemoryEngine(LocalEngine):
+    """Threads posing as an engine whose tasks run elsewhere: each group is sent its own
+    records, not the whole batch."""
+
+    shares_memory = False
+
+
+def test_groups_sent_their_own_records_write_what_groups_sharing_the_batch_write(tmp_path: Path) -> None:
+    shared, sent = str(tmp_path / "shared"), str(tmp_path / "sent")
+    for step, (operation, extra, batch) in enumerate(_steps()):
+        opts = {**OPTS, **extra, "hoodie.datasource.write.operation": operation}
+        WriteClient(shared, opts, engine=LocalEngine(2)).write(batch)
+        WriteClient(sent, opts, engine=_SeparateMemoryEngine(2)).write(batch)
+        assert _rows(hoodie.read(sent)) == _rows(hoodie.read(shared)), f"step {step}: {operation}"
+    assert _commit_counts(sent) == _commit_counts(shared)
+
+
 def test_partitions_are_dealt_by_records() -> None:
     import numpy as np
 

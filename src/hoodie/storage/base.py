@@ -61,6 +61,14 @@ class Storage(Protocol):
         Raises :class:`hoodie.errors.FileAlreadyExistsError` if the path exists.
         """
 
+    def create_empty(self, path: str, like: str | None = None) -> bool:
+        """Create an empty file that must not exist yet (a marker), not flushed to stable
+        storage. ``like`` names an existing empty file the new one may share storage with
+        (a hard link on a local file system: no new inode, which can cost a hundred times
+        a link); it is only a hint. Returns whether the new file shares ``like``'s.
+        Raises :class:`hoodie.errors.FileAlreadyExistsError` if the path exists.
+        """
+
     def exists(self, path: str) -> bool: ...
 
     def size(self, path: str) -> int: ...

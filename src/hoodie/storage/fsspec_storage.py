@@ -52,6 +52,10 @@ class FsspecStorage:
         self.fs.makedirs(posixpath.dirname(p), exist_ok=True)
         self.fs.pipe_file(p, data)
 
+    def create_empty(self, path: str, like: str | None = None) -> bool:
+        self.create_new(path, b"", durable=False)
+        return False  # objects share nothing
+
     def exists(self, path: str) -> bool:
         self.counters.bump("exists")
         return self.fs.exists(self._strip(path))

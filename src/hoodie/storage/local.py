@@ -67,6 +67,30 @@ class LocalStorage:
         finally:
             os.unlink(tmp)
 
+    def create_empty(self, path: str, like: str | None = None) -> bool:
+        """A hard link to ``like`` when it still exists, else a new empty file: a link
+        makes no inode, and on some file systems a new inode costs ~0.5 ms of kernel
+        time against ~5 µs for a link. An exclusive link is as atomic as an exclusive
+        create (it fails if the name exists)."""
+        self.counters.bump("create")
+        path = self._norm(path)
+        if like is not None:
+            source = self._norm(like)
+            for _ in range(2):
+                try:
+                    os.link(source, path)
+                    return True
+                except FileExistsError:
+                    raise FileAlreadyExistsError(f"file already exists: {path}") from None
+                except FileNotFoundError:
+                    if not os.path.exists(source):
+                        break  # the source is gone (its directory was removed): create
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                except OSError:
+                    break  # no hard links here, or too many to one file: create
+        self._create_empty(path, durable=False)
+        return False
+
     @staticmethod
     def _create_empty(path: str, durable: bool) -> None:
         """An empty file (a marker) has no content to appear half-written, so an exclusive

@@ -20,6 +20,13 @@ from hoodie.storage.base import Storage, join, relative_to
 MARKERS_TYPE_FILE = "MARKERS.type"
 
 
+# Per marker directory of this process, a marker that later ones may share storage with
+# (see Storage.create_empty). Markers of one instant are created by many tasks at once;
+# a race only costs one more new file.
+_LINK_SOURCES: dict[str, str] = {}
+_MAX_LINK_SOURCES = 64
+
+
 @dataclass(frozen=True)
 class MarkerEntry:
     partition_path: str
@@ -46,10 +53,17 @@ class DirectMarkers:
 
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
         path = join(self.marker_dir, marker_name(partition_path, data_file_name, io_type))
+        # Markers are empty: each may share the storage of an earlier marker of the
+        # instant (a hard link on local disks, where a new file costs far more).
+        like = _LINK_SOURCES.get(self.marker_dir)
         try:
-            self.storage.create_new(path, b"", durable=False)
+            shared = self.storage.create_empty(path, like=like)
         except FileAlreadyExistsError:
-            pass  # a retried task attempt may create the same marker again
+            return  # a retried task attempt may create the same marker again
+        if not shared:
+            if len(_LINK_SOURCES) >= _MAX_LINK_SOURCES:
+                _LINK_SOURCES.clear()  # a long-lived process writes many instants
+            _LINK_SOURCES[self.marker_dir] = path
 
     def exists(self) -> bool:
         return self.storage.exists(self.marker_dir)
@@ -78,6 +92,7 @@ class DirectMarkers:
         return out
 
     def delete_all(self) -> None:
+        _LINK_SOURCES.pop(self.marker_dir, None)
         self.storage.delete_dir(self.marker_dir)
 
     def files_of(self, entry: MarkerEntry) -> list[str]:

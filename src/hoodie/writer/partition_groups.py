@@ -29,6 +29,7 @@ from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketGroup, BucketTask, WriteContext, run_bucket_group
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import dedupe
+from hoodie.writer.schema import DELETE_COLUMN, consecutive_slices
 
 if TYPE_CHECKING:
     from hoodie.writer.client import WriteSettings
@@ -114,18 +115,48 @@ def write_partition_group(
     ``batch`` (the whole keyed batch, shared in memory; the rows are taken here, in the
     task). Returns each written bucket's stat keyed by (group, id in the group's plan)."""
     if group.records is not None:
-        mine = group.records
+        source, rows = group.records, np.arange(group.records.num_rows)
     elif batch is not None:
-        mine = batch.take(pa.array(group.rows))
+        source, rows = batch, group.rows
     else:
         raise ValueError(f"partition group {group.number} has neither its records nor a batch to take them from")
-    plan, buckets = plan_partitions(mine, group.partitions, latest, spec)
+    # Dedupe, tagging and planning read a few columns: they run on those alone, and the
+    # whole rows are taken once, in bucket order (one copy of the data instead of two).
+    plan, narrow_buckets = plan_partitions(_narrow(source, rows, spec.settings.ordering_field), group.partitions, latest, spec)
     if plan is None:
         return []
+    buckets = _with_whole_rows(narrow_buckets, source)
     tasks = tuple(BucketTask(plan.bucket(local_id), rows) for local_id, rows in buckets)
     ids = tuple(local_id * groups + group.number for local_id, _ in buckets)
     stats = run_bucket_group(BucketGroup(tasks, ids), ctx, spec.wctx)
     return [((group.number, local_id), stat) for (local_id, _), stat in zip(buckets, stats)]
+
+
+# The position of each row of a narrow table in the table it was taken from.
+_SOURCE_ROW = "__hoodie_source_row"
+
+
+def _narrow(source: pa.Table, rows: np.ndarray, ordering_field: str | None) -> pa.Table:
+    """The ``rows`` of ``source`` with only the columns dedupe, tagging and planning read
+    (key, partition path, delete flag, ordering field), and each row's position in
+    ``source``."""
+    names = ["_hoodie_record_key", "_hoodie_partition_path", DELETE_COLUMN]
+    if ordering_field is not None and ordering_field in source.column_names:
+        names.append(ordering_field)
+    at = pa.array(rows)
+    return source.select(names).take(at).append_column(_SOURCE_ROW, at)
+
+
+def _with_whole_rows(buckets: list[tuple[int, pa.Table]], source: pa.Table) -> list[tuple[int, pa.Table]]:
+    """The buckets of narrow rows as whole rows of ``source`` (one take, in bucket order)
+    followed by the columns planning added (file id and base instant): what
+    :func:`plan_partitions` would have returned for the whole rows."""
+    ordered = pa.concat_tables([rows for _, rows in buckets])
+    whole = source.take(ordered.column(_SOURCE_ROW))
+    for name in ordered.column_names:
+        if name not in source.column_names and name != _SOURCE_ROW:
+            whole = whole.append_column(name, ordered.column(name))
+    return list(zip([b for b, _ in buckets], consecutive_slices(whole, [rows.num_rows for _, rows in buckets])))
 
 
 def in_group_order(results: Sequence[list[tuple[tuple[int, int], WriteStat]]]) -> list[WriteStat]:
