@@ -256,7 +256,9 @@ class WriteClient:
         s = prepared.settings
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)
-        records = add_keys(batch, prepared.keygen, is_delete=s.operation == "delete")
+        # One chunk a column: the pipeline takes rows from the batch many times, and a take
+        # from a column of several chunks concatenates them first, every time.
+        records = add_keys(batch, prepared.keygen, is_delete=s.operation == "delete").combine_chunks()
         partitions = sorted(pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist())
         # enough partitions for every worker to take a few whole ones through the pipeline?
         grouped = uses_index(s) and len(partitions) >= max(2, _GROUPS_PER_WORKER * self.engine.parallelism)

@@ -152,7 +152,7 @@ def _with_whole_rows(buckets: list[tuple[int, pa.Table]], source: pa.Table) -> l
     followed by the columns planning added (file id and base instant): what
     :func:`plan_partitions` would have returned for the whole rows."""
     ordered = pa.concat_tables([rows for _, rows in buckets])
-    whole = source.take(ordered.column(_SOURCE_ROW))
+    whole = source.take(ordered.column(_SOURCE_ROW).combine_chunks())  # flat indices: twice as fast as chunked
     for name in ordered.column_names:
         if name not in source.column_names and name != _SOURCE_ROW:
             whole = whole.append_column(name, ordered.column(name))
