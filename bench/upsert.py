@@ -8,14 +8,14 @@ that process tree (JVM and Python workers included) to report its peak. Table se
 (the initial load) happens in a separate, unmeasured subprocess. Printed ratios compare
 contenders measured in the same run, because absolute times on shared machines are noisy.
 
-Each upsert runs ``--repeat`` times (3 by default), each time on a fresh copy of the
+Each upsert runs ``--repeat`` times (5 by default, as ``timeit.repeat``), each time on a fresh copy of the
 set-up table, in rounds through all cases, and the fastest run counts (peak memory: the
 largest of the runs), as ``timeit`` does: these machines are noisy, and noise only ever
 adds time. The reads are repeated the same way (each read step times READS_PER_STEP reads,
 interleaved where a case compares two), and so are the compactions, last, each of a
 fresh copy of the upserted table.
 
-    python bench/upsert.py [--rows 2000000] [--partitions 100] [--updates 100000] [--repeat 3]
+    python bench/upsert.py [--rows 2000000] [--partitions 100] [--updates 100000] [--repeat 5]
 """
 from __future__ import annotations
 
@@ -370,7 +370,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--updates", type=int, default=100_000)
     ap.add_argument("--cases", default="hoodie,hoodie-mor,hoodie-mor-logs,hoodie-mor-parquet-logs,spark,deltalake,pyarrow")
-    ap.add_argument("--repeat", type=int, default=3, help="upserts per case; the fastest counts")
+    ap.add_argument("--repeat", type=int, default=5, help="upserts per case; the fastest counts")
     ap.add_argument("--child", nargs=2)
     args = ap.parse_args()
     if args.child:
