@@ -506,7 +506,7 @@ def merge_slice_for_compaction(
         table_merge, table_visible = compaction_merge_inputs(HoodieTable.open(base_path, storage), instant, ordering_field)
         merge = merge or table_merge
         visible = visible or table_visible
-    return merge_slice(storage, _slice_of(base_path, op), stored_meta_schema(schema), merge, visible, keep_base_footer=True)
+    return next(merge_slices_for_compaction(storage, base_path, [op], schema, merge, visible))
 
 
 def merge_slices_for_compaction(

@@ -66,7 +66,7 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
         # (left pending, a writer would resume it later, after the compaction ran again)
         if plan["instantToRollback"]["commitTime"] == inflight.timestamp:
             return _execute(table, rb, inflight, plan)
-    return _start(table, inflight, _plan_requests(table, inflight, partitions, logs=False))
+    return _start(table, inflight, _plan_requests(table, inflight, partitions))
 
 
 def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
@@ -90,12 +90,13 @@ def _start(table: HoodieTable, failed: Instant, requests: list[dict]) -> Rollbac
     return _execute(table, rb, failed, plan)
 
 
-def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = (), logs: bool = True) -> list[dict]:
+def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = ()) -> list[dict]:
     """What to undo: base files the failed write created are deleted; log files it wrote
     (merge-on-read) are neutralised by a rollback command block on their slice, as Java
     does, so that no reader ever applies their blocks. ``partitions`` are listed too, for
-    files whose marker never made it; ``logs=False`` leaves every log file alone (a
-    compaction writes none, and later writes' logs carry its instant)."""
+    files whose marker never made it. A compaction's log files are left alone: it writes
+    none, and later writes' logs carry its instant as their base instant."""
+    compaction = failed.action == Action.COMPACTION
     files: dict[str, set[str]] = defaultdict(set)
     failed_logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
     markers = DirectMarkers(table.storage, table.base_path, failed.timestamp)
@@ -105,7 +106,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
         lf = parse_log_file_name(rel.rsplit("/", 1)[-1])
         if lf is None:
             files[partition].add(full)
-        elif logs and table.storage.exists(full):
+        elif not compaction and table.storage.exists(full):
             failed_logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
 
     for entry in markers.entries():
@@ -113,7 +114,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             note(rel, entry.partition_path)
     # Partitions named by the inflight workload: catch files whose marker never made it.
     listed: set[str] = set(partitions) | set(files) | {p for p, _, _ in failed_logs}
-    if failed.is_inflight and failed.action != Action.COMPACTION:
+    if failed.is_inflight and not compaction:
         try:
             meta = CommitMetadata.decode(table.timeline.read_content(failed), failed.timestamp)
             listed.update(meta.partition_to_write_stats)
@@ -126,7 +127,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             if b is not None and b.instant == failed.timestamp:
                 note(rel, partition)
             lf = parse_log_file_name(info.name)
-            if logs and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
+            if not compaction and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
                 note(rel, partition)
     requests = [
         {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
@@ -205,7 +206,7 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
     timeline.transition_to_completed(rb, avro.encode(avro.ROLLBACK_METADATA, metadata))
     # Only now forget the failed instant: until here a crash resumes this rollback. A
     # compaction keeps its requested plan, to be run again.
-    kept = (State.INFLIGHT,) if failed.action == Action.COMPACTION else (State.INFLIGHT, State.REQUESTED)
-    timeline.delete_instant_files(failed, kept)
+    forgotten = (State.INFLIGHT,) if failed.action == Action.COMPACTION else (State.INFLIGHT, State.REQUESTED)
+    timeline.delete_instant_files(failed, forgotten)
     DirectMarkers(table.storage, table.base_path, failed.timestamp).delete_all()
     return RollbackResult(rb.timestamp, failed.timestamp, tuple(deleted))
