@@ -9,7 +9,9 @@ debugger. This module holds no logic.
     HoodieError
     ├── ConfigError              unknown option, bad option value, missing required option
     ├── TableError               no table at a path, a different table at a path, bad table config
-    │   └── UnsupportedTableError    table version / feature hoodie cannot read or write
+    │   ├── UnsupportedTableError    table version / feature hoodie cannot read or write
+    │   └── DamagedTableError        a file a completed instant wrote is missing, truncated or corrupt
+    ├── UnsafePathError          a path from data or table metadata would leave the table
     ├── TimelineError            instant transitions, missing or conflicting instants
     │   └── InstantNotFoundError     a requested instant is not on the timeline
     ├── StorageError             a storage operation failed
@@ -17,6 +19,7 @@ debugger. This module holds no logic.
     ├── FormatError              a data file, log block or metadata file cannot be decoded
     ├── SchemaError              a batch's schema does not fit the table's schema
     ├── RecordError              a record is unusable: null/empty key, missing field
+    │   └── PartitionPathError       a partition value that cannot be a path under the table
     └── WriteError               a write could not be committed
 """
 from __future__ import annotations
@@ -36,6 +39,17 @@ class TableError(HoodieError):
 
 class UnsupportedTableError(TableError):
     """The table uses a version or feature that hoodie does not support."""
+
+
+class DamagedTableError(TableError):
+    """A file that a completed instant wrote, and that a read or service needs, is missing,
+    shorter than its commit says, or corrupt where the commit wrote it."""
+
+
+class UnsafePathError(HoodieError):
+    """A path built from a data value or from table metadata would leave the table's base
+    path (absolute, ``..`` or ``.`` segments, empty segments, control characters, or a
+    segment too long for a file system)."""
 
 
 class TimelineError(HoodieError):
@@ -64,6 +78,10 @@ class SchemaError(HoodieError):
 
 class RecordError(HoodieError):
     """A record cannot be written as given (null key, missing field, ...)."""
+
+
+class PartitionPathError(RecordError):
+    """A partition value cannot be a path under the table; names the value, field and key."""
 
 
 class WriteError(HoodieError):

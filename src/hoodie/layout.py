@@ -8,6 +8,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from hoodie.storage.paths import relative
+
 HOODIE_FOLDER = ".hoodie"
 PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
 TEMP_FOLDER = ".temp"
@@ -145,7 +147,7 @@ def marker_name(partition_path: str, data_file_name: str, io_type: str) -> str:
     if io_type not in MARKER_IO_TYPES:
         raise ValueError(f"unknown marker IO type {io_type!r}")
     rel = f"{data_file_name}{MARKER_EXTENSION}.{io_type}"
-    return f"{partition_path}/{rel}" if partition_path else rel
+    return relative(partition_path, rel)
 
 
 def parse_marker_name(marker: str) -> tuple[str, str, str] | None:

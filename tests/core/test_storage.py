@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.storage.base import join, relative_to
+from hoodie.storage.paths import relative_to, under as join
 from hoodie.storage.fsspec_storage import FsspecStorage
 from hoodie.storage.local import LocalStorage
 

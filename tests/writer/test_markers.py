@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hoodie.storage.base import join
+from hoodie.storage.paths import under as join
 from hoodie.storage.fsspec_storage import FsspecStorage
 from hoodie.storage.local import LocalStorage
 from hoodie.writer.markers import DirectMarkers, MarkerEntry

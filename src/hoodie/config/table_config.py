@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from hoodie.config.properties import parse_properties, render_properties
 from hoodie.errors import TableError, UnsupportedTableError
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
 
 PROPERTIES_FILE = "hoodie.properties"
 BACKUP_FILE = "hoodie.properties.backup"
@@ -134,8 +135,8 @@ class TableConfig:
     @staticmethod
     def load(storage: Storage, meta_path: str) -> "TableConfig":
         """Read ``<meta_path>/hoodie.properties``, falling back to the backup if it is bad."""
-        main = join(meta_path, PROPERTIES_FILE)
-        backup = join(meta_path, BACKUP_FILE)
+        main = under(meta_path, PROPERTIES_FILE)
+        backup = under(meta_path, BACKUP_FILE)
         for candidate in (main, backup):
             try:
                 props = parse_properties(storage.read_bytes(candidate).decode("utf-8"))
@@ -150,11 +151,11 @@ class TableConfig:
         props = dict(self.props)
         props[CHECKSUM_KEY] = str(table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"]))
         data = render_properties(props, last_key=CHECKSUM_KEY)
-        main = join(meta_path, PROPERTIES_FILE)
+        main = under(meta_path, PROPERTIES_FILE)
         if create:
             storage.create_new(main, data)
             return
-        backup = join(meta_path, BACKUP_FILE)
+        backup = under(meta_path, BACKUP_FILE)
         storage.write_bytes(backup, storage.read_bytes(main))
         storage.delete(main)
         storage.write_bytes(main, data)

@@ -58,7 +58,8 @@ from hoodie.query.merge_rules import (
 )
 from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
 from hoodie.query.reader import BaseFileTask, read_base_file_and_footer, read_base_file_task
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 
 __all__ = [
@@ -450,19 +451,19 @@ def read_slice(
 
 def _slice_of(base_path: str, op: Any) -> FileSlice:
     """A FileSlice from a compaction operation (partition, file id, base and log names)."""
-    directory = join(base_path, op.partition_path)
+    directory = under(base_path, op.partition_path)
     base = None
     if op.base_file:
         name = parse_base_file_name(op.base_file)
         if name is None:
             raise FormatError(f"compaction operation names {op.base_file!r}, which is not a base file name")
-        base = BaseFile(join(directory, op.base_file), name, 0)
+        base = BaseFile(under(directory, op.base_file), name, 0)
     logs = []
     for log in op.log_files:
         name = parse_log_file_name(log)
         if name is None:
             raise FormatError(f"compaction operation names {log!r}, which is not a log file name")
-        logs.append(LogFile(join(directory, log), name, 0))
+        logs.append(LogFile(under(directory, log), name, 0))
     logs.sort(key=lambda lf: lf.name.sort_key())
     return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
 

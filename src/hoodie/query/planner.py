@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from hoodie.errors import InstantNotFoundError
 from hoodie.layout import ARCHIVED_FOLDER, HOODIE_FOLDER, compare_key, normalize_instant
-from hoodie.storage.base import join
+from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
@@ -117,9 +117,9 @@ def has_archived_instants(table: HoodieTable) -> bool:
     config = table.config
     if table.timeline.layout_version >= 2:
         history = config.props.get("hoodie.timeline.history.path", "history")
-        folder = join(table.timeline.timeline_dir, history)
+        folder = under(table.timeline.timeline_dir, history)
     else:
-        folder = join(table.base_path, HOODIE_FOLDER, config.props.get("hoodie.archivelog.folder", ARCHIVED_FOLDER))
+        folder = under(table.base_path, HOODIE_FOLDER, config.props.get("hoodie.archivelog.folder", ARCHIVED_FOLDER))
     # The LSM history keeps a `_version_` pointer even when it holds nothing; only instant
     # files (archive logs, manifests, parquet) mean something was archived.
     return any(not e.is_dir and e.name != "_version_" for e in table.storage.list_dir(folder))

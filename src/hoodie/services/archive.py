@@ -55,7 +55,7 @@ from hoodie.services.timeline_files import (
     files_of,
     timeline_files,
 )
-from hoodie.storage.base import join
+from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action, Instant, State
 
@@ -114,7 +114,7 @@ DEFAULT_ARCHIVE_SETTINGS = ArchiveSettings()
 
 
 def archive_folder(table: HoodieTable) -> str:
-    return join(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER)
+    return under(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER)
 
 
 # --- planning ----------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETT
     if fresh:
         version = (existing[-1][0] if existing else 0) + 1
         name = f".{ARCHIVE_FILE_ID}_.{ARCHIVE_EXTENSION}.{version}_{ARCHIVE_WRITE_TOKEN}"
-        path = join(archive_folder(table), name)
+        path = under(archive_folder(table), name)
         records = encode_records([entry_for(table.storage, f) for f in fresh])
         table.storage.create_new(path, _archive_bytes(records, settings.batch_size))
     # pending states of every instant first, then completed ones oldest first

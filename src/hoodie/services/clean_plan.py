@@ -38,7 +38,8 @@ from hoodie.layout import (
 )
 from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.savepoint import list_savepoints
-from hoodie.storage.base import FileInfo, Storage, join
+from hoodie.storage.base import FileInfo, Storage
+from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
@@ -135,7 +136,7 @@ class CleanPlan:
             files[p] = tuple(i["filePath"] for i in infos or () if i.get("filePath"))
         for p, names in (doc.get("filesToBeDeletedPerPartition") or {}).items():
             if p not in files:
-                files[p] = tuple(join(base_path, p, n) for n in names or ())
+                files[p] = tuple(under(base_path, p, n) for n in names or ())
         policy = CleanPolicy(doc.get("policy") or CleanPolicy.KEEP_LATEST_COMMITS.value)
         return cls(policy, earliest, doc.get("lastCompletedCommitTimestamp") or "", files, tuple(sorted(files)), "saved plan", f"plan of clean {instant}", dict(doc.get("extraMetadata") or {}))
 
@@ -323,7 +324,7 @@ def _by_versions(view: FileSystemView, partition: str, versions: int, guards: _G
 def _replaced_files(listing: _ListingOnce, base_path: str, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
     """Every file of the replaced file groups, but for slices a savepoint pins."""
     slices: dict[tuple[str, str], list[FileInfo]] = defaultdict(list)
-    for info in listing.list_dir(join(base_path, partition)):
+    for info in listing.list_dir(under(base_path, partition)):
         if info.is_dir:
             continue
         b = parse_base_file_name(info.name)

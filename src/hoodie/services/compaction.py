@@ -35,7 +35,8 @@ from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.services.rollback import rollback_compaction_attempt
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
@@ -326,11 +327,11 @@ def _write_compacted(task: CompactionTask, ctx: TaskContext, result: MergedSlice
     counters = result.stats.counters()
     merged = result.records
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(name, merged.num_rows))
-    path = join(task.base_path, op.partition_path, name)
+    path = under(task.base_path, op.partition_path, name)
     size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, result.base_footer, merged, counters.get("inserted", 0)))
     return WriteStat(
         fileId=op.file_id,
-        path=f"{op.partition_path}/{name}" if op.partition_path else name,
+        path=relative(op.partition_path, name),
         partitionPath=op.partition_path,
         prevCommit=op.base_instant,
         numWrites=merged.num_rows,
@@ -364,7 +365,7 @@ def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteSt
     accepted = {s.path for s in stats}
     for entry in DirectMarkers(table.storage, table.base_path, instant).entries():
         if entry.data_file_path not in accepted:
-            table.storage.delete(join(table.base_path, entry.data_file_path))
+            table.storage.delete(under(table.base_path, entry.data_file_path))
 
 
 def compact(table: HoodieTable, settings: CompactionSettings, engine: Engine | None = None, require_threshold: bool = True) -> tuple[CommitMetadata | None, CompactionDecision]:

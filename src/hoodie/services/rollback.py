@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
-from hoodie.storage.base import join
+from hoodie.storage.paths import relative, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
@@ -102,7 +102,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
     markers = DirectMarkers(table.storage, table.base_path, failed.timestamp)
 
     def note(rel: str, partition: str) -> None:
-        full = join(table.base_path, rel)
+        full = under(table.base_path, rel)
         lf = parse_log_file_name(rel.rsplit("/", 1)[-1])
         if lf is None:
             files[partition].add(full)
@@ -121,8 +121,8 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
         except Exception:  # an unreadable inflight file must not block the rollback
             pass
     for partition in listed:
-        for info in table.storage.list_dir(join(table.base_path, partition)):
-            rel = f"{partition}/{info.name}" if partition else info.name
+        for info in table.storage.list_dir(under(table.base_path, partition)):
+            rel = relative(partition, info.name)
             b = parse_base_file_name(info.name)
             if b is not None and b.instant == failed.timestamp:
                 note(rel, partition)
@@ -146,7 +146,7 @@ ROLLBACK_WRITE_TOKEN = "1-0-1"  # the token Java's rollback gives its command-bl
 def append_rollback_block(table: HoodieTable, partition: str, file_id: str, base: str, rollback_time: str, target: str) -> str:
     """A new log version of the slice (``file_id``, ``base``) holding a rollback command
     block for ``target``; reused if an interrupted run already wrote that very block."""
-    directory = join(table.base_path, partition)
+    directory = under(table.base_path, partition)
     versions = []
     for info in table.storage.list_dir(directory):
         lf = parse_log_file_name(info.name)
@@ -155,7 +155,7 @@ def append_rollback_block(table: HoodieTable, partition: str, file_id: str, base
         versions.append(lf.version)
         if lf.write_token == ROLLBACK_WRITE_TOKEN and _is_rollback_of(table, info.path, rollback_time, target):
             return info.path
-    path = join(directory, LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name)
+    path = under(directory, LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name)
     write_log_file(table.storage, path, [CommandBlock.rollback(rollback_time, target)])
     return path
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from hoodie.storage.base import join
+from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
 
@@ -44,7 +44,7 @@ def timeline_files(table: HoodieTable) -> dict[str, list[TimelineFile]]:
         inst = parse_timeline_file_name(info.name)
         if inst is None:
             continue
-        out[inst.timestamp].append(TimelineFile(inst, join(timeline.timeline_dir, info.name), info.size, info.mtime_ms))
+        out[inst.timestamp].append(TimelineFile(inst, under(timeline.timeline_dir, info.name), info.size, info.mtime_ms))
     for files in out.values():
         files.sort(key=lambda f: (_STATE_RANK[f.instant.state], f.instant.action))
     return dict(out)

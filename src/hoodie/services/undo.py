@@ -27,7 +27,7 @@ from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.rollback import append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
-from hoodie.storage.base import join, relative_to
+from hoodie.storage.paths import relative_to, under
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
@@ -88,7 +88,7 @@ def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -
         else:
             partitions = set()  # requested only, no markers: it never wrote anything
     for partition in sorted(partitions):
-        directory = join(table.base_path, partition)
+        directory = under(table.base_path, partition)
         for info in table.storage.list_dir(directory):
             if info.is_dir:
                 continue

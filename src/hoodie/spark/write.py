@@ -75,7 +75,7 @@ from pyspark.sql.types import (
 )
 
 from hoodie.config import options as o
-from hoodie.errors import ConfigError, TableError
+from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.index.base import FileRef
 from hoodie.services.inline import run_inline_services
 from hoodie.spark import tasks
@@ -100,6 +100,7 @@ from hoodie.writer.client import (
     write_context,
 )
 from hoodie.writer.keygen import TIMESTAMP as TIMESTAMP_KEYGEN
+from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec
 from hoodie.writer.planner import PartitionProfile, WritePlan, planned_bucket_counts
 from hoodie.writer.prepare import add_keys, check_ordering_field
@@ -109,6 +110,7 @@ from hoodie.writer.schema import (
     DELETE_COLUMN,
     FILE_ID_COLUMN,
     META_COLUMNS,
+    normalize_batch,
     normalize_schema,
 )
 from hoodie.writer.transaction import WriteTransaction
@@ -172,6 +174,46 @@ def write_dataframe(
     return SparkWriteJob.prepare(df, path, options, operation, storage).run()
 
 
+def check_partition_values(data: DataFrame, keygen: KeyGenerator) -> None:
+    """Refuse ``data`` before a table is created for it if one of its partition values
+    cannot be a folder inside the table (:class:`~hoodie.errors.PartitionPathError`
+    naming the value, the field and the record key)."""
+    if keygen.is_partitioned:
+        distinct_paths_on_executors(data, keygen)
+
+
+def distinct_paths_on_executors(data: DataFrame, keygen: KeyGenerator) -> list[str]:
+    """The distinct partition paths of ``data``, computed by executors from the key and
+    partition fields only; a refused partition value is raised here as the task raised it."""
+    with_keys = data.select(*keygen.required_fields)
+    schema = StructType(_spark_fields((tasks.PARTITION_PATH, StringType())))
+    paths = with_keys.mapInArrow(functools.partial(tasks.partition_paths_task, keygen=keygen), schema)
+    try:
+        return sorted(r[0] for r in paths.distinct().collect())
+    except Exception as e:
+        translated = hoodie_error_in(e)
+        if translated is not None:
+            raise translated from e
+        raise
+
+
+def raise_for_first_bad_record(data: DataFrame, keygen: KeyGenerator, values: pa.Table) -> None:
+    """Raise the :class:`~hoodie.errors.PartitionPathError` of a whole record (key
+    included) whose partition fields hold one of the refused distinct ``values``."""
+    for row in values.to_pylist():
+        try:
+            keygen.partition_paths(pa.Table.from_pylist([row], schema=values.schema))
+        except PartitionPathError:
+            condition = functools.reduce(
+                lambda acc, f: acc & (F.col(f).isNull() if row[f] is None else F.col(f) == F.lit(row[f])),
+                keygen.partition_fields,
+                F.lit(True),
+            )
+            record = data.filter(condition).limit(1).toArrow()
+            if record.num_rows:
+                keygen.partition_paths(normalize_batch(record))  # raises, naming the record key
+
+
 def _spark_fields(*specs: tuple[str, Any]) -> list[StructField]:
     return [StructField(name, dtype, True) for name, dtype in specs]
 
@@ -219,7 +261,7 @@ class SparkWriteJob:
         data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
         tz = data.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
         batch_schema = normalize_schema(to_arrow_schema(data.schema, timezone=tz))
-        prepared = prepare_write(path, options, operation, batch_schema, storage)
+        prepared = prepare_write(path, options, operation, batch_schema, storage, functools.partial(check_partition_values, data))
         s = prepared.settings
         empty = batch_schema.empty_table()
         check_ordering_field(empty, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
@@ -311,10 +353,13 @@ class SparkWriteJob:
             # The distinct partition values are found by Spark alone (no Python pass over
             # the batch); the key generator then turns those few rows into paths here.
             values = fields.distinct().toArrow()
-            paths = set(keygen.partition_paths(values).to_pylist())
+            try:
+                paths = set(keygen.partition_paths(values).to_pylist())
+            except PartitionPathError:
+                raise_for_first_bad_record(self.data, keygen, values)
+                raise
             return sorted(paths), len(paths) == values.num_rows
-        paths = fields.mapInArrow(functools.partial(tasks.partition_paths_task, keygen=keygen), StructType(_spark_fields((tasks.PARTITION_PATH, StringType()))))
-        return sorted(r[0] for r in paths.distinct().collect()), False
+        return distinct_paths_on_executors(self.data, keygen), False
 
     def _locate(self, partitions: list[str]) -> None:
         self.partitions = partitions

@@ -6,7 +6,6 @@ benchmarks can prove that a lookup did not turn into a listing.
 """
 from __future__ import annotations
 
-import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -92,25 +91,6 @@ class Storage(Protocol):
 
         Use :func:`arrow_path` to turn a storage path into a path for that filesystem.
         """
-
-
-def join(*parts: str) -> str:
-    """Join path segments, ignoring empty ones (a non-partitioned table's partition is "")."""
-    head, *rest = [p for p in parts if p != ""] or [""]
-    if "://" in head:
-        scheme, _, tail = head.partition("://")
-        return f"{scheme}://{posixpath.join(tail, *rest)}" if rest else head
-    return posixpath.join(head, *rest)
-
-
-def relative_to(path: str, base: str) -> str:
-    """``path`` relative to ``base`` (both storage paths); "" when equal."""
-    base = base.rstrip("/")
-    if path == base:
-        return ""
-    if not path.startswith(base + "/"):
-        raise ValueError(f"path {path!r} is not under {base!r}")
-    return path[len(base) + 1 :]
 
 
 def arrow_path(storage: Storage, path: str) -> tuple[pafs.FileSystem, str]:

@@ -20,7 +20,8 @@ from hoodie.layout import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from hoodie.storage.base import FileInfo, Storage, join, relative_to
+from hoodie.storage.base import FileInfo, Storage
+from hoodie.storage.paths import relative_to, under
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
@@ -94,7 +95,7 @@ class FileSystemView:
                 with self._lock:
                     self._listings[d] = entries
             for e in entries:
-                if e.is_dir and not e.name.startswith(".") and not (d == self.base_path and e.name == HOODIE_FOLDER):
+                if e.is_dir and not (d == self.base_path and e.name == HOODIE_FOLDER):
                     pending.append(e.path)
         return sorted(found)
 
@@ -117,7 +118,7 @@ class FileSystemView:
         return [s for p in parts for s in self.latest_slices(p)]
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
-        directory = join(self.base_path, partition_path)
+        directory = under(self.base_path, partition_path)
         replaced = self._replaced.get(partition_path, set())
         bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
         logs: dict[str, list[LogFile]] = defaultdict(list)

@@ -21,7 +21,8 @@ from hoodie.layout import (
     TEMP_FOLDER,
     compare_key,
 )
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.fs_view import FileSystemView
 from hoodie.timeline.active import ActiveTimeline
@@ -43,14 +44,14 @@ class HoodieTable:
     def exists(path: str, storage: Storage | None = None) -> bool:
         path = normalize_path(path)
         storage = storage or storage_for(path)
-        meta = join(path, HOODIE_FOLDER)
-        return storage.exists(join(meta, "hoodie.properties")) or storage.exists(join(meta, "hoodie.properties.backup"))
+        meta = under(path, HOODIE_FOLDER)
+        return storage.exists(under(meta, "hoodie.properties")) or storage.exists(under(meta, "hoodie.properties.backup"))
 
     @classmethod
     def open(cls, path: str, storage: Storage | None = None) -> "HoodieTable":
         path = normalize_path(path)
         storage = storage or storage_for(path)
-        meta = join(path, HOODIE_FOLDER)
+        meta = under(path, HOODIE_FOLDER)
         try:
             config = TableConfig.load(storage, meta)
         except TableError:
@@ -66,15 +67,15 @@ class HoodieTable:
         """Initialise an empty v6 table with the given ``hoodie.properties`` entries."""
         path = normalize_path(path)
         storage = storage or storage_for(path)
-        meta = join(path, HOODIE_FOLDER)
+        meta = under(path, HOODIE_FOLDER)
         for sub in (
-            join(AUX_FOLDER, ".bootstrap", ".partitions"),
-            join(AUX_FOLDER, ".bootstrap", ".fileids"),
+            under(AUX_FOLDER, ".bootstrap", ".partitions"),
+            under(AUX_FOLDER, ".bootstrap", ".fileids"),
             SCHEMA_FOLDER,
             TEMP_FOLDER,
             ARCHIVED_FOLDER,
         ):
-            storage.makedirs(join(meta, sub))
+            storage.makedirs(under(meta, sub))
         config = TableConfig(dict(props))
         config.store(storage, meta, create=True)
         return cls.open(path, storage)
@@ -93,11 +94,11 @@ class HoodieTable:
     # --- paths ------------------------------------------------------------------------------
     @property
     def meta_path(self) -> str:
-        return join(self.base_path, HOODIE_FOLDER)
+        return under(self.base_path, HOODIE_FOLDER)
 
     @property
     def temp_path(self) -> str:
-        return join(self.meta_path, TEMP_FOLDER)
+        return under(self.meta_path, TEMP_FOLDER)
 
     @property
     def name(self) -> str:

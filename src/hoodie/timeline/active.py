@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
 from hoodie.layout import HOODIE_FOLDER, compare_key, format_instant
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
 
@@ -32,7 +33,7 @@ class ActiveTimeline:
     # --- loading --------------------------------------------------------------------------
     @classmethod
     def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> "ActiveTimeline":
-        timeline_dir = join(base_path, HOODIE_FOLDER, timeline_path)
+        timeline_dir = under(base_path, HOODIE_FOLDER, timeline_path)
         # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
         # instants are keyed by time and "is a savepoint".
         by_key: dict[tuple[str, bool], Instant] = {}
@@ -54,7 +55,7 @@ class ActiveTimeline:
         return cls(storage, base_path, layout_version, timeline_dir, instants)
 
     def reload(self) -> "ActiveTimeline":
-        rel = self.timeline_dir[len(join(self.base_path, HOODIE_FOLDER)) :].strip("/")
+        rel = self.timeline_dir[len(under(self.base_path, HOODIE_FOLDER)) :].strip("/")
         return ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
 
     # --- queries --------------------------------------------------------------------------
@@ -105,7 +106,7 @@ class ActiveTimeline:
 
     # --- instant content ------------------------------------------------------------------
     def instant_path(self, instant: Instant) -> str:
-        return join(self.timeline_dir, instant.file_name(self.layout_version))
+        return under(self.timeline_dir, instant.file_name(self.layout_version))
 
     def read_content(self, instant: Instant) -> bytes:
         try:

@@ -21,7 +21,7 @@ from hoodie.engine.base import TaskContext
 from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, ParquetDataBlock, encode_together, write_log_file
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.layout import LogFileName, base_file_name
-from hoodie.storage.base import join
+from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.meta_columns import with_meta_columns
@@ -99,14 +99,14 @@ def share_encoding(appends: list[PreparedAppend]) -> None:
 def finish_append(a: PreparedAppend, wctx: "WriteContext") -> WriteStat:  # noqa: F821
     """Write the log file of a prepared append; its write stat."""
     bucket = a.bucket
-    path = join(wctx.base_path, bucket.partition_path, a.log_name)
+    path = under(wctx.base_path, bucket.partition_path, a.log_name)
     size = write_log_file(wctx.storage, path, a.blocks)
     base_name = bucket.base_path.rsplit("/", 1)[-1] if bucket.base_path else ""
     if bucket.base_instant and not base_name.endswith(f"_{bucket.base_instant}.parquet"):
         base_name = ""  # the slice a pending compaction opens has no base file yet
     return WriteStat(
         fileId=bucket.file_id,
-        path=f"{bucket.partition_path}/{a.log_name}" if bucket.partition_path else a.log_name,
+        path=relative(bucket.partition_path, a.log_name),
         partitionPath=bucket.partition_path,
         prevCommit=bucket.base_instant or "null",
         numWrites=a.updates,

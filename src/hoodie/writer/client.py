@@ -7,7 +7,7 @@ the Spark pipeline reuses the same steps with Spark doing the shuffles.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,15 +123,33 @@ def validate_options(config: HoodieConfig) -> None:
         raise ConfigError(f"{o.MARKERS_TYPE.key}={config.get(o.MARKERS_TYPE)} is not supported yet; use DIRECT")
 
 
-def prepare_write(path: str, options: Mapping[str, Any] | None, operation: str | None, batch_schema: pa.Schema, storage: Storage) -> PreparedWrite:
-    """Driver-side setup shared by every engine: table, effective config, rollback."""
+def prepare_write(
+    path: str,
+    options: Mapping[str, Any] | None,
+    operation: str | None,
+    batch_schema: pa.Schema,
+    storage: Storage,
+    check_new_table_batch: Callable[[KeyGenerator], None] | None = None,
+) -> PreparedWrite:
+    """Driver-side setup shared by every engine: table, effective config, rollback.
+
+    ``check_new_table_batch`` is called with the key generator before a table that does
+    not exist yet is created, so that a batch refused for its keys or partition values
+    leaves no table behind (on an existing table the engine checks them before it writes).
+    """
     config = HoodieConfig.of(options)
     validate_options(config)
     validate_service_settings(config)
     op = resolve_operation(config, operation)
     data_fields = [f for f in batch_schema if f.name not in META_COLUMNS]
     create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
-    table, config = open_or_create(path, storage, config, KeyGenerator.from_config, create_schema)
+    def keygen_for_create(create_config: HoodieConfig) -> KeyGenerator:
+        keygen = KeyGenerator.from_config(create_config)
+        if check_new_table_batch is not None:
+            check_new_table_batch(keygen)
+        return keygen
+
+    table, config = open_or_create(path, storage, config, keygen_for_create, create_schema)
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
     table = disable_metadata_table(table)
@@ -252,7 +270,8 @@ class WriteClient:
         """Write one batch as one commit; returns its instant time."""
         batch = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         batch = normalize_batch(batch.drop_columns([c for c in META_COLUMNS if c in batch.column_names]))
-        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage)
+        # a new table is created only for a batch whose keys and partition paths are good
+        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage, lambda keygen: add_keys(batch, keygen, False))
         s = prepared.settings
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)

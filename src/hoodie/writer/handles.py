@@ -34,7 +34,8 @@ from hoodie.layout import (
     base_file_name,
     partition_metadata_content,
 )
-from hoodie.storage.base import Storage, join
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.markers import DirectMarkers
@@ -96,13 +97,13 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
         merged, counts = _new_rows(winners, wctx, ctx, name), (winners.num_rows, 0, 0)
     else:
         merged, counts, bloom_filter = _merge(bucket, incoming, delete_mask(incoming), wctx, ctx, name)
-    path = join(wctx.base_path, bucket.partition_path, name)
+    path = under(wctx.base_path, bucket.partition_path, name)
     size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter, use_dictionary)
     inserts, updates, deletes = counts
     elapsed = int((time.monotonic() - started) * 1000)
     return WriteStat(
         fileId=bucket.file_id,
-        path=f"{bucket.partition_path}/{name}" if bucket.partition_path else name,
+        path=relative(bucket.partition_path, name),
         partitionPath=bucket.partition_path,
         prevCommit=bucket.base_instant or NULL_COMMIT,
         numWrites=merged.num_rows,
@@ -274,7 +275,7 @@ def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
 
 
 def _ensure_partition_metadata(wctx: WriteContext, partition_path: str) -> None:
-    path = join(wctx.base_path, partition_path, PARTITION_METAFILE_PREFIX)
+    path = under(wctx.base_path, partition_path, PARTITION_METAFILE_PREFIX)
     if wctx.storage.exists(path):
         return
     try:

@@ -15,8 +15,9 @@ import pyarrow.compute as pc
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import KEYGEN_TYPE_TO_CLASS
-from hoodie.errors import ConfigError, RecordError
+from hoodie.errors import ConfigError, PartitionPathError, RecordError
 from hoodie.layout import DEFAULT_PARTITION
+from hoodie.storage.paths import partition_path_problem
 
 SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"
@@ -149,24 +150,64 @@ class KeyGenerator:
 
     # --- partition paths ----------------------------------------------------------------------
     def partition_paths(self, batch: pa.Table) -> pa.Array:
+        """The partition path of every record; :class:`PartitionPathError` if one of them
+        cannot be a folder inside the table."""
         n = batch.num_rows
         if not self.partition_fields:
             return pa.array([""] * n, pa.string())
         self._check_fields(batch, self.partition_fields, "partition path")
         parts = []
         for f in self.partition_fields:
-            if self.class_name == TIMESTAMP:
-                text = self._timestamp_partition(batch.column(f), f)
-            else:
-                text = _as_text(batch.column(f), f)
-            text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
-            if self.url_encode:
-                text = pa.array([escape_path_name(v) for v in text.to_pylist()], pa.string())
-            if self.hive_style:
-                text = pc.binary_join_element_wise(pa.scalar(f + "="), text, "")
-            parts.append(text)
+            text = self._field_text(batch, f)
+            # the value on its own too: hive style's "field=" prefix would hide a leading "/"
+            self._check_paths(batch, text, f)
+            parts.append(pc.binary_join_element_wise(pa.scalar(f + "="), text, "") if self.hive_style else text)
         out = pc.binary_join_element_wise(*parts, "/") if len(parts) > 1 else parts[0]
-        return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+        out = out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+        self._check_paths(batch, out, None)
+        return out
+
+    def _field_text(self, batch: pa.Table, field: str) -> pa.Array:
+        """One partition field's value in the partition path (before a hive-style prefix)."""
+        if self.class_name == TIMESTAMP:
+            text = self._timestamp_partition(batch.column(field), field)
+        else:
+            text = _as_text(batch.column(field), field)
+        text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
+        if self.url_encode:
+            text = pa.array([escape_path_name(v) for v in text.to_pylist()], pa.string())
+        return text
+
+    def _check_paths(self, batch: pa.Table, paths: pa.Array, field: str | None) -> None:
+        """Refuse the batch if any distinct path (of ``field``'s values, or whole partition
+        paths) cannot be a folder inside the table: checked once per distinct value."""
+        for path in pc.unique(paths).to_pylist():
+            problem = partition_path_problem(path)
+            if problem is not None:
+                raise self._path_error(batch, pc.index(paths, path).as_py(), field, problem)
+
+    def _path_error(self, batch: pa.Table, row: int, field: str | None, problem: str) -> PartitionPathError:
+        """The error for record ``row`` of ``batch``: it names the field whose value is at
+        fault, that value, the partition path, and the record key (when the batch holds
+        the key fields)."""
+        one = batch.slice(row, 1)
+        field = field or self.partition_fields[-1]
+        value = one.column(field)[0].as_py()
+        texts = [self._field_text(one, f)[0].as_py() for f in self.partition_fields]
+        if self.hive_style:
+            texts = [f"{f}={t}" for f, t in zip(self.partition_fields, texts)]
+        path = "/".join(texts)
+        try:
+            key = f"record key {self.record_keys(one)[0].as_py()!r}"
+        except RecordError:
+            key = f"row {row}"
+        hint = ""
+        if not self.url_encode and isinstance(value, str) and partition_path_problem(escape_path_name(value)) is None:
+            hint = "; hoodie.datasource.write.partitionpath.urlencode=true would encode it"
+        return PartitionPathError(
+            f"partition field {field!r} of {key} has the value {value!r}, which cannot be a partition "
+            f"folder inside the table (partition path {path!r}): {problem}; nothing was written{hint}"
+        )
 
     def _timestamp_partition(self, col: pa.ChunkedArray | pa.Array, field: str) -> pa.Array:
         ts_type = self.ts_type

@@ -15,7 +15,8 @@ from hoodie.layout import (
     parse_log_file_name,
     parse_marker_name,
 )
-from hoodie.storage.base import Storage, join, relative_to
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import relative, relative_to, under
 
 MARKERS_TYPE_FILE = "MARKERS.type"
 
@@ -36,7 +37,7 @@ class MarkerEntry:
     @property
     def data_file_path(self) -> str:
         """Data file path relative to the table's base path."""
-        return f"{self.partition_path}/{self.file_name}" if self.partition_path else self.file_name
+        return relative(self.partition_path, self.file_name)
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,10 @@ class DirectMarkers:
 
     @property
     def marker_dir(self) -> str:
-        return join(self.base_path, HOODIE_FOLDER, TEMP_FOLDER, self.instant)
+        return under(self.base_path, HOODIE_FOLDER, TEMP_FOLDER, self.instant)
 
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
-        path = join(self.marker_dir, marker_name(partition_path, data_file_name, io_type))
+        path = under(self.marker_dir, marker_name(partition_path, data_file_name, io_type))
         # Markers are empty: each may share the storage of an earlier marker of the
         # instant (a hard link on local disks, where a new file costs far more).
         like = _LINK_SOURCES.get(self.marker_dir)
@@ -71,7 +72,7 @@ class DirectMarkers:
     def entries(self) -> list[MarkerEntry]:
         """Every marker of the instant (walks the marker directory, never the table)."""
         out: list[MarkerEntry] = []
-        if self.storage.exists(join(self.marker_dir, MARKERS_TYPE_FILE)):
+        if self.storage.exists(under(self.marker_dir, MARKERS_TYPE_FILE)):
             from hoodie.writer.markers_timeline_based import read_batched_markers
 
             names = read_batched_markers(self.storage, self.marker_dir)
@@ -108,7 +109,7 @@ class DirectMarkers:
         if placeholder is None:  # a 1.x style marker already names the log file
             return [entry.data_file_path]
         out = []
-        for info in self.storage.list_dir(join(self.base_path, entry.partition_path)):
+        for info in self.storage.list_dir(under(self.base_path, entry.partition_path)):
             lf = parse_log_file_name(info.name)
             if (
                 lf is not None
@@ -117,7 +118,7 @@ class DirectMarkers:
                 and lf.write_token == placeholder.write_token
                 and log_file_written_by(self.storage, info.path, self.instant)
             ):
-                out.append(f"{entry.partition_path}/{info.name}" if entry.partition_path else info.name)
+                out.append(relative(entry.partition_path, info.name))
         return out
 
 

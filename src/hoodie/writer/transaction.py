@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.storage.base import join
+from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -129,4 +129,4 @@ class WriteTransaction:
                     continue
             for rel in markers.files_of(entry):
                 if rel not in accepted:
-                    self.table.storage.delete(join(self.table.base_path, rel))
+                    self.table.storage.delete(under(self.table.base_path, rel))
