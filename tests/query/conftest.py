@@ -301,14 +301,17 @@ class MorTable(SyntheticTable):
     # --- files --------------------------------------------------------------------------------
     def log(self, partition: str, file_id: str, base_instant: str, version: int, blocks: Sequence[LogBlock],
             token: str = "0-1-1", tail: bytes = b"", head: bytes = b"", base_file: str = "") -> WriteStat:
-        """Write a log file holding ``blocks``, with raw bytes before/after them (torn writes)."""
+        """Write a log file holding ``blocks``, with raw bytes before/after them (torn writes
+        of failed writers); the write stat records the bytes of ``blocks`` only, as a
+        writer's append does (``logOffset`` where they start, ``fileSizeInBytes`` their length)."""
         name = f".{file_id}_{base_instant}.log.{version}_{token}"
         rel = f"{partition}/{name}" if partition else name
         full = os.path.join(self.path, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        Path(full).write_bytes(head + (encode_log_file(blocks) if blocks else b"") + tail)
+        written = encode_log_file(blocks) if blocks else b""
+        Path(full).write_bytes(head + written + tail)
         return WriteStat(fileId=file_id, path=rel, partitionPath=partition, prevCommit=base_instant,
-                         fileSizeInBytes=os.path.getsize(full), logVersion=version, logOffset=0,
+                         fileSizeInBytes=len(written), logVersion=version, logOffset=len(head),
                          baseFile=base_file, logFiles=[name])
 
     def deltacommit(self, instant: str, stats: list[WriteStat], state: str = "completed", completed_at: str | None = None) -> None:

@@ -95,8 +95,7 @@ def corrupt_blocks(mor_table):
     t.deltacommit(T[1], [t.log("p", F, T[0], 1, [t.data_block(T[1], [rec(1, 20, "before-tear")], "p", F)], tail=torn[: len(torn) // 2], base_file=base)])
     # a block cut short in the middle of a file, followed by a whole one
     cut = encode_block(t.data_block(T[2], [rec(3, 20, "cut")], "p", F))[:-10]
-    whole = encode_block(t.data_block(T[2], [rec(4, 20, "whole")], "p", F))
-    t.deltacommit(T[2], [t.log("p", F, T[0], 2, [], head=cut + whole, base_file=base)])
+    t.deltacommit(T[2], [t.log("p", F, T[0], 2, [t.data_block(T[2], [rec(4, 20, "whole")], "p", F)], head=cut, base_file=base)])
     return t, {1: "before-tear", 2: "n2", 3: "n3", 4: "whole", 5: "n5"}
 
 

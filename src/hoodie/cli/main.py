@@ -28,6 +28,7 @@ from hoodie.cli import restore as restore_cmd
 from hoodie.cli import savepoint as savepoint_cmd
 from hoodie.cli import show as show_cmd
 from hoodie.cli import timeline as timeline_cmd
+from hoodie.cli import validate as validate_cmd
 from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
 from hoodie.cli.options import parse_options
@@ -120,6 +121,22 @@ def show(
         table = HoodieTable.open(path)
         report = show_cmd.describe_table(table, partition, instant)
         show_cmd.print_report(report, as_json)
+
+
+@app.command()
+def validate(
+    path: PathArg,
+    as_of: Annotated[
+        Optional[str], typer.Option("--as-of", metavar="T", help="Check the slices as of this instant (yyyyMMddHHmmss[SSS] or ISO time).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check every file of the latest slices against the commit metadata; list what is missing or damaged."""
+    with reporting_errors():
+        instant = parse_instant(as_of, "--as-of") if as_of is not None else None
+        table = HoodieTable.open(path)
+        report = validate_cmd.validate(table, instant)
+    validate_cmd.print_report(report, as_json)
 
 
 @app.command()

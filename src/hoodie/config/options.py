@@ -146,6 +146,16 @@ QUERY_TYPE = _opt("hoodie.datasource.query.type", "snapshot", _lower, "snapshot,
 BEGIN_INSTANT = _opt("hoodie.datasource.read.begin.instanttime", None, str, "Incremental pull: exclusive start instant.")
 END_INSTANT = _opt("hoodie.datasource.read.end.instanttime", None, str, "Incremental pull: inclusive end instant (default: latest).")
 AS_OF_INSTANT = _opt("as.of.instant", None, str, "Time travel: read the table as of this instant.", ("hoodie.datasource.read.as.of.instant",))
+IGNORE_MISSING_FILES = _opt(
+    "ignoreMissingFiles", False, _bool,
+    "Read around a file a completed instant wrote that storage no longer has (a warning names it) instead of failing.",
+    ("spark.sql.files.ignoreMissingFiles",),
+)
+IGNORE_CORRUPT_FILES = _opt(
+    "ignoreCorruptFiles", False, _bool,
+    "Read around a base file or committed log block that cannot be decoded (a warning names it) instead of failing.",
+    ("spark.sql.files.ignoreCorruptFiles",),
+)
 READ_PATHS = _opt("hoodie.datasource.read.paths", None, str, "Accepted for compatibility; not used.")
 
 _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}

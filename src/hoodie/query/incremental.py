@@ -44,15 +44,18 @@ def read_incremental(
     end: str | None = None,
     columns: Sequence[str] | None = None,
     engine: Engine | None = None,
+    ignore_missing_files: bool = False,
+    ignore_corrupt_files: bool = False,
 ) -> pa.Table:
     """Records committed after ``begin`` and up to ``end`` (default: the latest commit).
 
     The schema is the table's latest (as for an incremental pull in Hudi), optionally
     projected to ``columns``. Raises :class:`~hoodie.errors.InstantNotFoundError` when
-    ``begin`` lies before the active timeline of a table that archived instants.
+    ``begin`` lies before the active timeline of a table that archived instants. Damaged
+    files as for :func:`~hoodie.query.snapshot.read_snapshot`.
     """
-    plan = plan_incremental(table, begin, end)
-    return read_plan(table, plan, columns, engine)
+    plan = plan_incremental(table, begin, end, ignore_missing_files)
+    return read_plan(table, plan, columns, engine, ignore_corrupt_files)
 
 
 def read_plan(
@@ -60,6 +63,7 @@ def read_plan(
     plan: IncrementalPlan,
     columns: Sequence[str] | None = None,
     engine: Engine | None = None,
+    ignore_corrupt_files: bool = False,
 ) -> pa.Table:
     """Read what :func:`~hoodie.query.planner.plan_incremental` planned."""
     full = output_schema(table, None, plan.slices)
@@ -70,10 +74,10 @@ def read_plan(
     slices = slices_for_range(table, plan)
     what = "incremental: read file slices"
     if not plan.filter_rows:
-        return read_file_slices(table, slices, full, in_range, wanted.names, engine, what)
+        return read_file_slices(table, slices, full, in_range, wanted.names, engine, what, ignore_corrupt_files)
     # The commit time is needed to filter even when the caller did not ask for it.
     read_columns = wanted.names if COMMIT_TIME_COLUMN in wanted.names else [COMMIT_TIME_COLUMN, *wanted.names]
-    data = read_file_slices(table, slices, full, in_range, read_columns, engine, what)
+    data = read_file_slices(table, slices, full, in_range, read_columns, engine, what, ignore_corrupt_files)
     if plan.time_basis == INSTANT_TIME:
         data = filter_commit_times(data, after=compare_key(plan.begin), upto=compare_key(plan.end))
     else:

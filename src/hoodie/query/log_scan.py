@@ -4,7 +4,12 @@ This module owns block selection for a merge-on-read read. The log files of a sl
 read in their slice order (base instant, version, write token), each block in file
 order, and a block is replayed only when
 
-* it is not a :class:`~hoodie.formats.log.blocks.CorruptBlock` (a torn write);
+* it is not a :class:`~hoodie.formats.log.blocks.CorruptBlock` (a torn write). A
+  corrupt block inside the bytes a completed delta commit wrote (the log file's
+  ``committed`` extents), or a log file shorter than they reach, is damage, not a torn
+  write: :class:`~hoodie.errors.DamagedTableError` naming the file and the instant,
+  unless the read tolerates corrupt files (``ignore_corrupt``: a warning, then the
+  corrupt bytes are skipped as a torn write's are);
 * its ``INSTANT_TIME`` is an instant the query sees (:class:`~.instants.InstantFilter`:
   completed, inside the as-of or incremental range — never pending or failed);
 * no later rollback ``COMMAND`` block of the slice targets its instant. As in Java and
@@ -24,11 +29,12 @@ one :func:`decode_pending`. Memory is the log files of the slices decoded togeth
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hoodie.engine.runs import bounded_runs
-from hoodie.errors import FormatError, UnsupportedTableError
+from hoodie.errors import DamagedTableError, FormatError, UnsupportedTableError
 from hoodie.formats.log import (
     BlockInfo,
     BlockType,
@@ -41,6 +47,8 @@ from hoodie.formats.log.content import decode_avro_together
 from hoodie.formats.log.reader import decode_block
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import LogFile
+
+log = logging.getLogger(__name__)
 
 __all__ = ["LogScanStats", "PendingBlock", "ReplayBlock", "decode_pending", "replay_blocks", "scan_log"]
 
@@ -87,6 +95,7 @@ def scan_log(
     log_files: Sequence[LogFile],
     visible: Callable[[str], bool],
     stats: LogScanStats | None = None,
+    ignore_corrupt: bool = False,
 ) -> list[PendingBlock]:
     """The data and delete blocks of ``log_files`` a query applies, oldest first, read but
     not decoded."""
@@ -98,9 +107,11 @@ def scan_log(
             reader = LogFileReader(storage, lf.path)
             readers.append(reader)
             stats.log_files += 1
+            _check_length(lf, reader.size, ignore_corrupt)
             for found in reader.scan():
                 stats.blocks += 1
                 if isinstance(found, CorruptBlock):
+                    _check_corrupt(lf, found, ignore_corrupt)
                     stats.corrupt_blocks += 1
                     continue
                 if found.block_type is BlockType.COMMAND:
@@ -126,6 +137,33 @@ def scan_log(
     finally:
         for reader in readers:
             reader.close()
+
+
+def _damage(message: str, ignore_corrupt: bool) -> None:
+    if not ignore_corrupt:
+        raise DamagedTableError(f"{message}; `hoodie validate` lists every damaged file, and ignoreCorruptFiles=true reads around it")
+    log.warning("%s; reading around it (ignoreCorruptFiles)", message)
+
+
+def _check_length(lf: LogFile, size: int, ignore_corrupt: bool) -> None:
+    """A log file shorter than what completed delta commits wrote into it lost committed
+    blocks: damage, whatever the blocks before the cut look like."""
+    furthest = lf.committed_end()
+    if furthest is not None and size < furthest.end:
+        _damage(f"log file {lf.path} is {size} bytes long, but the completed instant {furthest.instant} wrote up to byte {furthest.end}", ignore_corrupt)
+
+
+def _check_corrupt(lf: LogFile, block: CorruptBlock, ignore_corrupt: bool) -> None:
+    """A corrupt block where a completed delta commit wrote is damage; elsewhere it is
+    the torn tail of a failed or inflight writer, skipped as Java skips it."""
+    end = block.offset + block.length
+    hit = lf.committed_within(block.offset, end)
+    if hit is not None:
+        _damage(
+            f"log file {lf.path} is corrupt at bytes {block.offset}-{end} ({block.reason}), "
+            f"which the completed instant {hit.instant} wrote",
+            ignore_corrupt,
+        )
 
 
 def decode_pending(pending: Sequence[PendingBlock]) -> list[ReplayBlock]:
@@ -161,6 +199,7 @@ def replay_blocks(
     log_files: Sequence[LogFile],
     visible: Callable[[str], bool],
     stats: LogScanStats | None = None,
+    ignore_corrupt: bool = False,
 ) -> list[ReplayBlock]:
     """The data and delete blocks of ``log_files`` a query applies, oldest first, decoded."""
-    return decode_pending(scan_log(storage, log_files, visible, stats))
+    return decode_pending(scan_log(storage, log_files, visible, stats, ignore_corrupt))

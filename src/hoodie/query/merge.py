@@ -217,10 +217,12 @@ class _LogBuffer:
         self.stats.log_records += data.num_rows
 
 
-def _read_base(storage: Storage, base: BaseFile | None, schema: pa.Schema, with_footer: bool) -> tuple[pa.Table, FooterIndex | None]:
+def _read_base(
+    storage: Storage, base: BaseFile | None, schema: pa.Schema, with_footer: bool, ignore_corrupt: bool = False
+) -> tuple[pa.Table, FooterIndex | None]:
     if base is None:
         return schema.empty_table(), None
-    task = BaseFileTask(storage, base.path, schema)
+    task = BaseFileTask(storage, base.path, schema, ignore_corrupt=ignore_corrupt)
     return read_base_file_and_footer(task) if with_footer else (read_base_file_task(task), None)
 
 
@@ -234,6 +236,7 @@ def merge_slice(
     columns: Sequence[str] | None = None,
     keep_base_footer: bool = False,
     replayed: tuple[Sequence[ReplayBlock], LogScanStats] | None = None,
+    ignore_corrupt: bool = False,
 ) -> MergedSlice:
     """Merge ``file_slice`` into its live records, conformed to ``schema``.
 
@@ -246,6 +249,8 @@ def merge_slice(
     read in the same open as its records). ``replayed`` gives the slice's log blocks
     already replayed (:func:`~.log_scan.replay_blocks` with ``visible``) and what the
     replay met, as :func:`run_merge_tasks` decodes the blocks of several slices together.
+    ``ignore_corrupt`` reads around a log block a completed instant wrote and that is
+    now corrupt (see :mod:`~.log_scan`), with a warning, instead of raising.
     """
     merge.require_mergeable(f"file group {file_slice.file_id} in partition {file_slice.partition_path!r}")
     working = _working_schema(schema, merge, columns)
@@ -254,11 +259,11 @@ def merge_slice(
         raise SchemaError(f"merging file group {file_slice.file_id} needs the record key column(s) {', '.join(missing)}")
     if replayed is None:
         stats = MergeStats()
-        blocks: Sequence[ReplayBlock] = replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan)
+        blocks: Sequence[ReplayBlock] = replay_blocks(storage, file_slice.log_files, _as_predicate(visible), stats.scan, ignore_corrupt)
     else:
         blocks, scan = replayed
         stats = MergeStats(scan=scan)
-    base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer)
+    base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer, ignore_corrupt)
     stats.base_records = base.num_rows
     out = None
     if not any(isinstance(b, DeleteBlock) for b in blocks):
@@ -536,6 +541,7 @@ class MergeSliceTask:
     merge: MergeConfig
     visible: InstantFilter
     columns: tuple[str, ...] | None = None
+    ignore_corrupt: bool = False  # read around damaged committed log blocks (ignoreCorruptFiles)
 
 
 def run_merge_task(task: MergeSliceTask, ctx: TaskContext | None = None) -> pa.Table:
@@ -549,20 +555,24 @@ def run_merge_tasks(tasks: Sequence[MergeSliceTask], ctx: TaskContext | None = N
     largely per field, so a thousand-record block alone pays it mostly for its fields).
     Memory is the log files of all the slices and the base file of one; the result is
     the slices' records, concatenated in task order."""
-    replayed = replay_together(tasks[0].storage, [t.file_slice for t in tasks], [t.visible for t in tasks])
+    replayed = replay_together(tasks[0].storage, [t.file_slice for t in tasks], [t.visible for t in tasks], tasks[0].ignore_corrupt)
     parts = [
-        merge_slice(task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=r).records
+        merge_slice(
+            task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=r, ignore_corrupt=task.ignore_corrupt
+        ).records
         for task, r in zip(tasks, replayed)
     ]
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-def replay_together(storage: Storage, slices: Sequence[FileSlice], visible: Sequence[Visible]) -> list[tuple[list[ReplayBlock], LogScanStats]]:
+def replay_together(
+    storage: Storage, slices: Sequence[FileSlice], visible: Sequence[Visible], ignore_corrupt: bool = False
+) -> list[tuple[list[ReplayBlock], LogScanStats]]:
     """The log blocks of each of ``slices`` replayed (``visible[i]`` deciding for slice
     ``i``) with what each replay met, as :func:`merge_slice` takes them (``replayed``),
     the blocks of all the slices decoded together."""
     scans = [LogScanStats() for _ in slices]
-    pending = [scan_log(storage, s.log_files, _as_predicate(v), scan) for s, v, scan in zip(slices, visible, scans)]
+    pending = [scan_log(storage, s.log_files, _as_predicate(v), scan, ignore_corrupt) for s, v, scan in zip(slices, visible, scans)]
     decoded = decode_pending([p for slice_pending in pending for p in slice_pending])
     out, at = [], 0
     for slice_pending, scan in zip(pending, scans):

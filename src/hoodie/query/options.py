@@ -24,6 +24,8 @@ class ReadRequest:
     as_of: str | None
     begin: str | None
     end: str | None
+    ignore_missing_files: bool = False
+    ignore_corrupt_files: bool = False
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> "ReadRequest":
@@ -41,7 +43,7 @@ class ReadRequest:
         elif begin is not None or end is not None:
             key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
             raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
-        return cls(query_type, as_of, begin, end)
+        return cls(query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)))
 
 
 def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:

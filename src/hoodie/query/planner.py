@@ -18,6 +18,7 @@ conformance tables):
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State
+
+log = logging.getLogger(__name__)
 
 PartitionFilter = Callable[[str], bool]
 
@@ -56,19 +59,31 @@ def plan_snapshot(
     table: HoodieTable,
     as_of: str | None = None,
     partition_filter: PartitionFilter | None = None,
+    ignore_missing_files: bool = False,
 ) -> list[FileSlice]:
     """Latest file slice of every live file group, as of ``as_of`` (default: now).
 
     Only slices of instants completed at or before ``as_of`` count; file groups replaced by
     a completed replace commit are gone; ``partition_filter`` (called with each relative
     partition path, "" for a non-partitioned table) prunes partitions before they are
-    listed. An ``as_of`` older than the first commit yields no slices.
+    listed. An ``as_of`` older than the first commit yields no slices. A file a completed
+    instant wrote and the view needs, missing from storage, is a
+    :class:`~hoodie.errors.DamagedTableError` unless ``ignore_missing_files`` (then its file
+    group is left out with a warning).
     """
-    view = table.view(as_instant(as_of) if as_of is not None else None)
+    view = table.view(as_instant(as_of) if as_of is not None else None, ignore_missing_files)
     partitions = view.all_partition_paths()
     if partition_filter is not None:
         partitions = [p for p in partitions if partition_filter(p)]
-    return sorted(view.latest_slices_all(partitions), key=_slice_order)
+    slices = sorted(view.latest_slices_all(partitions), key=_slice_order)
+    warn_missing(view)
+    return slices
+
+
+def warn_missing(view: FileSystemView) -> None:
+    """One warning per committed file a read goes around (``ignoreMissingFiles``)."""
+    for m in view.missing:
+        log.warning("%s; reading around it (ignoreMissingFiles)", m.message)
 
 
 # --- incremental ------------------------------------------------------------------------------
@@ -150,7 +165,7 @@ def _timeline_as_completed_by(timeline: ActiveTimeline, end: str) -> ActiveTimel
     return dataclasses.replace(timeline, instants=instants)
 
 
-def plan_incremental(table: HoodieTable, begin: str, end: str | None = None) -> IncrementalPlan:
+def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ignore_missing_files: bool = False) -> IncrementalPlan:
     """Plan an incremental pull of the changes committed in ``(begin, end]``.
 
     ``end`` defaults to the latest completed commit. ``begin`` older than the start of the
@@ -180,9 +195,9 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None) -> 
                 touched[stat.partitionPath].add(stat.fileId)
 
     if basis == COMPLETION_TIME:
-        view = FileSystemView(table.storage, table.base_path, _timeline_as_completed_by(timeline, end))
+        view = FileSystemView(table.storage, table.base_path, _timeline_as_completed_by(timeline, end), None, ignore_missing_files)
     else:
-        view = table.view(end)
+        view = table.view(end, ignore_missing_files)
     slices = []
     for partition in sorted(touched):
         ids = touched[partition]
@@ -191,4 +206,5 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None) -> 
             # replacing group, which the replace commit's own write stats point at.
             if group.file_id in ids and (s := group.latest_slice) is not None:
                 slices.append(s)
+    warn_missing(view)
     return IncrementalPlan(begin, end, basis, in_range, tuple(sorted(slices, key=_slice_order)), filter_rows)

@@ -18,6 +18,8 @@ data is cast to it.
 """
 from __future__ import annotations
 
+import logging
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,6 +38,8 @@ from hoodie.table.table import HoodieTable
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
+
+log = logging.getLogger(__name__)
 
 def meta_schema() -> pa.Schema:
     # hudi-rs prepends its meta fields as non-nullable strings; matching it makes the two
@@ -113,6 +117,8 @@ class BaseFileTask:
     # Arrow decodes columns on its own threads: only when the tasks are fewer than the
     # engine's workers, else those threads would oversubscribe the cores
     use_threads: bool = False
+    # a base file Parquet cannot decode is skipped with a warning (ignoreCorruptFiles)
+    ignore_corrupt: bool = False
 
 
 def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> pa.Table:
@@ -141,7 +147,10 @@ def _read(task: BaseFileTask, with_footer: bool) -> tuple[pa.Table, FooterIndex 
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, OSError) as e:
-        raise FormatError(f"cannot read base file {task.path}: {e}") from e
+        if not task.ignore_corrupt:
+            raise FormatError(f"cannot read base file {task.path}: {e}") from e
+        log.warning("base file %s cannot be read (%s); reading around it (ignoreCorruptFiles)", task.path, e)
+        return task.schema.empty_table(), None
     return conform(data, task.schema, task.path), footer
 
 

@@ -87,9 +87,11 @@ def read_file_slices(
     columns: Sequence[str] | None = None,
     engine: Engine | None = None,
     description: str = "read file slices",
+    ignore_corrupt: bool = False,
 ) -> pa.Table:
     """Read every slice (merging the ones with logs) and concatenate under ``schema``
-    projected to ``columns``; ``visible`` decides which log blocks count."""
+    projected to ``columns``; ``visible`` decides which log blocks count; ``ignore_corrupt``
+    reads around damaged files with a warning instead of raising."""
     out_schema = project(schema, columns)
     merge = MergeConfig.for_table(table.config)
     engine = engine or LocalEngine()
@@ -101,9 +103,9 @@ def read_file_slices(
     for s in slices:
         _check_parquet(table, s)
         if s.log_files:
-            merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names))
+            merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names, ignore_corrupt))
         elif s.base_file is not None:
-            tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads))
+            tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads, ignore_corrupt))
     # merges first: the longest tasks, so the short base-file reads fill in at the end
     tasks = [*group_merges(merges, engine.parallelism), *tasks]
     if not tasks:

@@ -26,15 +26,22 @@ def read_snapshot(
     columns: Sequence[str] | None = None,
     partition_filter: PartitionFilter | None = None,
     engine: Engine | None = None,
+    ignore_missing_files: bool = False,
+    ignore_corrupt_files: bool = False,
 ) -> pa.Table:
     """Every live record of ``table`` (as of ``as_of``), as one Arrow table.
+
+    A file that a completed instant wrote and that the read needs is missing or damaged:
+    :class:`~hoodie.errors.DamagedTableError`, or, with ``ignore_missing_files`` /
+    ``ignore_corrupt_files`` (Spark's ``ignoreMissingFiles`` / ``ignoreCorruptFiles``),
+    a warning naming it and a read of the rest.
 
     The result has the query schema of :func:`hoodie.query.reader.output_schema`
     (optionally projected to ``columns``); an empty table keeps that schema, and a table
     with no schema at all (created, never written, no create schema) reads as an empty
     ``pa.table``.
     """
-    return _read(table, as_of, columns, partition_filter, engine, read_optimized=False)
+    return _read(table, as_of, columns, partition_filter, engine, False, ignore_missing_files, ignore_corrupt_files)
 
 
 def read_optimized(
@@ -43,10 +50,13 @@ def read_optimized(
     columns: Sequence[str] | None = None,
     partition_filter: PartitionFilter | None = None,
     engine: Engine | None = None,
+    ignore_missing_files: bool = False,
+    ignore_corrupt_files: bool = False,
 ) -> pa.Table:
     """The base files of the latest slices only: on merge-on-read tables, the state as of
-    the last compaction of each file group (log files are not read)."""
-    return _read(table, as_of, columns, partition_filter, engine, read_optimized=True)
+    the last compaction of each file group (log files are not read). Damaged files as
+    for :func:`read_snapshot`."""
+    return _read(table, as_of, columns, partition_filter, engine, True, ignore_missing_files, ignore_corrupt_files)
 
 
 def _read(
@@ -56,9 +66,11 @@ def _read(
     partition_filter: PartitionFilter | None,
     engine: Engine | None,
     read_optimized: bool,
+    ignore_missing_files: bool,
+    ignore_corrupt_files: bool,
 ) -> pa.Table:
     as_of = as_instant(as_of) if as_of is not None else None
-    slices = plan_snapshot(table, as_of, partition_filter)
+    slices = plan_snapshot(table, as_of, partition_filter, ignore_missing_files)
     if read_optimized:
         slices = base_files_only(slices)
     schema = output_schema(table, as_of, slices)
@@ -66,4 +78,4 @@ def _read(
         return pa.table({})
     visible = InstantFilter.of_timeline(table.timeline, upto=as_of)
     what = "read_optimized: read base files" if read_optimized else "snapshot: read file slices"
-    return read_file_slices(table, slices, schema, visible, columns, engine, what)
+    return read_file_slices(table, slices, schema, visible, columns, engine, what, ignore_corrupt_files)

@@ -26,14 +26,34 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
+class LogExtent:
+    """Bytes ``[start, end)`` of a log file that the completed ``instant`` wrote."""
+
+    start: int
+    end: int
+    instant: str
+
+
+@dataclass(frozen=True)
 class LogFile:
     path: str
     name: LogFileName
     size: int
+    # what completed delta commits wrote into it (from their write stats; empty when
+    # unknown): a corrupt block there is damage, not the torn tail of a failed writer
+    committed: tuple[LogExtent, ...] = ()
 
     @property
     def file_name(self) -> str:
         return self.name.name
+
+    def committed_end(self) -> LogExtent | None:
+        """The committed extent that reaches furthest into the file, or None."""
+        return max(self.committed, key=lambda e: e.end, default=None)
+
+    def committed_within(self, start: int, end: int) -> LogExtent | None:
+        """A committed extent overlapping bytes ``[start, end)``, or None."""
+        return next((e for e in self.committed if e.start < end and start < e.end), None)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ until the compaction's base file is committed.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 from collections.abc import Iterable
 
+from hoodie.errors import DamagedTableError
 from hoodie.layout import (
     HOODIE_FOLDER,
     PARTITION_METAFILE_PREFIX,
@@ -21,20 +24,42 @@ from hoodie.layout import (
     parse_log_file_name,
 )
 from hoodie.storage.base import FileInfo, Storage
-from hoodie.storage.paths import relative_to, under
+from hoodie.storage.paths import relative, relative_to, under
+from hoodie.table.committed import CommittedFiles
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
 
+@dataclass(frozen=True)
+class MissingFile:
+    """A file the completed ``instant`` wrote that storage no longer has."""
+
+    partition_path: str
+    file_name: str
+    instant: str
+    message: str
+
+
 class FileSystemView:
     """File groups of a table as of ``as_of`` (default: the latest completed instant)."""
 
-    def __init__(self, storage: Storage, base_path: str, timeline: ActiveTimeline, as_of: str | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        base_path: str,
+        timeline: ActiveTimeline,
+        as_of: str | None = None,
+        ignore_missing_files: bool = False,
+    ) -> None:
         self.storage = storage
         self.base_path = base_path
         self.timeline = timeline
         self.as_of = as_of
+        # read around a committed file storage no longer has instead of raising
+        # DamagedTableError; what was read around is kept in `missing` (readers warn)
+        self.ignore_missing_files = ignore_missing_files
+        self.missing: list[MissingFile] = []
         self._lock = threading.Lock()
         self._groups: dict[str, list[FileGroup]] = {}
         # directory listings the partition walk already made, used once by the file groups
@@ -45,6 +70,7 @@ class FileSystemView:
         self._on_timeline = all_on_timeline
         self._timeline_start = timeline.commits_start()
         self._replaced: dict[str, set[str]] = self._replaced_file_ids(completed)
+        self.committed = CommittedFiles(timeline, completed)
         self._layout2 = timeline.layout_version >= 2
         # Pending compactions (a completed one loads as a commit): a v6 writer names the
         # logs it appends meanwhile after the compaction instant, whose base is not there yet.
@@ -80,7 +106,9 @@ class FileSystemView:
     # --- partitions -------------------------------------------------------------------------
     def all_partition_paths(self) -> list[str]:
         """Every partition of the table, found by walking the directory tree (as Java does
-        without the metadata table): a directory holding partition metadata or data files."""
+        without the metadata table): a directory holding partition metadata or data files.
+        A partition a completed write of the view wrote live files into, and that is gone
+        from storage, is damage (see :meth:`_checked`)."""
         found: list[str] = []
         pending = [self.base_path]
         while pending:
@@ -97,6 +125,10 @@ class FileSystemView:
             for e in entries:
                 if e.is_dir and not (d == self.base_path and e.name == HOODIE_FOLDER):
                     pending.append(e.path)
+        listed = set(found)
+        for partition in self.committed.partitions():
+            if partition not in listed:
+                self._checked(partition, [], self._replaced.get(partition, set()))
         return sorted(found)
 
     # --- file groups ------------------------------------------------------------------------
@@ -145,7 +177,57 @@ class FileSystemView:
             slices = self._slices(partition_path, file_id, bases.get(file_id, {}), logs.get(file_id, []))
             if slices:
                 groups.append(FileGroup(partition_path, file_id, tuple(slices)))
-        return groups
+        return self._checked(partition_path, groups, replaced)
+
+    # --- committed files --------------------------------------------------------------------
+    def _checked(self, partition_path: str, groups: list[FileGroup], replaced: set[str]) -> list[FileGroup]:
+        """``groups`` checked against what the view's completed instants wrote: the latest
+        base file each live group's last write produced must be listed (else
+        :class:`DamagedTableError`, or, when reading around missing files, the group is left
+        out with a warning rather than read at an older version), and log files of latest
+        slices learn the byte ranges completed delta commits wrote into them."""
+        commits = self.committed.partition(partition_path)
+        if not commits.bases and not commits.logs:
+            return groups
+        by_id = {g.file_id: g for g in groups}
+        for file_id, base in sorted(commits.bases.items()):
+            if file_id in replaced:
+                continue
+            latest = by_id[file_id].latest_slice if file_id in by_id else None
+            name = parse_base_file_name(base.file_name)
+            instant = name.instant if name is not None else base.instant
+            if latest is None or compare_key(latest.base_instant) < compare_key(instant) or (
+                latest.base_instant == instant and latest.base_file is None
+            ):
+                self._missing(partition_path, base.file_name, base.instant)
+                by_id.pop(file_id, None)
+        for log_name, extents in sorted(commits.logs.items()):
+            lname = parse_log_file_name(log_name)
+            group = by_id.get(lname.file_id) if lname is not None else None
+            if lname is None or lname.file_id in replaced:
+                continue
+            latest = group.latest_slice if group is not None else None
+            if latest is None:
+                if lname.file_id not in commits.bases:  # (a missing base was reported above)
+                    self._missing(partition_path, log_name, extents[-1].instant)
+                continue
+            if not any(lf.file_name == log_name for lf in latest.log_files):
+                if compare_key(lname.instant) >= compare_key(latest.base_instant):  # the latest slice's
+                    self._missing(partition_path, log_name, extents[-1].instant)
+                continue
+            logs = tuple(dataclasses.replace(lf, committed=tuple(extents)) if lf.file_name == log_name else lf for lf in latest.log_files)
+            group = dataclasses.replace(group, slices=group.slices[:-1] + (dataclasses.replace(latest, log_files=logs),))
+            by_id[lname.file_id] = group
+        return [by_id[g.file_id] for g in groups if g.file_id in by_id]
+
+    def _missing(self, partition_path: str, file_name: str, instant: str) -> None:
+        rel = relative(partition_path, file_name, source=f"instant {instant}")
+        message = f"{self.base_path}: {rel}, written by the completed instant {instant}, is missing from storage"
+        if self.as_of is not None:
+            message += f" (if a clean removed it, as.of.instant {self.as_of} is older than what the cleaner retains)"
+        if not self.ignore_missing_files:
+            raise DamagedTableError(f"{message}; `hoodie validate` lists every damaged file, and ignoreMissingFiles=true reads around it")
+        self.missing.append(MissingFile(partition_path, file_name, instant, message))
 
     def _slices(self, partition: str, file_id: str, bases: dict[str, BaseFile], logs: list[LogFile]) -> list[FileSlice]:
         by_instant: dict[str, tuple[BaseFile | None, list[LogFile]]] = {t: (b, []) for t, b in bases.items()}

@@ -109,8 +109,8 @@ class HoodieTable:
         return self.config.table_type
 
     # --- views and schema -------------------------------------------------------------------
-    def view(self, as_of: str | None = None) -> FileSystemView:
-        return FileSystemView(self.storage, self.base_path, self.timeline, as_of)
+    def view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> FileSystemView:
+        return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         return self.timeline.commit_metadata(instant)

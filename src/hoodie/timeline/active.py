@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
@@ -29,6 +29,11 @@ class ActiveTimeline:
     layout_version: int
     timeline_dir: str
     instants: tuple[Instant, ...]
+    # decoded commit metadata by instant file: a completed instant's content never changes
+    _metadata: dict[str, CommitMetadata] = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_metadata": {}}  # tasks get the timeline, not its cache
 
     # --- loading --------------------------------------------------------------------------
     @classmethod
@@ -115,8 +120,15 @@ class ActiveTimeline:
             raise InstantNotFoundError(f"instant file {instant.file_name(self.layout_version)} is gone from {self.timeline_dir}") from None
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        """Commit metadata of a completed commit, delta commit or replace commit."""
-        return CommitMetadata.decode(self.read_content(instant), instant.timestamp)
+        """Commit metadata of a completed commit, delta commit or replace commit (decoded
+        once per timeline snapshot)."""
+        path = self.instant_path(instant)
+        cached = self._metadata.get(path)
+        if cached is None:
+            cached = CommitMetadata.decode(self.read_content(instant), instant.timestamp)
+            if instant.is_completed:
+                self._metadata[path] = cached
+        return cached
 
     # --- writing (layout 1 only) ------------------------------------------------------------
     def new_instant_time(self) -> str:

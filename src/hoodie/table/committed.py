@@ -1,0 +1,86 @@
+"""What the completed instants of a view say its partitions hold.
+
+A listing alone cannot tell a file that was never there from one that storage lost: with
+the latest base file of a file group deleted, the listing still shows the slice before it,
+and a reader would return that older version without a word. The write stats of the
+completed commits, delta commits and replace commits the view sees name every file they
+wrote, so the view checks its listing against them (:class:`CommittedFiles`):
+
+* per file group, the base file of its latest committed write (a copy-on-write merge, an
+  insert into a new or small file, a compaction);
+* per log file, the byte ranges completed delta commits appended to it (``logOffset`` and
+  ``fileSizeInBytes`` of their write stats, as Java's append handle records them), so
+  that a log shorter than what was committed, or a corrupt block inside a committed range,
+  is told apart from the torn tail of a failed writer.
+
+Instants archived off the active timeline are not read (their files cannot be checked
+without the archive); everything here is read-only and never lists storage.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hoodie.layout import compare_key, parse_base_file_name, parse_log_file_name
+from hoodie.table.file_group import LogExtent
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Instant
+
+
+@dataclass(frozen=True)
+class CommittedBase:
+    """The base file the latest committed write of a file group produced."""
+
+    instant: str  # the instant whose write stats name it
+    file_name: str
+    size: int  # fileSizeInBytes of its write stat (0: not recorded)
+
+
+@dataclass
+class PartitionCommits:
+    """Committed files of one partition: base files by file id, log extents by log name."""
+
+    bases: dict[str, CommittedBase] = field(default_factory=dict)
+    logs: dict[str, list[LogExtent]] = field(default_factory=lambda: defaultdict(list))
+
+
+class CommittedFiles:
+    """Committed files of every partition, from the write stats of ``instants`` (completed
+    writes, oldest first). Commit metadata is decoded once, on first use."""
+
+    def __init__(self, timeline: ActiveTimeline, instants: list[Instant]) -> None:
+        self._timeline = timeline
+        self._instants = sorted(instants, key=lambda i: compare_key(i.timestamp))
+        self._by_partition: dict[str, PartitionCommits] | None = None
+
+    def partition(self, partition_path: str) -> PartitionCommits:
+        return self._all().get(partition_path) or PartitionCommits()
+
+    def partitions(self) -> list[str]:
+        """Every partition a completed write of the view wrote into."""
+        return sorted(self._all())
+
+    def _all(self) -> dict[str, PartitionCommits]:
+        if self._by_partition is None:
+            self._by_partition = self._load()
+        return self._by_partition
+
+    def _load(self) -> dict[str, PartitionCommits]:
+        out: dict[str, PartitionCommits] = defaultdict(PartitionCommits)
+        for inst in self._instants:
+            for partition, stats in self._timeline.commit_metadata(inst).partition_to_write_stats.items():
+                commits = out[partition]
+                for stat in stats:
+                    name = stat.file_name
+                    if not name:
+                        continue
+                    base = parse_base_file_name(name)
+                    if base is not None:
+                        prior = commits.bases.get(base.file_id)
+                        if prior is None or compare_key(prior.instant) <= compare_key(inst.timestamp):
+                            commits.bases[base.file_id] = CommittedBase(inst.timestamp, name, stat.fileSizeInBytes)
+                    elif parse_log_file_name(name) is not None and stat.fileSizeInBytes > 0:
+                        start = stat.logOffset or 0
+                        commits.logs[name].append(LogExtent(start, start + stat.fileSizeInBytes, inst.timestamp))
+        return dict(out)
+
