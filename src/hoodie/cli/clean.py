@@ -32,6 +32,7 @@ from hoodie.services.clean import (
     plan_clean,
 )
 from hoodie.services.inline import clean_settings
+from hoodie.storage.paths import relative
 from hoodie.table.table import HoodieTable
 
 
@@ -107,7 +108,7 @@ def run(table: HoodieTable, config: CommandConfig, as_json: bool) -> None:
         print_table(_files_table(deleted, "Deleted file"))
     if failed:
         count = sum(len(v) for v in failed.values())
-        note(f"note: {count} file(s) could not be deleted: " + ", ".join(f"{p}/{n}" if p else n for p, names in failed.items() for n in names))
+        note(f"note: {count} file(s) could not be deleted: " + ", ".join(relative(p, n) for p, names in failed.items() for n in names))
 
 
 def _files_table(files: Mapping[str, Sequence[str]], header: str) -> Table:

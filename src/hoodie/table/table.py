@@ -56,7 +56,7 @@ class HoodieTable:
             config = TableConfig.load(storage, meta)
         except TableError:
             if not storage.exists(meta):
-                raise TableError(f"no Hudi table at {path} (missing {HOODIE_FOLDER}/hoodie.properties)") from None
+                raise TableError(f"no Hudi table at {path} (missing .hoodie/hoodie.properties)") from None
             raise
         config.validate_readable(path)
         timeline = ActiveTimeline.load(storage, path, config.timeline_layout_version, config.timeline_path)

@@ -10,7 +10,9 @@ from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, TableError, UnsupportedTableError
+from hoodie.layout import METADATA_FOLDER
 from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
 
@@ -106,9 +108,10 @@ def open_or_create(path: str, storage: Storage, config: HoodieConfig, keygen_for
 def disable_metadata_table(table: HoodieTable) -> HoodieTable:
     """Drop a metadata table left by another writer: hoodie does not maintain it yet, and a
     stale one would hide hoodie's files from readers that trust it (spec §7.4)."""
-    if not table.config.metadata_partitions and not table.storage.exists(f"{table.meta_path}/metadata"):
+    folder = under(table.meta_path, METADATA_FOLDER)
+    if not table.config.metadata_partitions and not table.storage.exists(folder):
         return table
     cfg = table.config.with_updates({"hoodie.table.metadata.partitions": None, "hoodie.table.metadata.partitions.inflight": None})
     cfg.store(table.storage, table.meta_path)
-    table.storage.delete_dir(f"{table.meta_path}/metadata")
+    table.storage.delete_dir(folder)
     return table.reload()
