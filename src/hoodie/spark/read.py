@@ -74,12 +74,15 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     are read lazily by Spark. An empty table is an empty DataFrame with the table schema.
     """
     request = ReadRequest.of(options)
+    # Spark's own switches for reading around damaged files count as the read options do
+    ignore_missing = request.ignore_missing_files or _conf_true(spark, "spark.sql.files.ignoreMissingFiles")
+    ignore_corrupt = request.ignore_corrupt_files or _conf_true(spark, "spark.sql.files.ignoreCorruptFiles")
     table = HoodieTable.open(path, storage)
     if request.query_type == "incremental":
         assert request.begin is not None
-        plan = plan_incremental(table, request.begin, request.end)
+        plan = plan_incremental(table, request.begin, request.end, ignore_missing)
         schema = output_schema(table, None, plan.slices)
-        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan))
+        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan), ignore_corrupt)
         if not plan.filter_rows or COMMIT_TIME_COLUMN not in df.columns:
             return df
         commit_time = F.col(COMMIT_TIME_COLUMN)
@@ -88,24 +91,37 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
         else:
             keep = commit_time.isin(sorted(plan.commit_times))
         return df.where(keep)
-    slices = plan_snapshot(table, request.as_of)
+    slices = plan_snapshot(table, request.as_of, None, ignore_missing)
     if request.query_type == "read_optimized":
         slices = base_files_only(slices)
     schema = output_schema(table, request.as_of, slices)
-    return scan_with_merge(spark, table, slices, schema, InstantFilter.of_timeline(table.timeline, upto=request.as_of))
+    return scan_with_merge(spark, table, slices, schema, InstantFilter.of_timeline(table.timeline, upto=request.as_of), ignore_corrupt)
 
 
-def scan_with_merge(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, visible: InstantFilter) -> DataFrame:
+def _conf_true(spark: SparkSession, key: str) -> bool:
+    return str(spark.conf.get(key, "false")).strip().lower() == "true"
+
+
+def scan_with_merge(
+    spark: SparkSession,
+    table: HoodieTable,
+    slices: Sequence[FileSlice],
+    schema: pa.Schema | None,
+    visible: InstantFilter,
+    ignore_corrupt: bool = False,
+) -> DataFrame:
     """Base-only slices through the native Parquet scan; slices with log files merged on
     executors, a few slices at a time (memory bounded by those slices' logs and one base
-    file), as the in-process reader merges them; both unioned under ``schema``."""
+    file), as the in-process reader merges them; both unioned under ``schema``.
+    ``ignore_corrupt`` reads around damaged base files and committed log blocks (Spark's
+    ``ignoreCorruptFiles``) instead of failing."""
     plain = [s for s in slices if not s.log_files]
     with_logs = [s for s in slices if s.log_files]
-    df = scan(spark, table, plain, schema)
+    df = scan(spark, table, plain, schema, ignore_corrupt)
     if not with_logs or schema is None:
         return df
     merge = MergeConfig.for_table(table.config)
-    tasks = [MergeSliceTask(table.storage, s, schema, merge, visible) for s in with_logs]
+    tasks = [MergeSliceTask(table.storage, s, schema, merge, visible, None, ignore_corrupt) for s in with_logs]
     merged = _merged_scan(spark, tasks, schema)
     return merged if not plain else df.unionByName(merged)
 
@@ -140,7 +156,7 @@ def spark_path(path: str) -> str:
     return re.sub(r"([\\\[\]{}*?])", r"\\\1", spark_uri(path))
 
 
-def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None) -> DataFrame:
+def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, ignore_corrupt: bool = False) -> DataFrame:
     """A native Parquet scan of the slices' base files with ``schema``'s columns, in its
     order, pruned by partition where the partition paths allow it (module docstring)."""
     if schema is None:
@@ -155,21 +171,24 @@ def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], s
         files.setdefault(s.partition_path, []).append(s.base_file.path)
     if not files:
         return spark.createDataFrame([], spark_schema)
+    options = {**_PARQUET_OPTIONS, "ignoreCorruptFiles": str(ignore_corrupt).lower()}
     with _listing_on_driver(spark, table, sum(len(fs) for fs in files.values())):
-        return _scan_files(spark, table, files, schema, spark_schema)
+        return _scan_files(spark, table, files, schema, spark_schema, options)
 
 
-def _scan_files(spark: SparkSession, table: HoodieTable, files: dict[str, list[str]], schema: pa.Schema, spark_schema: StructType) -> DataFrame:
+def _scan_files(
+    spark: SparkSession, table: HoodieTable, files: dict[str, list[str]], schema: pa.Schema, spark_schema: StructType, options: dict[str, str]
+) -> DataFrame:
     names = list(schema.names)
     scheme = PartitionScheme.of(table.config)
     if scheme.discoverable(list(files), schema):
-        reader = spark.read.schema(spark_schema).options(**_PARQUET_OPTIONS).option("basePath", spark_uri(table.base_path))
+        reader = spark.read.schema(spark_schema).options(**options).option("basePath", spark_uri(table.base_path))
         return reader.parquet(*[spark_path(f) for fs in files.values() for f in fs]).select(*[_col(n) for n in names])
     literals = {p: scheme.literals(p, schema) for p in files} if len(files) <= MAX_UNION_PARTITIONS else {}
     if not any(literals.values()):
-        return _parquet(spark, spark_schema, [f for fs in files.values() for f in fs])
+        return _parquet(spark, spark_schema, [f for fs in files.values() for f in fs], options)
     branches = [
-        _parquet(spark, spark_schema, paths).select(*[_column(n, schema.field(n).type, literals[p]) for n in names])
+        _parquet(spark, spark_schema, paths, options).select(*[_column(n, schema.field(n).type, literals[p]) for n in names])
         for p, paths in sorted(files.items())
     ]
     return functools.reduce(DataFrame.unionByName, branches)
@@ -201,8 +220,8 @@ def _listing_on_driver(spark: SparkSession, table: HoodieTable, paths: int) -> I
             spark.conf.set(_LISTING_THRESHOLD, current)
 
 
-def _parquet(spark: SparkSession, spark_schema: StructType, paths: list[str]) -> DataFrame:
-    return spark.read.schema(spark_schema).options(**_PARQUET_OPTIONS).parquet(*[spark_path(p) for p in paths])
+def _parquet(spark: SparkSession, spark_schema: StructType, paths: list[str], options: dict[str, str]) -> DataFrame:
+    return spark.read.schema(spark_schema).options(**options).parquet(*[spark_path(p) for p in paths])
 
 
 def _col(name: str) -> Column:
