@@ -107,3 +107,18 @@ def test_missing_committed_log_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DamagedTableError, match=rf"{Path(rel).name}.*completed instant {instant}.*missing"):
         hoodie.read(path)
     assert hoodie.read(path, {"ignoreMissingFiles": "true"}).num_rows == 50
+
+
+def test_compaction_refuses_a_damaged_log_instead_of_folding_it_in(tmp_path: Path) -> None:
+    """A compaction that skipped a corrupt committed block would make the loss permanent."""
+    from hoodie.services.compaction import CompactionSettings, run_compaction, schedule_compaction
+
+    path = str(tmp_path / "t")
+    _, rel, offset, size = _mor_with_updates(path)
+    log_file = Path(path) / rel
+    log_file.write_bytes(log_file.read_bytes()[: offset + size // 2])
+    instant, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(), require_threshold=False)
+    assert instant is not None
+    with pytest.raises(DamagedTableError, match=log_file.name):
+        run_compaction(HoodieTable.open(path), instant)
+    assert not [i for i in HoodieTable.open(path).timeline.completed_writes() if i.timestamp == instant]

@@ -31,7 +31,7 @@ and :class:`MergeSliceTask` / :func:`run_merge_task` for one Engine task per sli
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,7 @@ from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, 
 from hoodie.query.reader import BaseFileTask, read_base_file_and_footer, read_base_file_task
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
-from hoodie.table.file_group import BaseFile, FileSlice, LogFile
+from hoodie.table.file_group import BaseFile, FileSlice, LogExtent, LogFile
 
 __all__ = [
     "MergeSliceTask",
@@ -454,8 +454,10 @@ def read_slice(
 # --- compaction -------------------------------------------------------------------------------
 
 
-def _slice_of(base_path: str, op: Any) -> FileSlice:
-    """A FileSlice from a compaction operation (partition, file id, base and log names)."""
+def _slice_of(base_path: str, op: Any, committed: Mapping[str, tuple[LogExtent, ...]]) -> FileSlice:
+    """A FileSlice from a compaction operation (partition, file id, base and log names);
+    ``committed`` gives the byte ranges completed delta commits wrote into its logs, so that
+    a compaction never folds a damaged log into a new base file as if it were whole."""
     directory = under(base_path, op.partition_path)
     base = None
     if op.base_file:
@@ -468,9 +470,20 @@ def _slice_of(base_path: str, op: Any) -> FileSlice:
         name = parse_log_file_name(log)
         if name is None:
             raise FormatError(f"compaction operation names {log!r}, which is not a log file name")
-        logs.append(LogFile(under(directory, log), name, 0))
+        logs.append(LogFile(under(directory, log), name, 0, committed.get(log, ())))
     logs.sort(key=lambda lf: lf.name.sort_key())
     return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
+
+
+def committed_log_extents(table: Any, ops: Sequence[Any]) -> list[dict[str, tuple[LogExtent, ...]]]:
+    """Per compaction operation, the byte ranges the table's completed delta commits wrote
+    into its log files, by log name (their write stats: see :mod:`hoodie.table.committed`)."""
+    committed = table.view().committed
+    out = []
+    for op in ops:
+        logs = committed.partition(op.partition_path).logs
+        out.append({log: tuple(logs[log]) for log in op.log_files if log in logs})
+    return out
 
 
 def compaction_merge_inputs(table: Any, instant: str, ordering_field: str | None = None) -> tuple[MergeConfig, InstantFilter]:
@@ -516,13 +529,20 @@ def merge_slice_for_compaction(
 
 
 def merge_slices_for_compaction(
-    storage: Storage, base_path: str, ops: Sequence[Any], schema: pa.Schema, merge: MergeConfig, visible: Visible
+    storage: Storage,
+    base_path: str,
+    ops: Sequence[Any],
+    schema: pa.Schema,
+    merge: MergeConfig,
+    visible: Visible,
+    committed: Sequence[Mapping[str, tuple[LogExtent, ...]]] | None = None,
 ) -> Iterator[MergedSlice]:
     """:func:`merge_slice_for_compaction` of several operations, one after another, their
     log blocks decoded together (:func:`replay_together`). Each merged slice is yielded
     before the next is merged: memory is the log blocks of all of them and the records of
-    one."""
-    slices = [_slice_of(base_path, op) for op in ops]
+    one. ``committed[i]`` maps the log names of ``ops[i]`` to the byte ranges completed
+    delta commits wrote into them (:func:`committed_log_extents`)."""
+    slices = [_slice_of(base_path, op, committed[i] if committed else {}) for i, op in enumerate(ops)]
     stored = stored_meta_schema(schema)
     for s, replayed in zip(slices, replay_together(storage, slices, [visible] * len(slices))):
         yield merge_slice(storage, s, stored, merge, visible, keep_base_footer=True, replayed=replayed)

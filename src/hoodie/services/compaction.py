@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyarrow as pa
@@ -30,14 +30,14 @@ from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergedSlice, compaction_merge_inputs, merge_slices_for_compaction
+from hoodie.query.merge import MergedSlice, committed_log_extents, compaction_merge_inputs, merge_slices_for_compaction
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
-from hoodie.table.file_group import FileSlice
+from hoodie.table.file_group import FileSlice, LogExtent
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
@@ -249,6 +249,8 @@ class CompactionTask:
     storage: Storage
     parquet: ParquetSettings
     bloom: BloomSettings
+    # what completed delta commits wrote into the operation's logs (a damaged log is an error)
+    committed_logs: Mapping[str, tuple[LogExtent, ...]] = field(default_factory=dict)
 
 
 def run_compaction(table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None) -> CommitMetadata:
@@ -272,9 +274,10 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
     if schema is None:
         raise TimelineError(f"{table.base_path} has no schema to compact with")
     merge, visible = compaction_merge_inputs(table, inst.timestamp, table.config.precombine_field)
+    committed = committed_log_extents(table, plan.operations)
     tasks = [
-        CompactionTask(op, table.base_path, inst.timestamp, schema, merge, visible, table.storage, settings.parquet, settings.bloom)
-        for op in plan.operations
+        CompactionTask(op, table.base_path, inst.timestamp, schema, merge, visible, table.storage, settings.parquet, settings.bloom, logs)
+        for op, logs in zip(plan.operations, committed)
     ]
     engine = engine or LocalEngine()
     runs = grouped_runs(list(range(len(tasks))), lambda i: int(tasks[i].operation.log_bytes), GROUP_LOG_BYTES, GROUP_SLICES, engine.parallelism, TASKS_PER_WORKER)
@@ -309,7 +312,9 @@ def compact_group(group: CompactionGroup, ctx: TaskContext) -> list[WriteStat]:
     """Compact a group's slices one after another (their log blocks decoded together);
     their write stats in order."""
     first = group.tasks[0]
-    merged = merge_slices_for_compaction(first.storage, first.base_path, [t.operation for t in group.tasks], first.schema, first.merge, first.visible)
+    merged = merge_slices_for_compaction(
+        first.storage, first.base_path, [t.operation for t in group.tasks], first.schema, first.merge, first.visible, [t.committed_logs for t in group.tasks]
+    )
     stats = []
     started = time.monotonic()
     # each slice is merged when zip takes it from the generator, after its clock started
