@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 import fastavro
@@ -80,8 +80,8 @@ class WriteStat:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "WriteStat":
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known and v is not None or k in ("prevCommit",) and k in data}
+        # a set intersection, not a test per key: commits carry one stat per file written
+        kwargs = {k: data[k] for k in _WRITE_STAT_NAMES.intersection(data) if data[k] is not None}
         rs = data.get("runtimeStats")
         kwargs["runtimeStats"] = RuntimeStats(**{k: int(v or 0) for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__}) if isinstance(rs, Mapping) else None
         kwargs.setdefault("fileId", "")
@@ -89,10 +89,17 @@ class WriteStat:
         kwargs.setdefault("partitionPath", "")
         if kwargs.get("prevCommit") is None:
             kwargs["prevCommit"] = NULL_COMMIT
-        return cls(**kwargs)
+        # Filled in directly, as the frozen __init__ would (it has no __post_init__): its
+        # object.__setattr__ per field was most of decoding a commit of many files.
+        stat = object.__new__(cls)
+        stat.__dict__.update(_WRITE_STAT_DEFAULTS)
+        stat.__dict__.update(kwargs)
+        return stat
 
 
 _WRITE_STAT_FIELDS = tuple(f.name for f in fields(WriteStat))
+_WRITE_STAT_NAMES = frozenset(_WRITE_STAT_FIELDS)
+_WRITE_STAT_DEFAULTS = {f.name: f.default for f in fields(WriteStat) if f.default is not MISSING}
 
 
 @dataclass(frozen=True)
