@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from hoodie.errors import FileAlreadyExistsError
-from hoodie.storage.paths import relative_to, under as join
 from hoodie.storage.fsspec_storage import FsspecStorage
 from hoodie.storage.local import LocalStorage
+from hoodie.storage.paths import relative_to
+from hoodie.storage.paths import under as join
 
 
 @pytest.fixture(params=["local", "memory"])

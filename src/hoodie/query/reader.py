@@ -19,7 +19,6 @@ data is cast to it.
 from __future__ import annotations
 
 import logging
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 

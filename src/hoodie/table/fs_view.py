@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import defaultdict
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from hoodie.errors import DamagedTableError
 from hoodie.layout import (

@@ -22,8 +22,8 @@ from hoodie.layout import (
     compare_key,
 )
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import under
 from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.storage.paths import under
 from hoodie.table.fs_view import FileSystemView
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
