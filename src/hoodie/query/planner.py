@@ -132,9 +132,9 @@ def has_archived_instants(table: HoodieTable) -> bool:
     config = table.config
     if table.timeline.layout_version >= 2:
         history = config.props.get("hoodie.timeline.history.path", "history")
-        folder = under(table.timeline.timeline_dir, history)
+        folder = under(table.timeline.timeline_dir, history, source="hoodie.properties")
     else:
-        folder = under(table.base_path, HOODIE_FOLDER, config.props.get("hoodie.archivelog.folder", ARCHIVED_FOLDER))
+        folder = under(table.base_path, HOODIE_FOLDER, config.props.get("hoodie.archivelog.folder", ARCHIVED_FOLDER), source="hoodie.properties")
     # The LSM history keeps a `_version_` pointer even when it holds nothing; only instant
     # files (archive logs, manifests, parquet) mean something was archived.
     return any(not e.is_dir and e.name != "_version_" for e in table.storage.list_dir(folder))

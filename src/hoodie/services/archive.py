@@ -114,7 +114,7 @@ DEFAULT_ARCHIVE_SETTINGS = ArchiveSettings()
 
 
 def archive_folder(table: HoodieTable) -> str:
-    return under(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER)
+    return under(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER, source="hoodie.properties")
 
 
 # --- planning ----------------------------------------------------------------------------------

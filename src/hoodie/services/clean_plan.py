@@ -39,7 +39,7 @@ from hoodie.layout import (
 from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.savepoint import list_savepoints
 from hoodie.storage.base import FileInfo, Storage
-from hoodie.storage.paths import under
+from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
@@ -131,12 +131,15 @@ class CleanPlan:
         doc = avro.decode(data, f"cleaner plan {instant}")
         e = doc.get("earliestInstantToRetain")
         earliest = Instant(e["timestamp"], e["action"], State(e.get("state") or "COMPLETED")) if e else None
+        source = f"the plan of clean {instant}"
         files: dict[str, tuple[str, ...]] = {}
         for p, infos in (doc.get("filePathsToBeDeletedPerPartition") or {}).items():
-            files[p] = tuple(i["filePath"] for i in infos or () if i.get("filePath"))
+            check_partition_path(p, source)
+            files[p] = tuple(recorded_file_in(i["filePath"], p, base_path, source) for i in infos or () if i.get("filePath"))
         for p, names in (doc.get("filesToBeDeletedPerPartition") or {}).items():
+            check_partition_path(p, source)
             if p not in files:
-                files[p] = tuple(under(base_path, p, n) for n in names or ())
+                files[p] = tuple(under(base_path, p, check_name(n, source)) for n in names or ())
         policy = CleanPolicy(doc.get("policy") or CleanPolicy.KEEP_LATEST_COMMITS.value)
         return cls(policy, earliest, doc.get("lastCompletedCommitTimestamp") or "", files, tuple(sorted(files)), "saved plan", f"plan of clean {instant}", dict(doc.get("extraMetadata") or {}))
 

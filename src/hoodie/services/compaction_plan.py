@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.timeline import avro_metadata as avro
 
 _S = "string"
@@ -63,13 +64,16 @@ class CompactionOperation:
         }
 
     @classmethod
-    def from_avro(cls, op: dict) -> "CompactionOperation":
+    def from_avro(cls, op: dict, source: str = "a compaction plan") -> "CompactionOperation":
+        """The operation; its partition and file names are checked to be inside the table
+        (else :class:`UnsafePathError` naming ``source``): compaction reads and writes them."""
+        base_file = op.get("dataFilePath") or None
         return cls(
-            partition_path=op.get("partitionPath") or "",
-            file_id=op["fileId"],
-            base_instant=op["baseInstantTime"],
-            base_file=op.get("dataFilePath") or None,
-            log_files=tuple(op.get("deltaFilePaths") or ()),
+            partition_path=check_partition_path(op.get("partitionPath") or "", source),
+            file_id=check_name(op["fileId"] or "", source, "file id"),
+            base_instant=check_name(op["baseInstantTime"] or "", source, "base instant"),
+            base_file=check_name(base_file, source) if base_file else None,
+            log_files=tuple(check_name(name, source) for name in op.get("deltaFilePaths") or ()),
             metrics=dict(op.get("metrics") or {}),
         )
 
@@ -91,4 +95,5 @@ class CompactionPlan:
     @classmethod
     def decode(cls, data: bytes, instant: str = "?") -> "CompactionPlan":
         doc = avro.decode(data, f"compaction plan {instant}")
-        return cls(tuple(CompactionOperation.from_avro(op) for op in doc.get("operations") or ()), dict(doc.get("extraMetadata") or {}))
+        source = f"the compaction plan of instant {instant}"
+        return cls(tuple(CompactionOperation.from_avro(op, source) for op in doc.get("operations") or ()), dict(doc.get("extraMetadata") or {}))

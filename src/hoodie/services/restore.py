@@ -34,7 +34,7 @@ from hoodie.services.timeline_files import files_of, timeline_files
 from hoodie.services.undo import execute_undo, plan_undo, rollback_metadata
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import Action, Instant, State, recorded_instant
 
 RESTORE_PLAN_VERSION = 2
 RESTORE_METADATA_VERSION = 1
@@ -134,7 +134,7 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
     command_logs: list[str] = []
     own: set[str] = set()
     for item in plan.get("instantsToRollback") or []:
-        target = Instant(item["commitTime"], item["action"], State.COMPLETED)
+        target = recorded_instant(item.get("commitTime"), item.get("action"), State.COMPLETED, f"the plan of restore {restore.timestamp}")
         infos.append({"commitTime": target.timestamp, "action": target.action})
         # reread the timeline each time: every undo removes files from it
         table = table.reload()

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
-from hoodie.storage.paths import relative, under
+from hoodie.errors import FormatError
+from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import Action, Instant, State, recorded_instant
 from hoodie.writer.markers import DirectMarkers, log_file_written_by
 
 
@@ -41,9 +42,9 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
     results = []
     resumed: set[str] = set()
     for rb, plan in _pending_rollbacks(table):
-        target = plan["instantToRollback"]
-        results.append(_execute(table, rb, Instant(target["commitTime"], target["action"], State.INFLIGHT), plan))
-        resumed.add(target["commitTime"])
+        failed = _target(plan, rb)
+        results.append(_execute(table, rb, failed, plan))
+        resumed.add(failed.timestamp)
     for inst in table.timeline.reload().pending(Action.WRITE_ACTIONS):
         if inst.timestamp in resumed:
             continue
@@ -64,7 +65,7 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
     for rb, plan in _pending_rollbacks(table):
         # a rollback of this attempt that a crash interrupted is finished, not started anew
         # (left pending, a writer would resume it later, after the compaction ran again)
-        if plan["instantToRollback"]["commitTime"] == inflight.timestamp:
+        if _target(plan, rb).timestamp == inflight.timestamp:
             return _execute(table, rb, inflight, plan)
     return _start(table, inflight, _plan_requests(table, inflight, partitions))
 
@@ -72,10 +73,33 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
 def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
     """Rollbacks a crash interrupted, with their plans."""
     timeline = table.timeline.reload()
-    return [
-        (rb, avro.decode(timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}"))
-        for rb in timeline.pending([Action.ROLLBACK])
-    ]
+    return [(rb, _read_plan(table, rb)) for rb in timeline.pending([Action.ROLLBACK])]
+
+
+def _read_plan(table: HoodieTable, rb: Instant) -> dict:
+    """The saved ``HoodieRollbackPlan`` of ``rb``, every path in it checked and rebuilt
+    under the table's base path: resuming a plan deletes what it lists, so a plan that
+    names anything outside the table stops the rollback (:class:`UnsafePathError`)."""
+    source = f"the plan of rollback {rb.timestamp}"
+    plan = avro.decode(table.timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
+    _target(plan, rb)
+    for req in plan.get("RollbackRequests") or []:
+        partition = check_partition_path(req.get("partitionPath") or "", source)
+        req["partitionPath"] = partition
+        for key in ("fileId", "latestBaseInstant"):
+            if req.get(key):
+                check_name(req[key], source, "file id" if key == "fileId" else "base instant")
+        req["filesToBeDeleted"] = [recorded_file_in(p, partition, table.base_path, source) for p in req.get("filesToBeDeleted") or []]
+        logs = req.get("logBlocksToBeDeleted") or {}
+        req["logBlocksToBeDeleted"] = {recorded_file_in(p, partition, table.base_path, source): size for p, size in logs.items()}
+        if logs and not (req.get("fileId") and req.get("latestBaseInstant")):
+            raise FormatError(f"{source} rolls back log files of partition {partition!r} without naming their file group")
+    return plan
+
+
+def _target(plan: dict, rb: Instant) -> Instant:
+    target = plan.get("instantToRollback") or {}
+    return recorded_instant(target.get("commitTime"), target.get("action"), State.INFLIGHT, f"the plan of rollback {rb.timestamp}")
 
 
 def _start(table: HoodieTable, failed: Instant, requests: list[dict]) -> RollbackResult:

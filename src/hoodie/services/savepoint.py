@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
 from hoodie.layout import compare_key
+from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.instant import Action, Instant, State
@@ -48,8 +49,9 @@ def earliest_savepoint(table: HoodieTable) -> str | None:
 
 def read_savepoint(table: HoodieTable, instant: Instant) -> SavepointInfo:
     doc = avro.decode(table.timeline.read_content(instant), f"savepoint {instant.timestamp}")
+    source = f"savepoint {instant.timestamp}"
     files = {
-        partition: tuple(meta.get("savepointDataFile") or ())
+        check_partition_path(partition, source): tuple(check_name(n, source) for n in meta.get("savepointDataFile") or ())
         for partition, meta in (doc.get("partitionMetadata") or {}).items()
     }
     return SavepointInfo(instant.timestamp, doc.get("savepointedBy") or "", int(doc.get("savepointedAt") or 0), doc.get("comments") or "", files)

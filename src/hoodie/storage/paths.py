@@ -73,6 +73,56 @@ def check_partition_path(partition: str, source: str) -> str:
     return partition
 
 
+def check_name(name: str, source: str, what: str = "file") -> str:
+    """``name`` if it is one name (no ``/``) that can sit under a table, else
+    :class:`UnsafePathError` naming ``source`` and the name."""
+    problem = "it holds a '/'" if "/" in name else name_problem(name)
+    if problem is not None:
+        raise UnsafePathError(f"{source} names the {what} {name!r}, which is not a name inside the table: {problem}")
+    return name
+
+
+def check_relative(path: str, source: str) -> str:
+    """``path`` if it is a relative path inside a table, else :class:`UnsafePathError`."""
+    problem = relative_path_problem(path)
+    if problem is not None:
+        raise UnsafePathError(f"{source} names the path {path!r}, which is not a path inside the table: {problem}")
+    return path
+
+
+def recorded_relative(path: str, base_path: str, source: str) -> str:
+    """The path relative to ``base_path`` of a full path that table metadata recorded.
+
+    Plans and metadata written by Java record ``file:/t/p/f`` or ``s3a://b/t/p/f`` where
+    the table is opened as ``/t`` or ``s3://b/t``: the scheme is not compared, the rest
+    must lie under the base path, and what follows it must be a path inside the table.
+    Callers rebuild the storage path with :func:`under`, so the recorded form never
+    reaches storage.
+    """
+    recorded, base = _without_scheme(path), _without_scheme(base_path).rstrip("/")
+    if not base or not recorded.startswith(base + "/"):
+        raise UnsafePathError(f"{source} names the path {path!r}, which is not under the table's base path {base_path!r}")
+    return check_relative(recorded[len(base) + 1 :], source)
+
+
+def recorded_file_in(recorded: str, folder: str, base_path: str, source: str) -> str:
+    """The storage path, rebuilt under ``base_path``, of a file that table metadata records
+    by full path as one of ``folder`` (a path relative to the base); anything else is an
+    :class:`UnsafePathError` (see :func:`recorded_relative`)."""
+    rel = recorded_relative(recorded, base_path, source)
+    if rel.rpartition("/")[0] != folder:
+        raise UnsafePathError(f"{source} lists {recorded!r} as a file of {folder!r}, but it is not one")
+    return under(base_path, rel)
+
+
+def _without_scheme(path: str) -> str:
+    if "://" in path:
+        path = path.split("://", 1)[1]
+    elif path.startswith("file:"):
+        path = path[len("file:") :]
+    return path.lstrip("/")
+
+
 def relative(*parts: str, source: str = "") -> str:
     """``parts`` joined by ``/`` (empty parts skipped), each refused if it would leave the
     table (see the module docstring); ``source`` says where the parts came from."""

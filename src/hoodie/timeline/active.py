@@ -38,7 +38,7 @@ class ActiveTimeline:
     # --- loading --------------------------------------------------------------------------
     @classmethod
     def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> "ActiveTimeline":
-        timeline_dir = under(base_path, HOODIE_FOLDER, timeline_path)
+        timeline_dir = under(base_path, HOODIE_FOLDER, timeline_path, source="hoodie.properties (hoodie.timeline.path)")
         # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
         # instants are keyed by time and "is a savepoint".
         by_key: dict[tuple[str, bool], Instant] = {}

@@ -14,6 +14,7 @@ from typing import Any
 import fastavro
 
 from hoodie.errors import FormatError
+from hoodie.storage.paths import check_name, check_partition_path, check_relative
 
 NULL_COMMIT = "null"
 
@@ -164,12 +165,15 @@ class CommitMetadata:
                 doc = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, IndexError, StopIteration) as e:
             raise FormatError(f"commit metadata of instant {instant} cannot be decoded: {e}") from e
-        return cls.from_dict(doc)
+        return cls.from_dict(doc, f"commit metadata of instant {instant}")
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> "CommitMetadata":
+    def from_dict(cls, doc: Mapping[str, Any], source: str = "commit metadata") -> "CommitMetadata":
+        """Decoded metadata; every partition, file and file id it names is checked to be a
+        path inside the table (else :class:`UnsafePathError` naming ``source``)."""
         p2ws = {p: [WriteStat.from_json(s) for s in (stats or [])] for p, stats in (doc.get("partitionToWriteStats") or {}).items()}
         replaced = doc.get("partitionToReplaceFileIds")
+        _check_paths(p2ws, replaced or {}, source)
         return cls(
             partition_to_write_stats=p2ws,
             operation_type=str(doc.get("operationType") or "UNKNOWN"),
@@ -177,3 +181,25 @@ class CommitMetadata:
             compacted=bool(doc.get("compacted") or False),
             partition_to_replace_file_ids={p: list(ids or []) for p, ids in replaced.items()} if replaced is not None else None,
         )
+
+
+def _check_paths(p2ws: Mapping[str, list[WriteStat]], replaced: Mapping[str, Any], source: str) -> None:
+    """Refuse metadata that names a partition or file outside the table: readers and
+    services build storage paths from these values."""
+    for partition, stats in p2ws.items():
+        check_partition_path(partition, source)
+        for s in stats:
+            if s.partitionPath != partition and s.partitionPath:
+                check_partition_path(s.partitionPath, source)
+            if s.path:
+                check_relative(s.path, source)
+            if s.fileId:
+                check_name(s.fileId, source, "file id")
+            if s.baseFile:
+                check_name(s.baseFile, source)
+            for name in s.logFiles or ():
+                check_name(name, source)
+    for partition, ids in replaced.items():
+        check_partition_path(partition, source)
+        for file_id in ids or ():
+            check_name(file_id, source, "file id")

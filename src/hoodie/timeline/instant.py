@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from hoodie.errors import FormatError
 from hoodie.layout import compare_key
 
 
@@ -83,6 +84,16 @@ class Instant:
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.value}]"
+
+
+def recorded_instant(timestamp: object, action: object, state: State, source: str) -> Instant:
+    """An instant that table metadata names (the target of a rollback or restore plan).
+
+    Its time and action become timeline and marker file names, so anything but a time of
+    ASCII digits and a known action is refused with an error naming ``source``."""
+    if not (isinstance(timestamp, str) and timestamp.isascii() and timestamp.isdigit()) or action not in Action.ALL:
+        raise FormatError(f"{source} names the instant {timestamp!r} (action {action!r}), which is not an instant of a Hudi timeline")
+    return Instant(timestamp, str(action), state)
 
 
 _STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}

@@ -16,7 +16,7 @@ from hoodie.layout import (
     parse_marker_name,
 )
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import relative, relative_to, under
+from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
 
 MARKERS_TYPE_FILE = "MARKERS.type"
 
@@ -86,10 +86,13 @@ class DirectMarkers:
                         pending.append(info.path)
                     else:
                         names.append(relative_to(info.path, self.marker_dir))
+        source = f"a marker of instant {self.instant}"
         for name in names:
             parsed = parse_marker_name(name)
             if parsed is not None:
-                out.append(MarkerEntry(*parsed))
+                # a rollback deletes what markers name: none may name a path outside the table
+                partition, file_name, io_type = parsed
+                out.append(MarkerEntry(check_partition_path(partition, source), check_name(file_name, source), io_type))
         return out
 
     def delete_all(self) -> None:
