@@ -102,7 +102,11 @@ def recorded_relative(path: str, base_path: str, source: str) -> str:
     recorded, base = _without_scheme(path), _without_scheme(base_path).rstrip("/")
     if not base or not recorded.startswith(base + "/"):
         raise UnsafePathError(f"{source} names the path {path!r}, which is not under the table's base path {base_path!r}")
-    return check_relative(recorded[len(base) + 1 :], source)
+    rel = recorded[len(base) + 1 :]
+    problem = relative_path_problem(rel)
+    if problem is not None:
+        raise UnsafePathError(f"{source} names the path {path!r}, which is not a path inside the table: {problem}")
+    return rel
 
 
 def recorded_file_in(recorded: str, folder: str, base_path: str, source: str) -> str:
