@@ -24,6 +24,10 @@ from hoodie.errors import UnsafePathError
 MAX_NAME_BYTES = 255
 META_FOLDER = ".hoodie"  # (layout.HOODIE_FOLDER; storage sits below layout)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# An ASCII path no rule refuses, in one match (commit metadata names every file it wrote,
+# and each is checked when it is decoded); anything else takes the detailed checks.
+_NAME = r"(?!\.\.?(?:/|\Z))[^/\x00-\x1f\x7f]{1,%d}" % MAX_NAME_BYTES
+_PLAIN_RELATIVE = re.compile(rf"(?:{_NAME}/)*{_NAME}")
 
 
 def name_problem(name: str) -> str | None:
@@ -43,7 +47,7 @@ def name_problem(name: str) -> str | None:
 
 def relative_path_problem(relative: str) -> str | None:
     """Why ``relative`` ("" is the base path itself) cannot name a path under a table."""
-    if relative == "":
+    if relative == "" or (relative.isascii() and _PLAIN_RELATIVE.fullmatch(relative)):
         return None
     if relative.startswith("/"):
         return "it is an absolute path"
@@ -76,6 +80,8 @@ def check_partition_path(partition: str, source: str) -> str:
 def check_name(name: str, source: str, what: str = "file") -> str:
     """``name`` if it is one name (no ``/``) that can sit under a table, else
     :class:`UnsafePathError` naming ``source`` and the name."""
+    if "/" not in name and name.isascii() and _PLAIN_RELATIVE.fullmatch(name):
+        return name
     problem = "it holds a '/'" if "/" in name else name_problem(name)
     if problem is not None:
         raise UnsafePathError(f"{source} names the {what} {name!r}, which is not a name inside the table: {problem}")
