@@ -248,6 +248,7 @@ class SparkWriteJob:
         self.partition_aligned = False
         self._fields_injective = False
         self._located = False
+        self._touched_paths: tuple[list[str], bool] | None = None
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
 
@@ -291,6 +292,10 @@ class SparkWriteJob:
         """Begin, execute and commit; on any error cancel the jobs, wait for their tasks,
         roll the write back and re-raise (a hoodie error raised in a task is re-raised as
         that error, chained to Spark's)."""
+        if self.prepared.keygen.is_partitioned:
+            # every partition value is checked before the instant exists, so a refused
+            # batch leaves no trace in the table, not even a rolled-back instant
+            self._touched_once()
         txn = WriteTransaction.begin(self.table, self.settings.operation)
         sc = self.spark.sparkContext
         group = f"hoodie-write-{txn.instant_time}"
@@ -338,7 +343,12 @@ class SparkWriteJob:
     def touched_partitions(self) -> list[str]:
         """The partition paths the batch writes to, computed on executors from the
         partition fields only (Spark prunes the other columns from the scan)."""
-        return self._touched()[0]
+        return self._touched_once()[0]
+
+    def _touched_once(self) -> tuple[list[str], bool]:
+        if self._touched_paths is None:
+            self._touched_paths = self._touched()
+        return self._touched_paths
 
     def _touched(self) -> tuple[list[str], bool]:
         """:meth:`touched_partitions`, and whether distinct partition-field values of the
@@ -373,7 +383,7 @@ class SparkWriteJob:
         partition-aligned (:attr:`partition_aligned`, see :meth:`write_partitions`)."""
         if not self.tagging or self._located:
             return
-        partitions, self._fields_injective = self._touched()
+        partitions, self._fields_injective = self._touched_once()
         self._locate(partitions)
         self._located = True
         n = self._shuffle_partitions() or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)

@@ -1,0 +1,131 @@
+"""No partition value reaches outside its table through ``df.write.format("hoodie")``:
+executors check the values before any I/O of the batch, and the driver refuses the batch
+with an error naming the value, the field and the record key; the table, a neighbouring
+table and the folders around them stay byte for byte as they were. With
+hoodie.datasource.write.partitionpath.urlencode=true the encodable values are written as
+one folder each and read back as given through Spark, hoodie and hudi-rs."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hostile_paths import ALWAYS_REFUSED, HOSTILE, REFUSED_UNLESS_ENCODED, tree_state
+from table_options import trip_options
+
+import hoodie
+from hoodie.errors import PartitionPathError
+
+TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+# One of each kind of refusal: leaving through '..', an absolute path, climbing from inside,
+# a bare '..', a name too long, a control character.
+SAMPLE = ["neighbour", "absolute", "climb-out", "dot-dot", "too-long", "nul"]
+
+
+def options(table_type: str, hive: bool, **extra: str) -> dict[str, str]:
+    return trip_options(**{
+        "hoodie.datasource.write.table.type": TYPES[table_type],
+        "hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
+        "hoodie.index.bloom.num_entries": "1000",
+        **extra,
+    })
+
+
+def batch(cities: list[str], ts: int = 1) -> pa.Table:
+    n = len(cities)
+    return pa.table({"uuid": [f"k{i}" for i in range(n)], "city": cities, "ts": [ts] * n, "fare": [float(i) for i in range(n)]})
+
+
+def spark_write(spark, data: pa.Table, path: Path, opts: dict[str, str]) -> None:
+    spark.createDataFrame(data).write.format("hoodie").options(**opts).mode("append").save(str(path))
+
+
+@pytest.fixture
+def neighbourhood(tmp_path: Path) -> Path:
+    """``work/b``: a table with two rows in partition ``y``, beside where ``a`` goes."""
+    work = tmp_path / "work"
+    hoodie.write(pa.table({"uuid": ["b1", "b2"], "city": ["y", "y"], "ts": [1, 1], "fare": [1.0, 2.0]}), str(work / "b"), trip_options(**{"hoodie.table.name": "b"}))
+    return work
+
+
+def expect_refused(value: str, call) -> None:
+    with pytest.raises(PartitionPathError) as info:
+        call()
+    message = str(info.value)
+    assert repr(value)[:60].rstrip("'") in message and "'city'" in message and "record key 'k1'" in message, message
+
+
+@pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
+@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("name", SAMPLE)
+def test_hostile_value_is_refused_by_an_existing_table(spark, neighbourhood: Path, name: str, table_type: str, hive: bool) -> None:
+    value = HOSTILE[name]
+    a = neighbourhood / "a"
+    opts = options(table_type, hive)
+    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    rows_before = hoodie.read(str(a)).sort_by("uuid")
+    before = tree_state(neighbourhood.parent)
+    expect_refused(value, lambda: spark_write(spark, batch(["sf", value, "la"], ts=2), a, opts))
+    assert tree_state(neighbourhood.parent) == before
+    assert hoodie.read(str(a)).sort_by("uuid") == rows_before
+    assert hoodie.read(str(neighbourhood / "b")).num_rows == 2
+    assert not os.path.exists("/abs")
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_first_write_creates_no_table(spark, neighbourhood: Path, name: str) -> None:
+    value = HOSTILE[name]
+    before = tree_state(neighbourhood.parent)
+    expect_refused(value, lambda: spark_write(spark, batch(["sf", value]), neighbourhood / "a", options("mor", False)))
+    assert tree_state(neighbourhood.parent) == before
+
+
+@pytest.mark.parametrize("operation", ["insert", "bulk_insert"])
+def test_every_operation_checks_partition_values(spark, neighbourhood: Path, operation: str) -> None:
+    a = neighbourhood / "a"
+    opts = {**options("cow", True), "hoodie.datasource.write.operation": operation}
+    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    before = tree_state(neighbourhood.parent)
+    expect_refused("../b/y", lambda: spark_write(spark, batch(["sf", "../b/y"]), a, opts))
+    assert tree_state(neighbourhood.parent) == before
+
+
+def test_partition_aligned_write_checks_before_any_partition_is_written(spark, neighbourhood: Path) -> None:
+    """With one shuffle partition and many table partitions, every task plans and writes its
+    own partitions: the values are still all checked before the first one is written."""
+    a = neighbourhood / "a"
+    opts = options("cow", False, **{"hoodie.upsert.shuffle.parallelism": "1"})
+    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    before = tree_state(neighbourhood.parent)
+    many = pa.table({"uuid": ["k1"] + [f"x{i}" for i in range(20)], "city": ["../b/y"] + [f"c{i}" for i in range(20)], "ts": [1] * 21, "fare": [0.0] * 21})
+    expect_refused("../b/y", lambda: spark_write(spark, many, a, opts))
+    assert tree_state(neighbourhood.parent) == before
+
+
+@pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
+@pytest.mark.parametrize("table_type", sorted(TYPES))
+def test_url_encoding_round_trips_through_spark_hoodie_and_hudi_rs(spark, neighbourhood: Path, table_type: str, hive: bool, helpers) -> None:
+    a = neighbourhood / "a"
+    values = sorted(REFUSED_UNLESS_ENCODED.values())
+    opts = options(table_type, hive, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    b_before = tree_state(neighbourhood / "b")
+    spark_write(spark, batch(values), a, opts)
+    spark_write(spark, batch(values, ts=2), a, opts)  # updates find their encoded partitions
+    read_by_spark = spark.read.format("hoodie").load(str(a)).select("city", "ts").collect()
+    assert sorted(r.city for r in read_by_spark) == values
+    assert {r.ts for r in read_by_spark} == {2}
+    assert sorted(hoodie.read(str(a)).column("city").to_pylist()) == values
+    assert sorted(helpers.hudi_rs_snapshot(a).column("city").to_pylist()) == values
+    folders = {p.name for p in a.iterdir() if p.is_dir()} - {".hoodie"}
+    assert len(folders) == len(values)
+    assert tree_state(neighbourhood / "b") == b_before
+    assert sorted(os.listdir(neighbourhood)) == ["a", "b"]
+
+
+@pytest.mark.parametrize("name", sorted(ALWAYS_REFUSED))
+def test_url_encoding_still_refuses_what_it_cannot_make_safe(spark, neighbourhood: Path, name: str) -> None:
+    before = tree_state(neighbourhood.parent)
+    opts = options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    expect_refused(ALWAYS_REFUSED[name], lambda: spark_write(spark, batch(["sf", ALWAYS_REFUSED[name]]), neighbourhood / "a", opts))
+    assert tree_state(neighbourhood.parent) == before
