@@ -31,6 +31,8 @@ TABLE_MARKER = "conformance"
 
 # Shared test helpers (the model of a table, ...) are plain modules in tests/support.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+# ... and those that hold fixtures are plugins, so every test can take them
+pytest_plugins = ["hostile_paths"]
 
 
 def shared_dir() -> Path:

@@ -11,62 +11,39 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hostile_paths import ALWAYS_REFUSED, HOSTILE, REFUSED_UNLESS_ENCODED, tree_state
-from table_options import trip_options
+from hostile_paths import (
+    ALWAYS_REFUSED,
+    HOSTILE,
+    REFUSED_UNLESS_ENCODED,
+    TABLE_TYPES,
+    expect_refused,
+    hostile_options,
+    tree_state,
+    trips,
+)
 
 import hoodie
-from hoodie.errors import PartitionPathError
 
-TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 # One of each kind of refusal: leaving through '..', an absolute path, climbing from inside,
 # a bare '..', a name too long, a control character.
 SAMPLE = ["neighbour", "absolute", "climb-out", "dot-dot", "too-long", "nul"]
-
-
-def options(table_type: str, hive: bool, **extra: str) -> dict[str, str]:
-    return trip_options(**{
-        "hoodie.datasource.write.table.type": TYPES[table_type],
-        "hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
-        "hoodie.index.bloom.num_entries": "1000",
-        **extra,
-    })
-
-
-def batch(cities: list[str], ts: int = 1) -> pa.Table:
-    n = len(cities)
-    return pa.table({"uuid": [f"k{i}" for i in range(n)], "city": cities, "ts": [ts] * n, "fare": [float(i) for i in range(n)]})
 
 
 def spark_write(spark, data: pa.Table, path: Path, opts: dict[str, str]) -> None:
     spark.createDataFrame(data).write.format("hoodie").options(**opts).mode("append").save(str(path))
 
 
-@pytest.fixture
-def neighbourhood(tmp_path: Path) -> Path:
-    """``work/b``: a table with two rows in partition ``y``, beside where ``a`` goes."""
-    work = tmp_path / "work"
-    hoodie.write(pa.table({"uuid": ["b1", "b2"], "city": ["y", "y"], "ts": [1, 1], "fare": [1.0, 2.0]}), str(work / "b"), trip_options(**{"hoodie.table.name": "b"}))
-    return work
-
-
-def expect_refused(value: str, call) -> None:
-    with pytest.raises(PartitionPathError) as info:
-        call()
-    message = str(info.value)
-    assert repr(value)[:60].rstrip("'") in message and "'city'" in message and "record key 'k1'" in message, message
-
-
 @pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
-@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
 @pytest.mark.parametrize("name", SAMPLE)
 def test_hostile_value_is_refused_by_an_existing_table(spark, neighbourhood: Path, name: str, table_type: str, hive: bool) -> None:
     value = HOSTILE[name]
     a = neighbourhood / "a"
-    opts = options(table_type, hive)
-    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    opts = hostile_options(table_type, hive)
+    spark_write(spark, trips(["sf", "nyc"]), a, opts)
     rows_before = hoodie.read(str(a)).sort_by("uuid")
     before = tree_state(neighbourhood.parent)
-    expect_refused(value, lambda: spark_write(spark, batch(["sf", value, "la"], ts=2), a, opts))
+    expect_refused(value, lambda: spark_write(spark, trips(["sf", value, "la"], ts=2), a, opts))
     assert tree_state(neighbourhood.parent) == before
     assert hoodie.read(str(a)).sort_by("uuid") == rows_before
     assert hoodie.read(str(neighbourhood / "b")).num_rows == 2
@@ -77,17 +54,17 @@ def test_hostile_value_is_refused_by_an_existing_table(spark, neighbourhood: Pat
 def test_hostile_first_write_creates_no_table(spark, neighbourhood: Path, name: str) -> None:
     value = HOSTILE[name]
     before = tree_state(neighbourhood.parent)
-    expect_refused(value, lambda: spark_write(spark, batch(["sf", value]), neighbourhood / "a", options("mor", False)))
+    expect_refused(value, lambda: spark_write(spark, trips(["sf", value]), neighbourhood / "a", hostile_options("mor", False)))
     assert tree_state(neighbourhood.parent) == before
 
 
 @pytest.mark.parametrize("operation", ["insert", "bulk_insert"])
 def test_every_operation_checks_partition_values(spark, neighbourhood: Path, operation: str) -> None:
     a = neighbourhood / "a"
-    opts = {**options("cow", True), "hoodie.datasource.write.operation": operation}
-    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    opts = {**hostile_options("cow", True), "hoodie.datasource.write.operation": operation}
+    spark_write(spark, trips(["sf", "nyc"]), a, opts)
     before = tree_state(neighbourhood.parent)
-    expect_refused("../b/y", lambda: spark_write(spark, batch(["sf", "../b/y"]), a, opts))
+    expect_refused("../b/y", lambda: spark_write(spark, trips(["sf", "../b/y"]), a, opts))
     assert tree_state(neighbourhood.parent) == before
 
 
@@ -95,8 +72,8 @@ def test_partition_aligned_write_checks_before_any_partition_is_written(spark, n
     """With one shuffle partition and many table partitions, every task plans and writes its
     own partitions: the values are still all checked before the first one is written."""
     a = neighbourhood / "a"
-    opts = options("cow", False, **{"hoodie.upsert.shuffle.parallelism": "1"})
-    spark_write(spark, batch(["sf", "nyc"]), a, opts)
+    opts = hostile_options("cow", False, **{"hoodie.upsert.shuffle.parallelism": "1"})
+    spark_write(spark, trips(["sf", "nyc"]), a, opts)
     before = tree_state(neighbourhood.parent)
     many = pa.table({"uuid": ["k1"] + [f"x{i}" for i in range(20)], "city": ["../b/y"] + [f"c{i}" for i in range(20)], "ts": [1] * 21, "fare": [0.0] * 21})
     expect_refused("../b/y", lambda: spark_write(spark, many, a, opts))
@@ -104,14 +81,14 @@ def test_partition_aligned_write_checks_before_any_partition_is_written(spark, n
 
 
 @pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
-@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
 def test_url_encoding_round_trips_through_spark_hoodie_and_hudi_rs(spark, neighbourhood: Path, table_type: str, hive: bool, helpers) -> None:
     a = neighbourhood / "a"
     values = sorted(REFUSED_UNLESS_ENCODED.values())
-    opts = options(table_type, hive, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    opts = hostile_options(table_type, hive, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
     b_before = tree_state(neighbourhood / "b")
-    spark_write(spark, batch(values), a, opts)
-    spark_write(spark, batch(values, ts=2), a, opts)  # updates find their encoded partitions
+    spark_write(spark, trips(values), a, opts)
+    spark_write(spark, trips(values, ts=2), a, opts)  # updates find their encoded partitions
     read_by_spark = spark.read.format("hoodie").load(str(a)).select("city", "ts").collect()
     assert sorted(r.city for r in read_by_spark) == values
     assert {r.ts for r in read_by_spark} == {2}
@@ -126,6 +103,6 @@ def test_url_encoding_round_trips_through_spark_hoodie_and_hudi_rs(spark, neighb
 @pytest.mark.parametrize("name", sorted(ALWAYS_REFUSED))
 def test_url_encoding_still_refuses_what_it_cannot_make_safe(spark, neighbourhood: Path, name: str) -> None:
     before = tree_state(neighbourhood.parent)
-    opts = options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
-    expect_refused(ALWAYS_REFUSED[name], lambda: spark_write(spark, batch(["sf", ALWAYS_REFUSED[name]]), neighbourhood / "a", opts))
+    opts = hostile_options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    expect_refused(ALWAYS_REFUSED[name], lambda: spark_write(spark, trips(["sf", ALWAYS_REFUSED[name]]), neighbourhood / "a", opts))
     assert tree_state(neighbourhood.parent) == before

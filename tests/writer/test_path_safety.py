@@ -11,78 +11,54 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hostile_paths import ALWAYS_REFUSED, HOSTILE, REFUSED_UNLESS_ENCODED, tree_state
-from table_options import trip_options
+from hostile_paths import (
+    ALWAYS_REFUSED,
+    HOSTILE,
+    REFUSED_UNLESS_ENCODED,
+    TABLE_TYPES,
+    expect_refused,
+    hostile_options,
+    tree_state,
+    trips,
+)
 
 import hoodie
-from hoodie.errors import PartitionPathError
-
-TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
-
-
-def options(table_type: str, hive: bool, **extra: str) -> dict[str, str]:
-    return trip_options(**{
-        "hoodie.datasource.write.table.type": TYPES[table_type],
-        "hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
-        "hoodie.index.bloom.num_entries": "1000",
-        **extra,
-    })
-
-
-def batch(cities: list[str], ts: int = 1) -> pa.Table:
-    n = len(cities)
-    return pa.table({"uuid": [f"k{i}" for i in range(n)], "city": cities, "ts": [ts] * n, "fare": [float(i) for i in range(n)]})
-
-
-@pytest.fixture
-def neighbourhood(tmp_path: Path) -> Path:
-    """``work/a`` (one commit) next to ``work/b`` (two rows in partition ``y``)."""
-    work = tmp_path / "work"
-    hoodie.write(pa.table({"uuid": ["b1", "b2"], "city": ["y", "y"], "ts": [1, 1], "fare": [1.0, 2.0]}), str(work / "b"), trip_options(**{"hoodie.table.name": "b"}))
-    return work
-
-
-def expect_refused(value: str, call) -> None:
-    with pytest.raises(PartitionPathError) as info:
-        call()
-    message = str(info.value)
-    assert repr(value)[:60].rstrip("'") in message and "'city'" in message and "record key 'k1'" in message, message
 
 
 @pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
-@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_partition_value_is_refused_and_nothing_changes(neighbourhood: Path, name: str, table_type: str, hive: bool) -> None:
     value = HOSTILE[name]
     a = str(neighbourhood / "a")
-    opts = options(table_type, hive)
-    hoodie.write(batch(["sf", "nyc"]), a, opts)
+    opts = hostile_options(table_type, hive)
+    hoodie.write(trips(["sf", "nyc"]), a, opts)
     rows_before = hoodie.read(a).sort_by("uuid")
     before = tree_state(neighbourhood.parent)
     # an update, a good insert and the hostile record: none of them may land
-    expect_refused(value, lambda: hoodie.write(batch(["sf", value, "la"], ts=2), a, opts))
+    expect_refused(value, lambda: hoodie.write(trips(["sf", value, "la"], ts=2), a, opts))
     assert tree_state(neighbourhood.parent) == before
     assert hoodie.read(a).sort_by("uuid") == rows_before
     assert hoodie.read(str(neighbourhood / "b")).num_rows == 2
     assert not os.path.exists("/abs")
 
 
-@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_first_write_creates_no_table(neighbourhood: Path, name: str, table_type: str) -> None:
     value = HOSTILE[name]
     before = tree_state(neighbourhood.parent)
-    expect_refused(value, lambda: hoodie.write(batch(["sf", value]), str(neighbourhood / "a"), options(table_type, False)))
+    expect_refused(value, lambda: hoodie.write(trips(["sf", value]), str(neighbourhood / "a"), hostile_options(table_type, False)))
     assert tree_state(neighbourhood.parent) == before
 
 
 @pytest.mark.parametrize("operation", ["insert", "bulk_insert", "delete"])
 def test_every_operation_checks_partition_values(neighbourhood: Path, operation: str) -> None:
     a = str(neighbourhood / "a")
-    opts = options("cow", False)
-    hoodie.write(batch(["sf", "nyc"]), a, opts)
+    opts = hostile_options("cow", False)
+    hoodie.write(trips(["sf", "nyc"]), a, opts)
     before = tree_state(neighbourhood.parent)
-    expect_refused("../b/y", lambda: hoodie.write(batch(["sf", "../b/y"]), a, {**opts, "hoodie.datasource.write.operation": operation}))
+    expect_refused("../b/y", lambda: hoodie.write(trips(["sf", "../b/y"]), a, {**opts, "hoodie.datasource.write.operation": operation}))
     assert tree_state(neighbourhood.parent) == before
 
 
@@ -90,8 +66,8 @@ def test_many_partitions_are_checked_before_any_is_written(neighbourhood: Path) 
     """The partition-grouped write (a batch over many partitions) refuses the batch before
     any group writes its partitions."""
     a = str(neighbourhood / "a")
-    opts = options("cow", False)
-    hoodie.write(batch(["sf"]), a, opts)
+    opts = hostile_options("cow", False)
+    hoodie.write(trips(["sf"]), a, opts)
     before = tree_state(neighbourhood.parent)
     many = pa.table({"uuid": ["k1"] + [f"x{i}" for i in range(40)], "city": ["../b/y"] + [f"c{i}" for i in range(40)], "ts": [1] * 41, "fare": [0.0] * 41})
     expect_refused("../b/y", lambda: hoodie.write(many, a, opts))
@@ -99,14 +75,14 @@ def test_many_partitions_are_checked_before_any_is_written(neighbourhood: Path) 
 
 
 @pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
-@pytest.mark.parametrize("table_type", sorted(TYPES))
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
 def test_url_encoding_writes_encodable_values_inside_and_reads_them_back(neighbourhood: Path, table_type: str, hive: bool, hudi_rs_read) -> None:
     a = neighbourhood / "a"
     values = sorted(REFUSED_UNLESS_ENCODED.values())
-    opts = options(table_type, hive, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    opts = hostile_options(table_type, hive, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
     b_before = tree_state(neighbourhood / "b")
-    hoodie.write(batch(values), str(a), opts)
-    hoodie.write(batch(values, ts=2), str(a), opts)  # updates find their encoded partitions
+    hoodie.write(trips(values), str(a), opts)
+    hoodie.write(trips(values, ts=2), str(a), opts)  # updates find their encoded partitions
     expected = sorted(values)
     assert sorted(hoodie.read(str(a)).column("city").to_pylist()) == expected
     assert sorted(hudi_rs_read(a).column("city").to_pylist()) == expected
@@ -121,6 +97,6 @@ def test_url_encoding_writes_encodable_values_inside_and_reads_them_back(neighbo
 @pytest.mark.parametrize("name", sorted(ALWAYS_REFUSED))
 def test_url_encoding_still_refuses_what_it_cannot_make_safe(neighbourhood: Path, name: str) -> None:
     before = tree_state(neighbourhood.parent)
-    opts = options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
-    expect_refused(ALWAYS_REFUSED[name], lambda: hoodie.write(batch(["sf", ALWAYS_REFUSED[name]]), str(neighbourhood / "a"), opts))
+    opts = hostile_options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
+    expect_refused(ALWAYS_REFUSED[name], lambda: hoodie.write(trips(["sf", ALWAYS_REFUSED[name]]), str(neighbourhood / "a"), opts))
     assert tree_state(neighbourhood.parent) == before

@@ -56,6 +56,9 @@ HudiOpts = Annotated[
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Only print the plan; change nothing.")]
+AsOfOpt = Annotated[
+    Optional[str], typer.Option("--as-of", metavar="T", help="The table as of this instant (yyyyMMddHHmmss[SSS] or ISO time).", show_default=False)
+]
 
 compaction_app = typer.Typer(
     name="compaction",
@@ -110,33 +113,29 @@ def show(
     partition: Annotated[
         Optional[str], typer.Option("--partition", "-p", metavar="P", help="Only this partition (relative path, e.g. 'year=2024/month=05').")
     ] = None,
-    as_of: Annotated[
-        Optional[str], typer.Option("--as-of", metavar="T", help="Show the file groups as of this instant (yyyyMMddHHmmss[SSS] or ISO time).")
-    ] = None,
+    as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show the table's configuration and its file groups and slices per partition."""
     with reporting_errors():
-        instant = parse_instant(as_of, "--as-of") if as_of is not None else None
-        table = HoodieTable.open(path)
+        table, instant = _table_as_of(path, as_of)
         report = show_cmd.describe_table(table, partition, instant)
         show_cmd.print_report(report, as_json)
 
 
 @app.command()
-def validate(
-    path: PathArg,
-    as_of: Annotated[
-        Optional[str], typer.Option("--as-of", metavar="T", help="Check the slices as of this instant (yyyyMMddHHmmss[SSS] or ISO time).")
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
+def validate(path: PathArg, as_of: AsOfOpt = None, as_json: JsonOpt = False) -> None:
     """Check every file of the latest slices against the commit metadata; list what is missing or damaged."""
     with reporting_errors():
-        instant = parse_instant(as_of, "--as-of") if as_of is not None else None
-        table = HoodieTable.open(path)
+        table, instant = _table_as_of(path, as_of)
         report = validate_cmd.validate(table, instant)
     validate_cmd.print_report(report, as_json)
+
+
+def _table_as_of(path: str, as_of: str | None) -> tuple[HoodieTable, str | None]:
+    """The table at ``path`` and the instant ``--as-of`` names (checked first)."""
+    instant = parse_instant(as_of, "--as-of") if as_of is not None else None
+    return HoodieTable.open(path), instant
 
 
 @app.command()

@@ -14,10 +14,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hoodie.errors import FormatError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
-from hoodie.errors import FormatError
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
