@@ -24,9 +24,9 @@ from hostile_paths import (
 
 import hoodie
 
-# One of each kind of refusal: leaving through '..', an absolute path, climbing from inside,
-# a bare '..', a name too long, a control character.
-SAMPLE = ["neighbour", "absolute", "climb-out", "dot-dot", "too-long", "nul"]
+# One of each kind of refusal: leaving through "../" (one and two levels up), an absolute
+# path, climbing from inside, a bare "..", a name too long, a control character.
+SAMPLE = ["neighbour", "two-up", "absolute", "climb-out", "dot-dot", "too-long", "nul"]
 
 
 def spark_write(spark, data: pa.Table, path: Path, opts: dict[str, str]) -> None:
