@@ -17,6 +17,7 @@ from hoodie.layout import (
     parse_marker_name,
 )
 from hoodie.storage.local import LocalStorage
+from hoodie.table.properties_file import load_table_config, store_table_config
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
 
@@ -37,10 +38,10 @@ def test_properties_round_trip_with_escapes() -> None:
 def test_table_config_backup_fallback(tmp_path: Path) -> None:
     storage = LocalStorage()
     meta = str(tmp_path / ".hoodie")
-    TableConfig({"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE"}).store(storage, meta, create=True)
+    store_table_config(TableConfig({"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE"}), storage, meta, create=True)
     (tmp_path / ".hoodie" / "hoodie.properties.backup").write_bytes((tmp_path / ".hoodie" / "hoodie.properties").read_bytes())
     (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.checksum=1\n")
-    assert TableConfig.load(storage, meta).name == "t"  # bad checksum: the backup is used
+    assert load_table_config(storage, meta).name == "t"  # bad checksum: the backup is used
 
 
 def test_unknown_and_conflicting_options() -> None:

@@ -25,6 +25,7 @@ from hoodie.formats.log import (
     encode_log_file,
 )
 from hoodie.table.file_group import FileSlice
+from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
 
@@ -256,7 +257,7 @@ class MorTable(SyntheticTable):
         updates.update(props or {})
         table = HoodieTable.open(self.path)
         config = table.config.with_updates(updates)
-        config.store(table.storage, table.meta_path)
+        store_table_config(config, table.storage, table.meta_path)
         self.avro_schema = avro_schema_json(arrow_to_avro_schema(schema, name, include_meta_fields=True))
 
     # --- records and blocks -----------------------------------------------------------------

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pytest
 
-from hoodie.config.table_config import TableConfig
 from hoodie.engine import LocalEngine, TaskContext
 from hoodie.errors import ConfigError, SchemaError, UnsupportedTableError
 from hoodie.formats.avro_schema import (
@@ -16,6 +15,7 @@ from hoodie.formats.avro_schema import (
     avro_schema_json,
 )
 from hoodie.query import read_optimized, read_snapshot, read_table
+from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 
 T1, T2, T3 = "20240101000001000", "20240101000002000", "20240101000003000"
@@ -215,6 +215,6 @@ def test_read_table_option_errors_name_the_option(synthetic, options, message) -
 def test_read_table_refuses_unsupported_versions(synthetic) -> None:
     t = _simple(synthetic)
     table = t.open()
-    TableConfig(table.config.with_updates({"hoodie.table.version": "5"}).props).store(table.storage, table.meta_path)
+    store_table_config(table.config.with_updates({"hoodie.table.version": "5"}), table.storage, table.meta_path)
     with pytest.raises(UnsupportedTableError, match="version 5"):
         read_table(t.path)

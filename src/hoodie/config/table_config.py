@@ -1,8 +1,7 @@
-"""``.hoodie/hoodie.properties``: the table's identity, read and written with its checksum.
+"""``.hoodie/hoodie.properties``: the table's identity, its typed views and its checksum.
 
-Updates follow Java's protocol (``HoodieTableConfig.modify``): write a backup, replace
-the file, re-read and verify the checksum, drop the backup; a reader that finds a bad
-checksum or a missing file falls back to the backup.
+This module only parses and renders; reading and writing the file (with Java's backup
+protocol) is :mod:`hoodie.table.properties_file`.
 """
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from dataclasses import dataclass, field
 
 from hoodie.config.properties import parse_properties, render_properties
 from hoodie.errors import TableError, UnsupportedTableError
-from hoodie.storage.base import Storage
-from hoodie.storage.paths import under
 
 PROPERTIES_FILE = "hoodie.properties"
 BACKUP_FILE = "hoodie.properties.backup"
@@ -131,37 +128,17 @@ class TableConfig:
         if self.version not in SUPPORTED_READ_VERSIONS:
             raise UnsupportedTableError(f"{path}: table version {self.version} is not supported (readable: 6, 8, 9)")
 
-    # --- I/O ------------------------------------------------------------------------------
-    @staticmethod
-    def load(storage: Storage, meta_path: str) -> "TableConfig":
-        """Read ``<meta_path>/hoodie.properties``, falling back to the backup if it is bad."""
-        main = under(meta_path, PROPERTIES_FILE)
-        backup = under(meta_path, BACKUP_FILE)
-        for candidate in (main, backup):
-            try:
-                props = parse_properties(storage.read_bytes(candidate).decode("utf-8"))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if _checksum_ok(props):
-                return TableConfig(props)
-        raise TableError(f"no valid {PROPERTIES_FILE} under {meta_path}")
-
-    def store(self, storage: Storage, meta_path: str, create: bool = False) -> None:
-        """Write the properties with a fresh checksum; ``create`` refuses an existing table."""
+    def render(self) -> bytes:
+        """The file's bytes, with a fresh checksum as its last line (as Java writes it)."""
         props = dict(self.props)
         props[CHECKSUM_KEY] = str(table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"]))
-        data = render_properties(props, last_key=CHECKSUM_KEY)
-        main = under(meta_path, PROPERTIES_FILE)
-        if create:
-            storage.create_new(main, data)
-            return
-        backup = under(meta_path, BACKUP_FILE)
-        storage.write_bytes(backup, storage.read_bytes(main))
-        storage.delete(main)
-        storage.write_bytes(main, data)
-        if not _checksum_ok(parse_properties(storage.read_bytes(main).decode("utf-8"))):
-            raise TableError(f"{main}: checksum mismatch right after writing it")
-        storage.delete(backup)
+        return render_properties(props, last_key=CHECKSUM_KEY)
+
+    @staticmethod
+    def parse(data: bytes) -> "TableConfig | None":
+        """The config in ``data``, or None when its checksum (or table name) is bad."""
+        props = parse_properties(data.decode("utf-8"))
+        return TableConfig(props) if _checksum_ok(props) else None
 
 
 def _checksum_ok(props: Mapping[str, str]) -> bool:

@@ -25,6 +25,7 @@ from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.storage.paths import under
 from hoodie.table.fs_view import FileSystemView
+from hoodie.table.properties_file import load_table_config, properties_exist, store_table_config
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
@@ -44,8 +45,7 @@ class HoodieTable:
     def exists(path: str, storage: Storage | None = None) -> bool:
         path = normalize_path(path)
         storage = storage or storage_for(path)
-        meta = under(path, HOODIE_FOLDER)
-        return storage.exists(under(meta, "hoodie.properties")) or storage.exists(under(meta, "hoodie.properties.backup"))
+        return properties_exist(storage, under(path, HOODIE_FOLDER))
 
     @classmethod
     def open(cls, path: str, storage: Storage | None = None) -> "HoodieTable":
@@ -53,7 +53,7 @@ class HoodieTable:
         storage = storage or storage_for(path)
         meta = under(path, HOODIE_FOLDER)
         try:
-            config = TableConfig.load(storage, meta)
+            config = load_table_config(storage, meta)
         except TableError:
             if not storage.exists(meta):
                 raise TableError(f"no Hudi table at {path} (missing .hoodie/hoodie.properties)") from None
@@ -77,7 +77,7 @@ class HoodieTable:
         ):
             storage.makedirs(under(meta, sub))
         config = TableConfig(dict(props))
-        config.store(storage, meta, create=True)
+        store_table_config(config, storage, meta, create=True)
         return cls.open(path, storage)
 
     def require_writable(self, what: str = "write to") -> None:

@@ -13,6 +13,7 @@ from hoodie.errors import ConfigError, TableError, UnsupportedTableError
 from hoodie.layout import METADATA_FOLDER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
+from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
 
@@ -112,6 +113,6 @@ def disable_metadata_table(table: HoodieTable) -> HoodieTable:
     if not table.config.metadata_partitions and not table.storage.exists(folder):
         return table
     cfg = table.config.with_updates({"hoodie.table.metadata.partitions": None, "hoodie.table.metadata.partitions.inflight": None})
-    cfg.store(table.storage, table.meta_path)
+    store_table_config(cfg, table.storage, table.meta_path)
     table.storage.delete_dir(folder)
     return table.reload()
