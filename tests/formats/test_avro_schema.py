@@ -13,13 +13,13 @@ import pytest
 
 from hoodie.errors import SchemaError
 from hoodie.formats.avro_schema import (
-    META_FIELDS,
     arrow_to_avro_schema,
     avro_record_name_and_namespace,
     avro_schema_json,
     avro_schema_to_arrow,
     decimal_fixed_size,
 )
+from hoodie.formats.meta_columns import META_COLUMNS
 
 # --------------------------------------------------------------------------------------
 # Helpers over an unpacked conformance table
@@ -62,7 +62,7 @@ def _base_files(table: Path) -> list[Path]:
 
 def _data_schema(path: Path) -> pa.Schema:
     schema = pq.read_schema(path)
-    return pa.schema([f for f in schema if f.name not in META_FIELDS])
+    return pa.schema([f for f in schema if f.name not in META_COLUMNS])
 
 
 def _normalize(t: pa.DataType) -> pa.DataType:
@@ -250,12 +250,12 @@ def test_round_trip_all_types() -> None:
 def test_meta_fields() -> None:
     data = pa.schema([("id", pa.int32())])
     with_meta = arrow_to_avro_schema(data, "t", include_meta_fields=True)
-    assert [f["name"] for f in with_meta["fields"]] == [*META_FIELDS, "id"]
+    assert [f["name"] for f in with_meta["fields"]] == [*META_COLUMNS, "id"]
     assert with_meta["fields"][0] == {"name": "_hoodie_commit_time", "type": ["null", "string"], "doc": "", "default": None}
-    full = pa.schema([(m, pa.string()) for m in META_FIELDS] + [("id", pa.int32())])
+    full = pa.schema([(m, pa.string()) for m in META_COLUMNS] + [("id", pa.int32())])
     assert arrow_to_avro_schema(full, "t", include_meta_fields=True) == with_meta
     assert [f["name"] for f in arrow_to_avro_schema(full, "t")["fields"]] == ["id"]
-    assert avro_schema_to_arrow(with_meta).names == [*META_FIELDS, "id"]
+    assert avro_schema_to_arrow(with_meta).names == [*META_COLUMNS, "id"]
 
 
 def test_json_is_compact_and_keeps_unicode() -> None:

@@ -16,13 +16,13 @@ import pytest
 from hoodie.errors import FormatError
 from hoodie.formats.conform import conform
 from hoodie.formats.log import OrderingType, encode_block
+from hoodie.formats.meta_columns import stored_layout
 from hoodie.query import read_incremental, read_snapshot, read_table
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import (
     merge_slice,
     merge_slice_for_compaction,
     read_slice,
-    stored_meta_schema,
 )
 from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.reader import output_schema
@@ -274,7 +274,7 @@ def test_merge_for_compaction_keeps_meta_columns_as_stored(mor_table) -> None:
     table = t.open()
     merged = merge_slice_for_compaction(table.storage, t.path, op, table.data_schema(), "ts", T[3])
     records, counters = merged.records, merged.stats.counters()
-    assert records.schema == stored_meta_schema(table.data_schema())
+    assert records.schema == stored_layout(table.data_schema())
     assert all(records.schema.field(m).nullable for m in records.schema.names[:5])
     got = {r["id"]: (r["_hoodie_commit_time"], r["_hoodie_commit_seqno"], r["_hoodie_file_name"], r["name"]) for r in records.to_pylist()}
     assert got == {

@@ -10,10 +10,10 @@ import pytest
 from hoodie.engine import LocalEngine, TaskContext
 from hoodie.errors import ConfigError, SchemaError, UnsupportedTableError
 from hoodie.formats.avro_schema import (
-    META_FIELDS,
     arrow_to_avro_schema,
     avro_schema_json,
 )
+from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.query import read_optimized, read_snapshot, read_table
 from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
@@ -31,8 +31,8 @@ def _simple(synthetic, **kwargs):
 
 def test_output_schema_is_meta_columns_then_table_schema(synthetic) -> None:
     data = read_snapshot(_simple(synthetic).open())
-    assert data.schema.names == [*META_FIELDS, "id", "name", "part"]
-    assert all(not data.schema.field(m).nullable for m in META_FIELDS)  # as hudi-rs declares them
+    assert data.schema.names == [*META_COLUMNS, "id", "name", "part"]
+    assert all(not data.schema.field(m).nullable for m in META_COLUMNS)  # as hudi-rs declares them
     assert data.schema.field("id").type == pa.int32() and data.schema.field("id").nullable
 
 
@@ -47,7 +47,7 @@ def test_columns_added_later_read_as_nulls_and_types_widen(synthetic) -> None:
     assert data.schema.field("id").type == pa.int64()
     assert sorted(zip(data.column("id").to_pylist(), data.column("extra").to_pylist())) == [(1, None), (2, 2.5)]
     # time travel reads with the schema of its instant
-    assert read_snapshot(t.open(), T1).schema.names == [*META_FIELDS, "id", "name", "part"]
+    assert read_snapshot(t.open(), T1).schema.names == [*META_COLUMNS, "id", "name", "part"]
 
 
 def test_second_precision_time_travel_sees_the_schema_of_that_second(synthetic) -> None:
@@ -84,7 +84,7 @@ def test_empty_tables(synthetic, tmp_path) -> None:
     props["hoodie.table.create.schema"] = avro_schema_json(arrow_to_avro_schema(t.schema, "with_schema"))
     table = HoodieTable.create(str(tmp_path / "with_schema"), props)
     empty = read_snapshot(table)
-    assert empty.num_rows == 0 and empty.schema.names == [*META_FIELDS, "id", "name", "part"]
+    assert empty.num_rows == 0 and empty.schema.names == [*META_COLUMNS, "id", "name", "part"]
 
 
 def test_merge_on_read_with_a_custom_merger_is_refused_but_read_optimized_works(mor_table) -> None:

@@ -37,9 +37,9 @@ import pyarrow as pa
 
 from hoodie.errors import SchemaError
 from hoodie.formats.avro_nodes import arrow_field, parse_avro_schema
+from hoodie.formats.meta_columns import META_COLUMNS
 
 __all__ = [
-    "META_FIELDS",
     "arrow_to_avro_schema",
     "avro_record_name_and_namespace",
     "avro_schema_json",
@@ -47,14 +47,6 @@ __all__ = [
     "decimal_fixed_size",
 ]
 
-#: Hudi's meta columns, in file order; all ``["null", "string"]``.
-META_FIELDS: tuple[str, ...] = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
 
 AvroType = Union[str, dict[str, Any], list[Any]]
 
@@ -211,10 +203,10 @@ def arrow_to_avro_schema(schema: pa.Schema, table_name: str, include_meta_fields
     child_namespace = f"{namespace}.{record_name}"
     fields: list[dict[str, Any]] = []
     if include_meta_fields:
-        fields.extend(_meta_field(m) for m in META_FIELDS)
+        fields.extend(_meta_field(m) for m in META_COLUMNS)
     seen: set[str] = set()
     for f in schema:
-        if f.name in META_FIELDS:
+        if f.name in META_COLUMNS:
             continue
         _check_field_name(f.name)
         if f.name in seen:

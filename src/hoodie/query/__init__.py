@@ -24,7 +24,6 @@ from hoodie.query.merge import (
     merge_slice,
     merge_slice_for_compaction,
     read_slice,
-    stored_meta_schema,
 )
 from hoodie.query.merge_rules import MergeConfig, MergeMode
 from hoodie.query.options import ReadRequest
@@ -50,7 +49,6 @@ __all__ = [
     "read_slice",
     "read_snapshot",
     "read_table",
-    "stored_meta_schema",
 ]
 
 

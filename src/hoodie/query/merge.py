@@ -41,10 +41,10 @@ import pyarrow.compute as pc
 
 from hoodie.engine.base import TaskContext
 from hoodie.errors import FormatError, SchemaError
-from hoodie.formats.avro_schema import META_FIELDS
 from hoodie.formats.bloom_footer import FooterIndex
 from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
+from hoodie.formats.meta_columns import stored_layout
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.query.instants import InstantFilter
 from hoodie.query.log_scan import LogScanStats, ReplayBlock, decode_pending, replay_blocks, scan_log
@@ -73,7 +73,6 @@ __all__ = [
     "replay_together",
     "run_merge_task",
     "run_merge_tasks",
-    "stored_meta_schema",
 ]
 
 RECORD_KEY = "_hoodie_record_key"
@@ -113,12 +112,6 @@ class MergedSlice:
     stats: MergeStats
     # the base file's record-key footer, when the merge was asked to keep it
     base_footer: FooterIndex | None = None
-
-
-def stored_meta_schema(data_schema: pa.Schema) -> pa.Schema:
-    """The five meta columns as files store them (nullable strings), then the data columns."""
-    data = [f for f in data_schema if f.name not in META_FIELDS]
-    return pa.schema([pa.field(m, pa.string(), True) for m in META_FIELDS] + data)
 
 
 def _as_predicate(visible: Visible) -> Callable[[str], bool]:
@@ -543,7 +536,7 @@ def merge_slices_for_compaction(
     one. ``committed[i]`` maps the log names of ``ops[i]`` to the byte ranges completed
     delta commits wrote into them (:func:`committed_log_extents`)."""
     slices = [_slice_of(base_path, op, committed[i] if committed else {}) for i, op in enumerate(ops)]
-    stored = stored_meta_schema(schema)
+    stored = stored_layout(schema)
     for s, replayed in zip(slices, replay_together(storage, slices, [visible] * len(slices))):
         yield merge_slice(storage, s, stored, merge, visible, keep_base_footer=True, replayed=replayed)
 

@@ -28,9 +28,9 @@ import pyarrow.parquet as pq
 
 from hoodie.engine import TaskContext
 from hoodie.errors import FormatError, SchemaError, UnsupportedTableError
-from hoodie.formats.avro_schema import META_FIELDS
 from hoodie.formats.bloom_footer import FooterIndex, read_footer_index
 from hoodie.formats.conform import conform
+from hoodie.formats.meta_columns import META_COLUMNS, data_fields
 from hoodie.storage.base import Storage, arrow_path
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 def meta_schema() -> pa.Schema:
     # hudi-rs prepends its meta fields as non-nullable strings; matching it makes the two
     # readers' results compare equal type for type.
-    return pa.schema([pa.field(name, pa.string(), nullable=False) for name in META_FIELDS])
+    return pa.schema([pa.field(name, pa.string(), nullable=False) for name in META_COLUMNS])
 
 
 def output_schema(table: HoodieTable, as_of: str | None = None, slices: Sequence[FileSlice] = ()) -> pa.Schema | None:
@@ -60,10 +60,10 @@ def output_schema(table: HoodieTable, as_of: str | None = None, slices: Sequence
         data = _schema_from_files(table.storage, slices)
     if data is None:
         return None
-    data_fields = [f for f in data if f.name not in META_FIELDS]
+    fields = data_fields(data)
     if not table.config.populate_meta_fields:
-        return pa.schema(data_fields)
-    return pa.schema(list(meta_schema()) + data_fields)
+        return pa.schema(fields)
+    return pa.schema(list(meta_schema()) + fields)
 
 
 def _schema_from_files(storage: Storage, slices: Sequence[FileSlice]) -> pa.Schema | None:

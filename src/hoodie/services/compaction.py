@@ -27,6 +27,7 @@ from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.bloom import BloomFilter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_for_rewrite
+from hoodie.formats.meta_columns import constant_column
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.query.instants import InstantFilter
@@ -42,7 +43,6 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.writer.markers import DirectMarkers
-from hoodie.writer.meta_columns import constant_column
 
 LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
 UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"

@@ -76,6 +76,7 @@ from pyspark.sql.types import (
 
 from hoodie.config import options as o
 from hoodie.errors import ConfigError, PartitionPathError, TableError
+from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
 from hoodie.services.inline import run_inline_services
 from hoodie.spark import tasks
@@ -109,7 +110,6 @@ from hoodie.writer.schema import (
     BUCKET_COLUMN,
     DELETE_COLUMN,
     FILE_ID_COLUMN,
-    META_COLUMNS,
     normalize_batch,
     normalize_schema,
 )

@@ -20,6 +20,7 @@ from hoodie.engine.base import Engine
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.meta_columns import META_COLUMNS, data_fields
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
 from hoodie.services.compaction import file_groups_in_pending_compaction
@@ -43,11 +44,7 @@ from hoodie.writer.planner import (
     build_plan,
 )
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
-from hoodie.writer.schema import (
-    META_COLUMNS,
-    normalize_batch,
-    reconcile,
-)
+from hoodie.writer.schema import INTERNAL_PREFIX, normalize_batch, reconcile
 from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
@@ -141,8 +138,7 @@ def prepare_write(
     validate_options(config)
     validate_service_settings(config)
     op = resolve_operation(config, operation)
-    data_fields = [f for f in batch_schema if f.name not in META_COLUMNS]
-    create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
+    create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
     def keygen_for_create(create_config: HoodieConfig) -> KeyGenerator:
         keygen = KeyGenerator.from_config(create_config)
         if check_new_table_batch is not None:
@@ -165,9 +161,9 @@ def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.S
     current = prepared.table.data_schema()
     if prepared.settings.operation == "delete":
         if current is None:
-            return pa.schema([f for f in batch_schema if f.name not in META_COLUMNS])
+            return pa.schema(data_fields(batch_schema))
         return current
-    incoming = pa.schema([f for f in batch_schema if f.name not in META_COLUMNS and not f.name.startswith("__hoodie_")])
+    incoming = pa.schema([f for f in data_fields(batch_schema) if not f.name.startswith(INTERNAL_PREFIX)])
     return reconcile(current, incoming, prepared.settings.allow_column_drop)
 
 

@@ -22,6 +22,7 @@ from hoodie.errors import FileAlreadyExistsError
 from hoodie.formats.bloom import BloomFilter, key_positions, new_bloom_filter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, filter_for_rewrite
 from hoodie.formats.conform import conform
+from hoodie.formats.meta_columns import META_COLUMNS, constant_column, stored_layout, with_meta_columns
 from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
@@ -39,9 +40,8 @@ from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.markers import DirectMarkers
-from hoodie.writer.meta_columns import constant_column, table_layout, with_meta_columns
 from hoodie.writer.planner import APPEND, Bucket
-from hoodie.writer.schema import META_COLUMNS, consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
+from hoodie.writer.schema import consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def _batches(indexes: list[int], tasks: tuple[BucketTask, ...]) -> list[list[int
 
 def _prepare_new_files(tasks: dict[int, BucketTask], contexts: dict[int, TaskContext], wctx: WriteContext) -> dict[int, NewFile]:
     """The content of the files ``tasks`` create (by position), built for all of them in
-    one pass (see :func:`~hoodie.writer.meta_columns.with_meta_columns`). Tasks whose
+    one pass (see :func:`~hoodie.formats.meta_columns.with_meta_columns`). Tasks whose
     records are all deletes, and a lone new file, are left to :func:`run_bucket`."""
     creates = {j: t for j, t in tasks.items() if _creates(t.bucket)}
     if len(creates) < 2:
@@ -271,7 +271,7 @@ def _to_layout(old: pa.Table, data_schema: pa.Schema) -> pa.Table:
     names = set(old.schema.names)
     meta = [old.column(m).cast(pa.string()) if m in names else pa.nulls(old.num_rows, pa.string()) for m in META_COLUMNS]
     data = conform(old, data_schema)
-    return pa.Table.from_arrays(meta + data.columns, schema=table_layout(data_schema))
+    return pa.Table.from_arrays(meta + data.columns, schema=stored_layout(data_schema))
 
 
 def _ensure_partition_metadata(wctx: WriteContext, partition_path: str) -> None:

@@ -16,13 +16,6 @@ import pyarrow as pa
 
 from hoodie.errors import SchemaError
 
-META_COLUMNS = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
 # Columns hoodie adds to a batch while it moves through the write pipeline, never stored.
 INTERNAL_PREFIX = "__hoodie_"
 DELETE_COLUMN = "__hoodie_delete"

@@ -1,5 +1,9 @@
-"""Column builders for the five meta columns, vectorised (no per-row Python), for one
-file or for the rows of several files at once."""
+"""Hudi's five meta columns: their names, the layout files store them in, and vectorised
+builders (no per-row Python) for the rows of one file or of several files at once.
+
+This module is the one place the meta columns are listed; it knows nothing of tables,
+writers or readers.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +11,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.formats.conform import conform
-from hoodie.writer.schema import META_COLUMNS
+
+#: Hudi's meta columns, in file order (``HoodieRecord.HOODIE_META_COLUMNS``).
+META_COLUMNS: tuple[str, ...] = (
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+)
+COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 
 
 def constant_column(value: str, n: int) -> pa.Array:
@@ -36,9 +49,15 @@ def sequence_numbers_of_runs(prefixes: list[str], lengths: np.ndarray) -> pa.Arr
     return pc.binary_join_element_wise(repeated_values(prefixes, lengths), pc.cast(pa.array(counters), pa.string()), "")
 
 
-def table_layout(data_schema: pa.Schema) -> pa.Schema:
-    """The stored layout: the five meta columns (strings), then the data columns."""
-    return pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + list(data_schema))
+def stored_layout(data_schema: pa.Schema) -> pa.Schema:
+    """The schema files store: the five meta columns (nullable strings), then the data
+    columns of ``data_schema`` (any meta column in it is left out)."""
+    return pa.schema([pa.field(m, pa.string(), True) for m in META_COLUMNS] + data_fields(data_schema))
+
+
+def data_fields(schema: pa.Schema) -> list[pa.Field]:
+    """The fields of ``schema`` that are not meta columns, in order."""
+    return [f for f in schema if f.name not in META_COLUMNS]
 
 
 def with_meta_columns(
@@ -61,4 +80,4 @@ def with_meta_columns(
         records.column("_hoodie_partition_path").cast(pa.string()),
         names,
     ]
-    return pa.Table.from_arrays(meta + conform(records, data_schema).columns, schema=table_layout(data_schema))
+    return pa.Table.from_arrays(meta + conform(records, data_schema).columns, schema=stored_layout(data_schema))
