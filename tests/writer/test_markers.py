@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hoodie.markers import DirectMarkers, MarkerEntry
 from hoodie.storage.fsspec_storage import FsspecStorage
 from hoodie.storage.local import LocalStorage
 from hoodie.storage.paths import under as join
-from hoodie.writer.markers import DirectMarkers, MarkerEntry
 
 FILES = [("p=1", "a_0-1-1_001.parquet", "CREATE"), ("p=2", "b_1-1-1_001.parquet", "CREATE"), ("p=1", "c_2-1-1_000.parquet", "APPEND")]
 

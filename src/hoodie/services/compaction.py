@@ -30,6 +30,7 @@ from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_
 from hoodie.formats.meta_columns import constant_column
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
+from hoodie.markers import DirectMarkers
 from hoodie.query.instants import InstantFilter
 from hoodie.query.merge import MergedSlice, committed_log_extents, compaction_merge_inputs, merge_slices_for_compaction
 from hoodie.query.merge_rules import MergeConfig
@@ -42,7 +43,6 @@ from hoodie.table.file_group import FileSlice, LogExtent
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.writer.markers import DirectMarkers
 
 LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
 UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"

@@ -18,12 +18,12 @@ from hoodie.errors import FormatError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
+from hoodie.markers import DirectMarkers, log_file_written_by
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State, recorded_instant
-from hoodie.writer.markers import DirectMarkers, log_file_written_by
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hoodie.layout import parse_base_file_name, parse_log_file_name
+from hoodie.markers import DirectMarkers, log_file_written_by
 from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.rollback import append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
@@ -32,7 +33,6 @@ from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.writer.markers import DirectMarkers, log_file_written_by
 
 
 @dataclass

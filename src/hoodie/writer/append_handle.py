@@ -22,9 +22,9 @@ from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, Parquet
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.formats.meta_columns import with_meta_columns
 from hoodie.layout import LogFileName, base_file_name
+from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
-from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.planner import Bucket
 from hoodie.writer.schema import consecutive_slices, split_deletes, split_deletes_of_parts
 

@@ -35,11 +35,11 @@ from hoodie.layout import (
     base_file_name,
     partition_metadata_content,
 )
+from hoodie.markers import DirectMarkers
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
-from hoodie.writer.markers import DirectMarkers
 from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
 

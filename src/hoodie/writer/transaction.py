@@ -17,12 +17,12 @@ import pyarrow as pa
 
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.layout import parse_base_file_name, parse_log_file_name
+from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.writer.markers import DirectMarkers
 
 log = logging.getLogger(__name__)
 

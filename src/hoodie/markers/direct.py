@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
+from hoodie.formats.log import first_block_instant
 from hoodie.layout import (
     HOODIE_FOLDER,
     TEMP_FOLDER,
@@ -15,6 +16,7 @@ from hoodie.layout import (
     parse_log_file_name,
     parse_marker_name,
 )
+from hoodie.markers.timeline_based import read_batched_markers
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
 
@@ -73,8 +75,6 @@ class DirectMarkers:
         """Every marker of the instant (walks the marker directory, never the table)."""
         out: list[MarkerEntry] = []
         if self.storage.exists(under(self.marker_dir, MARKERS_TYPE_FILE)):
-            from hoodie.writer.markers_timeline_based import read_batched_markers
-
             names = read_batched_markers(self.storage, self.marker_dir)
         else:
             names = []
@@ -128,7 +128,5 @@ class DirectMarkers:
 def log_file_written_by(storage: Storage, path: str, instant: str) -> bool:
     """Whether the first block of a log file was written by ``instant`` (a torn file whose
     first block never completed counts as written by it: nothing else writes new files)."""
-    from hoodie.formats.log import first_block_instant
-
     found = first_block_instant(storage, path)
     return found is None or found == instant
