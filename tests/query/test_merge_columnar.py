@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoodie.query.merge import MergeStats, _LogBuffer, _merge_base, merge_columnar
-from hoodie.query.merge_rules import MergeConfig, MergeMode
+from hoodie.table.slice_reader.merge import MergeStats, _LogBuffer, _merge_base, merge_columnar
+from hoodie.table.slice_reader.merge_rules import MergeConfig, MergeMode
 
 ORDERING_TYPES = {
     "long": (pa.int64(), st.integers(-3, 3)),

@@ -9,12 +9,12 @@ import pytest
 from hoodie.errors import FormatError
 from hoodie.formats.log import AvroDataBlock, LogFileReader
 from hoodie.layout import parse_log_file_name
-from hoodie.query import log_scan
-from hoodie.query.instants import InstantFilter
-from hoodie.query.log_scan import decode_pending, scan_log
-from hoodie.query.merge import MergeSliceTask
 from hoodie.query.slices import GROUP_LOG_BYTES, MergeGroup, group_merges
 from hoodie.table.file_group import FileSlice, LogFile
+from hoodie.table.slice_reader import log_scan
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.log_scan import decode_pending, scan_log
+from hoodie.table.slice_reader.merge import MergeSliceTask
 
 T = [f"2024010100000{i}000" for i in range(1, 8)]
 F = "11111111-0000-0000-0000-000000000000-0"

@@ -12,7 +12,7 @@ import pytest
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import UnsupportedTableError
 from hoodie.formats.log import DeleteRecord, OrderingType
-from hoodie.query.merge_rules import (
+from hoodie.table.slice_reader.merge_rules import (
     BufferedRecord,
     MergeConfig,
     MergeMode,
@@ -21,7 +21,7 @@ from hoodie.query.merge_rules import (
     final_merge,
     resolve_merge_mode,
 )
-from hoodie.query.ordering import (
+from hoodie.table.slice_reader.ordering import (
     DEFAULT,
     OrderingValue,
     column_ordering_values,

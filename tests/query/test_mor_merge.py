@@ -18,14 +18,14 @@ from hoodie.formats.conform import conform
 from hoodie.formats.log import OrderingType, encode_block
 from hoodie.formats.meta_columns import stored_layout
 from hoodie.query import read_incremental, read_snapshot, read_table
-from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import (
+from hoodie.query.reader import output_schema
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge import (
     merge_slice,
     merge_slice_for_compaction,
     read_slice,
 )
-from hoodie.query.merge_rules import MergeConfig
-from hoodie.query.reader import output_schema
+from hoodie.table.slice_reader.merge_rules import MergeConfig
 
 T = [f"2024010100{i:02d}00000" for i in range(1, 12)]
 F = "11111111-0000-0000-0000-000000000000-0"

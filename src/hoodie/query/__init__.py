@@ -1,13 +1,12 @@
 """Queries over a table: snapshot, time travel, read-optimized and incremental.
 
 :mod:`planner` decides which file slices a query reads (timeline and file-system view
-only); :mod:`slices` turns them into one Engine task per slice: :mod:`reader` reads a
-base file into the query schema, :mod:`merge` merges a merge-on-read slice (base file
-and log files, replayed by :mod:`log_scan` under the rules of :mod:`merge_rules` and
-:mod:`ordering`, seeing the instants an :class:`~.instants.InstantFilter` admits);
-:mod:`snapshot` and :mod:`incremental` put these together; :func:`read_table` is
-``hoodie.read(path, options)``: it parses Hudi's read options and dispatches. The query
-layer never writes.
+only); :mod:`slices` turns them into one Engine task per slice (or per few slices), each
+read by :mod:`hoodie.table.slice_reader` (a base file, or a merge-on-read slice merged
+with its log files for the instants the query sees); :mod:`reader` owns the query's
+output schema; :mod:`snapshot` and :mod:`incremental` put these together;
+:func:`read_table` is ``hoodie.read(path, options)``: it parses Hudi's read options and
+dispatches. The query layer never writes.
 """
 from __future__ import annotations
 
@@ -17,19 +16,19 @@ import pyarrow as pa
 
 from hoodie.engine import Engine
 from hoodie.query.incremental import read_incremental
-from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import (
+from hoodie.query.options import ReadRequest
+from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot
+from hoodie.query.snapshot import read_optimized, read_snapshot
+from hoodie.storage.base import Storage
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge import (
     MergedSlice,
     MergeStats,
     merge_slice,
     merge_slice_for_compaction,
     read_slice,
 )
-from hoodie.query.merge_rules import MergeConfig, MergeMode
-from hoodie.query.options import ReadRequest
-from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot
-from hoodie.query.snapshot import read_optimized, read_snapshot
-from hoodie.storage.base import Storage
+from hoodie.table.slice_reader.merge_rules import MergeConfig, MergeMode
 from hoodie.table.table import HoodieTable
 
 __all__ = [

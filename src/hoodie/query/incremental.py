@@ -25,7 +25,6 @@ import pyarrow as pa
 
 from hoodie.engine import Engine
 from hoodie.layout import compare_key
-from hoodie.query.instants import InstantFilter
 from hoodie.query.planner import INSTANT_TIME, IncrementalPlan, plan_incremental
 from hoodie.query.reader import (
     COMMIT_TIME_COLUMN,
@@ -35,6 +34,7 @@ from hoodie.query.reader import (
 )
 from hoodie.query.slices import read_file_slices
 from hoodie.table.file_group import FileSlice
+from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.table import HoodieTable
 
 

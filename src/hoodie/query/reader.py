@@ -1,11 +1,8 @@
-"""Reading base files into the query schema.
+"""The schema a query returns, and the driver-side helpers over it.
 
-This module owns the output schema of a query and the reading of base files: each base
-file becomes one picklable task (run through the :class:`~hoodie.engine.Engine` by
-:mod:`hoodie.query.slices`), read with pyarrow and conformed to the query schema (cast,
-reordered, missing columns as nulls) on the executor, so the driver only concatenates.
-Merge-on-read slices with log files are merged by :mod:`hoodie.query.merge`, which uses
-:func:`conform` for log records too. It reads; it never writes.
+Base files are read by :mod:`hoodie.table.slice_reader.base_file` (one picklable task
+each, conformed to this schema on the executor, so the driver only concatenates);
+merge-on-read slices by :mod:`hoodie.table.slice_reader.merge`. It reads; it never writes.
 
 The output schema is what hudi-rs returns, column for column: the five meta columns first
 (Arrow ``string not null``, as hudi-rs declares them) and then the table's data columns
@@ -20,16 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.engine import TaskContext
-from hoodie.errors import FormatError, SchemaError, UnsupportedTableError
-from hoodie.formats.bloom_footer import FooterIndex, read_footer_index
-from hoodie.formats.conform import conform
+from hoodie.errors import SchemaError, UnsupportedTableError
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
 from hoodie.storage.base import Storage, arrow_path
 from hoodie.table.file_group import FileSlice
@@ -93,7 +86,7 @@ def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
 
 def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> None:
     """Refuse slices that need a log merge, for read paths that read base files only
-    (``hoodie.read`` merges them: :mod:`hoodie.query.merge`)."""
+    (``hoodie.read`` merges them: :mod:`hoodie.table.slice_reader.merge`)."""
     for s in slices:
         if s.log_files:
             raise UnsupportedTableError(
@@ -101,56 +94,6 @@ def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> 
                 f"log files ({s.log_files[0].file_name}, ...) that must be merged into its base file; "
                 "merge-on-read snapshot queries are not supported yet (read_optimized reads the base files only)"
             )
-
-
-# --- tasks ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BaseFileTask:
-    """Read one base file, conformed to ``schema``; picklable for Spark executors."""
-
-    storage: Storage
-    path: str
-    schema: pa.Schema
-    # Arrow decodes columns on its own threads: only when the tasks are fewer than the
-    # engine's workers, else those threads would oversubscribe the cores
-    use_threads: bool = False
-    # a base file Parquet cannot decode is skipped with a warning (ignoreCorruptFiles)
-    ignore_corrupt: bool = False
-
-
-def read_base_file_task(task: BaseFileTask, ctx: TaskContext | None = None) -> pa.Table:
-    """Run a :class:`BaseFileTask`: read the columns it needs and conform them."""
-    return _read(task, with_footer=False)[0]
-
-
-def read_base_file_and_footer(task: BaseFileTask) -> tuple[pa.Table, FooterIndex | None]:
-    """:func:`read_base_file_task`, and the file's record-key footer (bloom filter, key
-    range) from the same open: compaction carries the filter over to the file it writes."""
-    return _read(task, with_footer=True)
-
-
-def _read(task: BaseFileTask, with_footer: bool) -> tuple[pa.Table, FooterIndex | None]:
-    fs, path = arrow_path(task.storage, task.path)
-    task.storage.counters.bump("read")
-    try:
-        with fs.open_input_file(path) as f:
-            pf = pq.ParquetFile(f)
-            present = set(pf.schema_arrow.names)
-            wanted = [n for n in task.schema.names if n in present]
-            # Tasks usually run one per core; Arrow's own column threads would only
-            # oversubscribe them (measured 7-15% slower over the 200-file benchmark).
-            data = pf.read(columns=wanted, use_threads=task.use_threads)
-            footer = read_footer_index(pf.metadata.metadata) if with_footer else None
-    except FileNotFoundError:
-        raise
-    except (pa.ArrowInvalid, OSError) as e:
-        if not task.ignore_corrupt:
-            raise FormatError(f"cannot read base file {task.path}: {e}") from e
-        log.warning("base file %s cannot be read (%s); reading around it (ignoreCorruptFiles)", task.path, e)
-        return task.schema.empty_table(), None
-    return conform(data, task.schema, task.path), footer
 
 
 # --- driver side ------------------------------------------------------------------------------

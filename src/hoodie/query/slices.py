@@ -2,11 +2,11 @@
 
 This module owns turning a query's slices into tasks. A slice that is a base file only
 (copy-on-write, or merge-on-read without logs, or any slice of a read-optimized query)
-becomes a :class:`~.reader.BaseFileTask`; a slice with log files becomes a
-:class:`~.merge.MergeSliceTask` that merges base and logs on the executor. When a read
+becomes a :class:`~hoodie.table.slice_reader.base_file.BaseFileTask`; a slice with log files becomes a
+:class:`~hoodie.table.slice_reader.merge.MergeSliceTask` that merges base and logs on the executor. When a read
 has many slices with logs, up to four of them (with at most 4 MiB of log files) make one
 task, :class:`MergeGroup`, that merges them one after another and decodes their log
-blocks together (:func:`~.merge.run_merge_tasks`), which saves a third of the decoding
+blocks together (:func:`~hoodie.table.slice_reader.merge.run_merge_tasks`), which saves a third of the decoding
 of typical thousand-record blocks; there are still at least four tasks per worker. So
 an executor holds one base file and the logs of at most a few slices per task; the
 driver only concatenates the results (slices with logs first, then the others, each in
@@ -23,27 +23,21 @@ import pyarrow as pa
 from hoodie.engine import Engine, LocalEngine, TaskContext
 from hoodie.engine.runs import grouped_runs
 from hoodie.errors import UnsupportedTableError
-from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergeSliceTask, run_merge_task, run_merge_tasks
-from hoodie.query.merge_rules import MergeConfig
-from hoodie.query.reader import BaseFileTask, project, read_base_file_task
+from hoodie.query.reader import project
 from hoodie.table.file_group import FileSlice
+from hoodie.table.slice_reader.base_file import BaseFileTask, read_base_file_task
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER, MergeSliceTask, run_merge_task, run_merge_tasks
+from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
 __all__ = ["MergeGroup", "base_files_only", "group_merges", "read_file_slices", "run_slice_task"]
 
-# A merge task's slices: few enough that the logs decoded together stay small, while
-# the per-field decoding costs are shared (four thousand-record blocks decode together
-# in 0.6× the time of four alone).
-GROUP_SLICES = 4
-GROUP_LOG_BYTES = 4 << 20
-# Groups are formed only while every worker still gets this many tasks to balance.
-TASKS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
 class MergeGroup:
-    """Slices with logs merged in one task (:func:`~.merge.run_merge_tasks`)."""
+    """Slices with logs merged in one task (:func:`~hoodie.table.slice_reader.merge.run_merge_tasks`)."""
 
     tasks: tuple[MergeSliceTask, ...]
 

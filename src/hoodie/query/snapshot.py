@@ -2,7 +2,7 @@
 
 A snapshot reads the latest slice of every live file group (as of an instant for time
 travel). Copy-on-write slices are plain base files; merge-on-read slices with log files
-are merged (:mod:`hoodie.query.merge`), replaying only the log blocks of instants
+are merged (:mod:`hoodie.table.slice_reader.merge`), replaying only the log blocks of instants
 completed at or before the as-of instant. The read-optimized query reads just the base
 files of the same slices, as Hudi's read-optimized view does. Nothing here writes.
 """
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from hoodie.engine import Engine
-from hoodie.query.instants import InstantFilter
 from hoodie.query.planner import PartitionFilter, as_instant, plan_snapshot
 from hoodie.query.reader import output_schema
 from hoodie.query.slices import base_files_only, read_file_slices
+from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.table import HoodieTable
 
 

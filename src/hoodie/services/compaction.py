@@ -31,15 +31,22 @@ from hoodie.formats.meta_columns import constant_column
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.markers import DirectMarkers
-from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergedSlice, committed_log_extents, compaction_merge_inputs, merge_slices_for_compaction
-from hoodie.query.merge_rules import MergeConfig
-from hoodie.query.slices import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER
 from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice, LogExtent
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge import (
+    GROUP_LOG_BYTES,
+    GROUP_SLICES,
+    TASKS_PER_WORKER,
+    MergedSlice,
+    committed_log_extents,
+    compaction_merge_inputs,
+    merge_slices_for_compaction,
+)
+from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State

@@ -47,9 +47,6 @@ from pyspark.sql.types import StructType
 from hoodie.errors import UnsupportedTableError
 from hoodie.layout import compare_key
 from hoodie.query.incremental import range_filter, slices_for_range
-from hoodie.query.instants import InstantFilter
-from hoodie.query.merge import MergeSliceTask
-from hoodie.query.merge_rules import MergeConfig
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import INSTANT_TIME, plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
@@ -58,6 +55,9 @@ from hoodie.spark.partitions import PartitionScheme
 from hoodie.storage.base import Storage
 from hoodie.storage.local import LocalStorage
 from hoodie.table.file_group import FileSlice
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge import MergeSliceTask
+from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
 # Above this many partitions a per-partition union costs more to plan than pruning saves.

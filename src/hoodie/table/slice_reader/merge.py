@@ -46,9 +46,13 @@ from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
 from hoodie.formats.meta_columns import stored_layout
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.query.instants import InstantFilter
-from hoodie.query.log_scan import LogScanStats, ReplayBlock, decode_pending, replay_blocks, scan_log
-from hoodie.query.merge_rules import (
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
+from hoodie.table.file_group import BaseFile, FileSlice, LogExtent, LogFile
+from hoodie.table.slice_reader.base_file import BaseFileTask, read_base_file_and_footer, read_base_file_task
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.log_scan import LogScanStats, ReplayBlock, decode_pending, replay_blocks, scan_log
+from hoodie.table.slice_reader.merge_rules import (
     BufferedRecord,
     MergeConfig,
     MergeMode,
@@ -56,11 +60,7 @@ from hoodie.query.merge_rules import (
     delta_merge_delete,
     final_merge,
 )
-from hoodie.query.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
-from hoodie.query.reader import BaseFileTask, read_base_file_and_footer, read_base_file_task
-from hoodie.storage.base import Storage
-from hoodie.storage.paths import under
-from hoodie.table.file_group import BaseFile, FileSlice, LogExtent, LogFile
+from hoodie.table.slice_reader.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
 
 __all__ = [
     "MergeSliceTask",
@@ -74,6 +74,14 @@ __all__ = [
     "run_merge_task",
     "run_merge_tasks",
 ]
+
+# A merge task's slices: few enough that the logs decoded together stay small, while
+# the per-field decoding costs are shared (four thousand-record blocks decode together
+# in 0.6× the time of four alone).
+GROUP_SLICES = 4
+GROUP_LOG_BYTES = 4 << 20
+# Groups are formed only while every worker still gets this many tasks to balance.
+TASKS_PER_WORKER = 4
 
 RECORD_KEY = "_hoodie_record_key"
 IS_DELETED = "_hoodie_is_deleted"
@@ -372,7 +380,7 @@ def _as_long(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def _double_order(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """IEEE-754 total-order keys (as :func:`~hoodie.query.ordering.compare` uses)."""
+    """IEEE-754 total-order keys (as :func:`~hoodie.table.slice_reader.ordering.compare` uses)."""
     bits = np.ascontiguousarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False)).view(np.int64)
     return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
 

@@ -23,7 +23,7 @@ known before any data block is decoded; then the surviving data and delete block
 read (:func:`scan_log`) and decoded (:func:`decode_pending`). Consecutive Avro data
 blocks of one writer schema are decoded together, up to about 1 MiB of content at a time:
 the vectorized Avro codec's cost is largely per field, and a read that merges several
-slices in one task (:func:`hoodie.query.merge.run_merge_tasks`) hands all their blocks to
+slices in one task (:func:`hoodie.table.slice_reader.merge.run_merge_tasks`) hands all their blocks to
 one :func:`decode_pending`. Memory is the log files of the slices decoded together.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import UnsupportedTableError
-from hoodie.query.ordering import OrderingValue, compare, is_default, same_class
+from hoodie.table.slice_reader.ordering import OrderingValue, compare, is_default, same_class
 
 __all__ = [
     "BufferedRecord",
