@@ -171,8 +171,8 @@ def test_compacted_files_carry_a_bloom_filter_of_all_their_keys(table_path: str)
 
 def test_compaction_merge_keeps_the_base_footer_it_read(table_path: str) -> None:
     """The merge hands compaction the base file's footer from the read of its records."""
-    from hoodie.services.compaction_plan import CompactionOperation
     from hoodie.table.slice_reader.merge import merge_slice_for_compaction
+    from hoodie.timeline.compaction_plan import CompactionOperation
 
     build(table_path)
     table = HoodieTable.open(table_path)
@@ -190,8 +190,8 @@ def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -
     come last in the merge; only they are added to the carried-over filter."""
     from hoodie.formats.parquet import BloomSettings, ParquetSettings
     from hoodie.services.compaction import CompactionTask, _bloom_filter
-    from hoodie.services.compaction_plan import CompactionOperation
     from hoodie.table.slice_reader.merge_rules import MergeConfig
+    from hoodie.timeline.compaction_plan import CompactionOperation
 
     build(table_path, updates=0)
     table = HoodieTable.open(table_path)

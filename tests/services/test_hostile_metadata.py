@@ -20,10 +20,10 @@ from hoodie.cli.main import app
 from hoodie.errors import FormatError, UnsafePathError
 from hoodie.services.clean import CleanSettings, clean, plan_clean
 from hoodie.services.compaction import run_compaction
-from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.services.restore import resume_restore
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.compaction_plan import CompactionOperation, CompactionPlan
 
 OPTIONS = {
     "hoodie.datasource.write.recordkey.field": "key",

@@ -33,9 +33,9 @@ from hoodie.services.compaction import (
     run_compaction,
     schedule_compaction,
 )
-from hoodie.services.compaction_plan import CompactionOperation
 from hoodie.services.inline import compaction_settings
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.compaction_plan import CompactionOperation
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from typing import Any
 import fastavro
 
 from hoodie.layout import format_instant
-from hoodie.services.compaction_plan import COMPACTION_PLAN
 from hoodie.services.timeline_files import TimelineFile
 from hoodie.storage.base import Storage
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie.timeline.compaction_plan import COMPACTION_PLAN
 from hoodie.timeline.instant import Action
 
 

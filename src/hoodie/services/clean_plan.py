@@ -36,7 +36,6 @@ from hoodie.layout import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.savepoint import list_savepoints
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
@@ -45,6 +44,7 @@ from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.compaction_plan import pending_compaction_bases
 from hoodie.timeline.instant import Action, Instant, State
 
 CLEAN_PLAN_VERSION = 2
@@ -246,19 +246,6 @@ class _ListingOnce:
         return getattr(self._storage, name)
 
 
-def pending_compaction_bases(table: HoodieTable) -> dict[tuple[str, str], str]:
-    """(partition, file id) → base instant of the slice a pending (log) compaction reads."""
-    timeline = table.timeline
-    out: dict[tuple[str, str], str] = {}
-    for inst in timeline.pending(_COMPACTIONS):
-        plan = CompactionPlan.decode(timeline.read_content(inst.with_state(State.REQUESTED)), inst.timestamp)
-        for op in plan.operations:
-            key = (op.partition_path, op.file_id)
-            if key not in out or compare_key(op.base_instant) < compare_key(out[key]):
-                out[key] = op.base_instant
-    return out
-
-
 def _replaced_groups(table: HoodieTable, before: str | None) -> dict[str, set[str]]:
     """partition → file ids replaced by completed replace commits (older than ``before``)."""
     out: dict[str, set[str]] = defaultdict(set)
@@ -380,7 +367,7 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
     if not partitions:
         return plan({}, (), how, f"no partition to clean ({how})")
 
-    guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table))
+    guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table.timeline))
     boundary = earliest.timestamp if earliest is not None else None
     replaced = _replaced_groups(table, boundary)
     files: dict[str, tuple[str, ...]] = {}

@@ -31,7 +31,6 @@ from hoodie.formats.meta_columns import constant_column
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
 from hoodie.layout import base_file_name
 from hoodie.markers import DirectMarkers
-from hoodie.services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
@@ -49,6 +48,7 @@ from hoodie.table.slice_reader.merge import (
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
+from hoodie.timeline.compaction_plan import CompactionOperation, CompactionPlan, file_groups_in_pending_compaction, pending_plans
 from hoodie.timeline.instant import Action, Instant, State
 
 LOG_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
@@ -153,17 +153,8 @@ class CompactionDecision:
 
 
 def pending_compactions(table: HoodieTable) -> list[tuple[Instant, CompactionPlan]]:
-    """Requested or inflight compactions, oldest first, with their plans."""
-    timeline = table.timeline
-    out = []
-    for inst in timeline.pending([Action.COMPACTION]):
-        out.append((inst, CompactionPlan.decode(timeline.read_content(inst.with_state(State.REQUESTED)), inst.timestamp)))
-    return out
-
-
-def file_groups_in_pending_compaction(table: HoodieTable) -> dict[tuple[str, str], str]:
-    """(partition, file id) -> instant of the pending compaction that rewrites it."""
-    return {(op.partition_path, op.file_id): inst.timestamp for inst, plan in pending_compactions(table) for op in plan.operations}
+    """Requested or inflight compactions of ``table``, oldest first, with their plans."""
+    return pending_plans(table.timeline)
 
 
 def delta_commits_since_last_compaction(table: HoodieTable) -> int:
@@ -192,7 +183,7 @@ def plan_compaction(table: HoodieTable, settings: CompactionSettings, require_th
     pending_writes = table.timeline.pending(Action.WRITE_ACTIONS)
     if pending_writes:
         return CompactionDecision((), f"write {pending_writes[0].timestamp} is still pending; compaction must start after it")
-    busy = file_groups_in_pending_compaction(table)
+    busy = file_groups_in_pending_compaction(table.timeline)
     view = table.view()
     candidates = [
         _operation(s) for s in view.latest_slices_all()

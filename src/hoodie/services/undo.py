@@ -25,13 +25,13 @@ from typing import Any
 
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.services.compaction_plan import CompactionPlan
 from hoodie.services.rollback import append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
 from hoodie.storage.paths import relative_to, under
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
+from hoodie.timeline.compaction_plan import CompactionPlan
 from hoodie.timeline.instant import Action, Instant, State
 
 

@@ -23,7 +23,6 @@ from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
-from hoodie.services.compaction import file_groups_in_pending_compaction
 from hoodie.services.inline import run_inline_services, validate_service_settings
 from hoodie.services.restore import resume_restore
 from hoodie.services.rollback import rollback_failed_writes
@@ -32,6 +31,7 @@ from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
+from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import pipeline
 from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
@@ -217,7 +217,7 @@ def planner_for(prepared: PreparedWrite) -> Planner:
         average_record_size(table.timeline, s.sizing),
         use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
         merge_on_read=merge_on_read,
-        pending_compactions=file_groups_in_pending_compaction(table) if merge_on_read else None,
+        pending_compactions=file_groups_in_pending_compaction(table.timeline) if merge_on_read else None,
     )
 
 

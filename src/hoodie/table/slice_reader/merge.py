@@ -61,6 +61,8 @@ from hoodie.table.slice_reader.merge_rules import (
     final_merge,
 )
 from hoodie.table.slice_reader.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.compaction_plan import CompactionOperation
 
 __all__ = [
     "MergeSliceTask",
@@ -455,7 +457,7 @@ def read_slice(
 # --- compaction -------------------------------------------------------------------------------
 
 
-def _slice_of(base_path: str, op: Any, committed: Mapping[str, tuple[LogExtent, ...]]) -> FileSlice:
+def _slice_of(base_path: str, op: CompactionOperation, committed: Mapping[str, tuple[LogExtent, ...]]) -> FileSlice:
     """A FileSlice from a compaction operation (partition, file id, base and log names);
     ``committed`` gives the byte ranges completed delta commits wrote into its logs, so that
     a compaction never folds a damaged log into a new base file as if it were whole."""
@@ -476,7 +478,7 @@ def _slice_of(base_path: str, op: Any, committed: Mapping[str, tuple[LogExtent, 
     return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
 
 
-def committed_log_extents(table: Any, ops: Sequence[Any]) -> list[dict[str, tuple[LogExtent, ...]]]:
+def committed_log_extents(table: HoodieTable, ops: Sequence[CompactionOperation]) -> list[dict[str, tuple[LogExtent, ...]]]:
     """Per compaction operation, the byte ranges the table's completed delta commits wrote
     into its log files, by log name (their write stats: see :mod:`hoodie.table.committed`)."""
     committed = table.view().committed
@@ -487,7 +489,7 @@ def committed_log_extents(table: Any, ops: Sequence[Any]) -> list[dict[str, tupl
     return out
 
 
-def compaction_merge_inputs(table: Any, instant: str, ordering_field: str | None = None) -> tuple[MergeConfig, InstantFilter]:
+def compaction_merge_inputs(table: HoodieTable, instant: str, ordering_field: str | None = None) -> tuple[MergeConfig, InstantFilter]:
     """How a compaction at ``instant`` merges (the table's merge configuration, with
     ``ordering_field`` when given) and which log blocks it sees (completed writes up to
     the compaction instant). Computed once on the driver; both are picklable."""
@@ -501,7 +503,7 @@ def compaction_merge_inputs(table: Any, instant: str, ordering_field: str | None
 def merge_slice_for_compaction(
     storage: Storage,
     base_path: str,
-    op: Any,
+    op: CompactionOperation,
     schema: pa.Schema,
     ordering_field: str | None,
     instant: str,
@@ -510,8 +512,8 @@ def merge_slice_for_compaction(
 ) -> MergedSlice:
     """Merge the slice a compaction operation names into the records of its new base file.
 
-    ``op`` is a compaction operation (``partition_path``, ``file_id``, ``base_instant``,
-    ``base_file`` and ``log_files`` names). ``schema`` is the table's data schema; the
+    ``op`` names the slice (partition, file id, base instant, base and log file names).
+    ``schema`` is the table's data schema; the
     records have the five meta columns first, exactly as stored in the winning records.
     ``merge`` and ``visible`` default to :func:`compaction_merge_inputs` (which opens the
     table: pass them when merging many slices). The result also carries the merge
@@ -521,8 +523,6 @@ def merge_slice_for_compaction(
     compacted file).
     """
     if merge is None or visible is None:
-        from hoodie.table.table import HoodieTable
-
         table_merge, table_visible = compaction_merge_inputs(HoodieTable.open(base_path, storage), instant, ordering_field)
         merge = merge or table_merge
         visible = visible or table_visible
@@ -532,7 +532,7 @@ def merge_slice_for_compaction(
 def merge_slices_for_compaction(
     storage: Storage,
     base_path: str,
-    ops: Sequence[Any],
+    ops: Sequence[CompactionOperation],
     schema: pa.Schema,
     merge: MergeConfig,
     visible: Visible,

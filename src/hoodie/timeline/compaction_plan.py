@@ -1,11 +1,15 @@
 """Compaction plans: the Avro ``HoodieCompactionPlan`` saved as ``<t>.compaction.requested``,
-and the operations it lists (one per file slice to compact)."""
+the operations it lists (one per file slice to compact), and the pending compactions of a
+timeline with their plans (what writers, the cleaner and compaction itself must respect)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hoodie.layout import compare_key
 from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant, State
 
 _S = "string"
 
@@ -97,3 +101,29 @@ class CompactionPlan:
         doc = avro.decode(data, f"compaction plan {instant}")
         source = f"the compaction plan of instant {instant}"
         return cls(tuple(CompactionOperation.from_avro(op, source) for op in doc.get("operations") or ()), dict(doc.get("extraMetadata") or {}))
+
+
+def pending_plans(timeline: ActiveTimeline, actions: tuple[str, ...] = (Action.COMPACTION,)) -> list[tuple[Instant, CompactionPlan]]:
+    """Requested or inflight compactions (``actions``: also log compactions), oldest first,
+    with their plans."""
+    return [
+        (inst, CompactionPlan.decode(timeline.read_content(inst.with_state(State.REQUESTED)), inst.timestamp))
+        for inst in timeline.pending(list(actions))
+    ]
+
+
+def file_groups_in_pending_compaction(timeline: ActiveTimeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → instant of the pending compaction that rewrites it."""
+    return {(op.partition_path, op.file_id): inst.timestamp for inst, plan in pending_plans(timeline) for op in plan.operations}
+
+
+def pending_compaction_bases(timeline: ActiveTimeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → base instant of the slice a pending compaction or log
+    compaction reads (the oldest, when several do)."""
+    out: dict[tuple[str, str], str] = {}
+    for _, plan in pending_plans(timeline, (Action.COMPACTION, Action.LOG_COMPACTION)):
+        for op in plan.operations:
+            key = (op.partition_path, op.file_id)
+            if key not in out or compare_key(op.base_instant) < compare_key(out[key]):
+                out[key] = op.base_instant
+    return out
