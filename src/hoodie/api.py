@@ -16,9 +16,10 @@ def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any]
     ``options`` are Hudi's (``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``,
     ``hoodie.datasource.write.operation``, ...); the table is created on first write.
     """
+    from hoodie.services.for_writers import WRITER_SERVICES
     from hoodie.writer.client import WriteClient
 
-    return WriteClient(path, options, engine=engine, storage=storage).write(data)
+    return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage).write(data)
 
 
 def read(path: str, options: Mapping[str, Any] | None = None, *, engine: Engine | None = None, storage: Storage | None = None) -> pa.Table:

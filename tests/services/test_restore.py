@@ -12,6 +12,7 @@ import pytest
 from hoodie.errors import InstantNotFoundError, TimelineError
 from hoodie.services import restore as restore_mod
 from hoodie.services.decision import ServiceDecision
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.services.restore import (
     RestoreResult,
     pending_restore,
@@ -68,7 +69,7 @@ def test_restore_brings_back_exactly_the_savepointed_table(kind: str, request: p
 
 def test_pending_write_after_the_savepoint_is_undone_too(cow) -> None:
     savepoint, state, _ = history_after_savepoint(cow)
-    txn = WriteTransaction.begin(cow.open(), "upsert")  # a writer that died after requesting
+    txn = WriteTransaction.begin(cow.open(), "upsert", WRITER_SERVICES)  # a writer that died after requesting
     result = restore_to(cow.open(), savepoint)
     assert isinstance(result, RestoreResult) and result.rolled_back[0] == txn.instant_time
     assert not any(txn.instant_time in n for n in cow.timeline_files())

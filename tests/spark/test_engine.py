@@ -7,6 +7,7 @@ import pyarrow as pa
 import hoodie
 from hoodie.engine.base import TaskContext
 from hoodie.layout import parse_base_file_name
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import SparkEngine
 from hoodie.writer.client import WriteClient
 
@@ -30,7 +31,7 @@ def test_in_process_client_and_reader_on_spark_engine(spark, tmp_path, helpers) 
     path = str(tmp_path / "t")
     engine = SparkEngine(spark)
     batch = pa.table({"uuid": ["a", "b", "c"], "city": ["sf", "la", "sf"], "ts": [1, 1, 1], "fare": [1.0, 2.0, 3.0]})
-    instant = WriteClient(path, helpers.base_options(), engine=engine).write(batch)
+    instant = WriteClient(path, helpers.base_options(), services=WRITER_SERVICES, engine=engine).write(batch)
     names = [parse_base_file_name(n) for n in hoodie.read(path).column("_hoodie_file_name").to_pylist()]
     assert {n.instant for n in names} == {instant}
     assert helpers.rows(hoodie.read(path, engine=engine)) == helpers.rows(hoodie.read(path))
@@ -59,7 +60,7 @@ def test_partition_grouped_write_on_spark_engine_sends_each_task_its_own_records
     on_spark, local = str(tmp_path / "spark"), str(tmp_path / "local")
     for batch in (first, upsert):
         sent.clear()
-        WriteClient(on_spark, helpers.base_options(), engine=engine).write(batch)
+        WriteClient(on_spark, helpers.base_options(), services=WRITER_SERVICES, engine=engine).write(batch)
         assert len(sent) > 1 and sum(sent) == batch.num_rows and max(sent) < batch.num_rows
-        WriteClient(local, helpers.base_options(), engine=LocalEngine(2)).write(batch)
+        WriteClient(local, helpers.base_options(), services=WRITER_SERVICES, engine=LocalEngine(2)).write(batch)
     assert helpers.rows(hoodie.read(on_spark), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(local), drop=helpers.VOLATILE)

@@ -20,6 +20,7 @@ import pytest
 import hoodie
 from hoodie.errors import RecordError
 from hoodie.layout import parse_base_file_name
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark.write import SparkWriteJob, write_dataframe
 from hoodie.storage.factory import storage_for
 from hoodie.table.table import HoodieTable
@@ -111,7 +112,7 @@ def test_duplicate_task_attempts_leave_only_accepted_files(spark, tmp_path, help
     _seed(spark, helpers, path)
     upsert = _batch(["k0", "k1", "n1", "n2"], ["sf", "la", "sf", "la"], 5)
     job = SparkWriteJob.prepare(helpers.to_df(spark, upsert), path, helpers.base_options(), None, storage_for(path))
-    txn = WriteTransaction.begin(job.table, job.settings.operation)
+    txn = WriteTransaction.begin(job.table, job.settings.operation, WRITER_SERVICES)
     tagged = job.tag()
     plan = job.plan(tagged)
     bucketed = job.assign(tagged, plan)

@@ -34,6 +34,7 @@ CHILD = textwrap.dedent(
     from hoodie.writer import handles, client
     from hoodie.timeline.active import ActiveTimeline
     from hoodie.writer.client import WriteClient
+    from hoodie.services.for_writers import WRITER_SERVICES
 
     path, point = sys.argv[1], sys.argv[2]
     opts = eval(sys.argv[3])
@@ -64,7 +65,7 @@ CHILD = textwrap.dedent(
         "ts": [100] * 32,
         "fare": [-1.0] * 32,
     })
-    WriteClient(path, opts, engine=LocalEngine(max_workers=1)).write(batch)
+    WriteClient(path, opts, services=WRITER_SERVICES, engine=LocalEngine(max_workers=1)).write(batch)
     print("NOT KILLED")
     """
 )

@@ -18,6 +18,7 @@ from table_options import MOR_TRIPS
 import hoodie
 from hoodie.formats.log import CommandBlock, read_log_file
 from hoodie.layout import parse_log_file_name
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 
@@ -68,9 +69,10 @@ CHILD = textwrap.dedent(
     from hoodie.timeline.active import ActiveTimeline
     from hoodie.writer.client import WriteClient
     from hoodie.engine.local import LocalEngine
+    from hoodie.services.for_writers import WRITER_SERVICES
     ActiveTimeline.transition_to_completed = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
     batch = pa.table({"uuid": ["u0", "u1", "zz"], "city": ["sf", "nyc", "sf"], "ts": [9, 9, 9], "fare": [-1.0, -1.0, -1.0]})
-    WriteClient(sys.argv[1], eval(sys.argv[2]), engine=LocalEngine(1)).write(batch)
+    WriteClient(sys.argv[1], eval(sys.argv[2]), services=WRITER_SERVICES, engine=LocalEngine(1)).write(batch)
     """
 )
 
@@ -106,6 +108,7 @@ MID_LOGS_CHILD = textwrap.dedent(
     import os, signal, sys
     import pyarrow as pa
     from hoodie.engine.local import LocalEngine
+    from hoodie.services.for_writers import WRITER_SERVICES
     from hoodie.writer import append_handle
     from hoodie.writer.client import WriteClient
 
@@ -132,7 +135,7 @@ MID_LOGS_CHILD = textwrap.dedent(
         "ts": [9] * 16,
         "fare": [-1.0] * 16,
     })
-    WriteClient(path, opts, engine=LocalEngine(1)).write(batch)
+    WriteClient(path, opts, services=WRITER_SERVICES, engine=LocalEngine(1)).write(batch)
     print("NOT KILLED")
     """
 )
@@ -195,14 +198,14 @@ def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: s
 
     hoodie.write(base(), table_path, OPTS)
     batch = pa.table({"uuid": ["u0"], "city": ["sf"], "ts": [7], "fare": [70.0]})
-    prepared = prepare_write(table_path, OPTS, None, batch.schema, Local())
+    prepared = prepare_write(table_path, OPTS, None, batch.schema, Local(), WRITER_SERVICES)
     records = add_keys(batch, prepared.keygen, is_delete=False)
     latest = {"sf": prepared.table.view().latest_slices("sf")}
     records = pipeline.tag_records(records, {"sf": pipeline.file_refs(latest["sf"])}, prepared.table.storage, prepared.settings.index)
     plan = make_plan(prepared, pipeline.profile(records), latest)
     (bucket,) = plan.buckets
     assert bucket.handle == "append"
-    txn = WriteTransaction.begin(prepared.table, "upsert")
+    txn = WriteTransaction.begin(prepared.table, "upsert", WRITER_SERVICES)
     txn.mark_inflight()
     wctx = write_context(prepared, txn.instant_time, prepared.table.data_schema())
     task = BucketTask(bucket, pipeline.assign_buckets(records, plan))
@@ -316,14 +319,14 @@ def test_a_bucket_group_writes_exactly_what_its_buckets_write_one_by_one(tmp_pat
         "fare": [-float(i) for i in updated] + [0.5] * 30,
         "_hoodie_is_deleted": [i % 3 == 0 for i in range(24)] + [False] * 30,
     })
-    prepared = prepare_write(together, opts, None, batch.schema, LocalStorage())
+    prepared = prepare_write(together, opts, None, batch.schema, LocalStorage(), WRITER_SERVICES)
     records = add_keys(batch, prepared.keygen, is_delete=False)
     latest = {c: prepared.table.view().latest_slices(c) for c in cities}
     records = pipeline.tag_records(records, {c: pipeline.file_refs(latest[c]) for c in cities}, prepared.table.storage, prepared.settings.index)
     plan = make_plan(prepared, pipeline.profile(records), latest)
     tasks = tuple(BucketTask(plan.bucket(b), rows) for b, rows in pipeline.split_by_bucket(pipeline.assign_buckets(records, plan)))
     assert sorted(t.bucket.handle for t in tasks) == ["append"] * 6 + ["create"] * 6
-    txn = WriteTransaction.begin(prepared.table, "upsert")
+    txn = WriteTransaction.begin(prepared.table, "upsert", WRITER_SERVICES)
     txn.mark_inflight()
     shutil.copytree(together, alone)
     wctx = write_context(prepared, txn.instant_time, prepared.table.data_schema())

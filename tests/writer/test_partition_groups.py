@@ -20,6 +20,7 @@ import pytest
 import hoodie
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import HoodieError
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.table.table import HoodieTable
 from hoodie.writer import client as client_module
 from hoodie.writer.client import WriteClient
@@ -88,9 +89,9 @@ def test_grouped_write_makes_the_table_the_whole_batch_pipeline_makes(tmp_path: 
         opts = {**OPTS, **extra, "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.operation": operation}
         # 12 partitions: fewer than two a worker for 8 workers, enough for 2
         before = len(grouped_tasks)
-        WriteClient(whole, opts, engine=LocalEngine(8)).write(batch)
+        WriteClient(whole, opts, services=WRITER_SERVICES, engine=LocalEngine(8)).write(batch)
         assert len(grouped_tasks) == before, "8 workers: the whole-batch pipeline"
-        WriteClient(grouped, opts, engine=LocalEngine(2)).write(batch)
+        WriteClient(grouped, opts, services=WRITER_SERVICES, engine=LocalEngine(2)).write(batch)
         if operation != "bulk_insert":
             assert sum(grouped_tasks[before:]) == len({r["city"] for r in batch.to_pylist()}), f"step {step}: every partition in one group"
         assert _rows(hoodie.read(grouped)) == _rows(hoodie.read(whole)), f"step {step}: {operation}"
@@ -111,8 +112,8 @@ def test_groups_sent_their_own_records_write_what_groups_sharing_the_batch_write
     shared, sent = str(tmp_path / "shared"), str(tmp_path / "sent")
     for step, (operation, extra, batch) in enumerate(_steps()):
         opts = {**OPTS, **extra, "hoodie.datasource.write.operation": operation}
-        WriteClient(shared, opts, engine=LocalEngine(2)).write(batch)
-        WriteClient(sent, opts, engine=_SeparateMemoryEngine(2)).write(batch)
+        WriteClient(shared, opts, services=WRITER_SERVICES, engine=LocalEngine(2)).write(batch)
+        WriteClient(sent, opts, services=WRITER_SERVICES, engine=_SeparateMemoryEngine(2)).write(batch)
         assert _rows(hoodie.read(sent)) == _rows(hoodie.read(shared)), f"step {step}: {operation}"
     assert _commit_counts(sent) == _commit_counts(shared)
 
@@ -152,7 +153,7 @@ def test_grouped_write_failing_in_a_task_is_rolled_back(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(groups_module, "run_bucket_group", failing)
     with pytest.raises(HoodieError, match="disk full"):
-        WriteClient(path, {**OPTS, "hoodie.datasource.write.operation": "upsert"}, engine=LocalEngine(1)).write(_steps()[1][2])
+        WriteClient(path, {**OPTS, "hoodie.datasource.write.operation": "upsert"}, services=WRITER_SERVICES, engine=LocalEngine(1)).write(_steps()[1][2])
     table = HoodieTable.open(path)
     assert [i.state for i in table.timeline.instants if i.action == "commit"] == ["COMPLETED"]
     assert _rows(hoodie.read(path)) == before

@@ -78,7 +78,7 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
-from hoodie.services.inline import run_inline_services
+from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import tasks
 from hoodie.spark.engine import SparkEngine
 from hoodie.spark.jobs import cancel_and_wait, hoodie_error_in, job_group
@@ -262,7 +262,7 @@ class SparkWriteJob:
         data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
         tz = data.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
         batch_schema = normalize_schema(to_arrow_schema(data.schema, timezone=tz))
-        prepared = prepare_write(path, options, operation, batch_schema, storage, functools.partial(check_partition_values, data))
+        prepared = prepare_write(path, options, operation, batch_schema, storage, WRITER_SERVICES, functools.partial(check_partition_values, data))
         s = prepared.settings
         empty = batch_schema.empty_table()
         check_ordering_field(empty, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
@@ -296,7 +296,7 @@ class SparkWriteJob:
             # every partition value is checked before the instant exists, so a refused
             # batch leaves no trace in the table, not even a rolled-back instant
             self._touched_once()
-        txn = WriteTransaction.begin(self.table, self.settings.operation)
+        txn = WriteTransaction.begin(self.table, self.settings.operation, self.prepared.services)
         sc = self.spark.sparkContext
         group = f"hoodie-write-{txn.instant_time}"
         with job_group(sc, group, f"hoodie {self.settings.operation} {txn.instant_time} into {self.table.base_path}"):
@@ -328,7 +328,7 @@ class SparkWriteJob:
             finally:
                 self.release()
         # the commit stands even if a service fails: the next write retries the service
-        run_inline_services(self.table, self.prepared.config, SparkEngine(self.spark))
+        self.prepared.services.after_commit(self.table, self.prepared.config, SparkEngine(self.spark))
         return txn.instant_time
 
     # --- executors: keys, dedupe, tags --------------------------------------------------------

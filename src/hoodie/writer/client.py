@@ -23,9 +23,6 @@ from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
-from hoodie.services.inline import run_inline_services, validate_service_settings
-from hoodie.services.restore import resume_restore
-from hoodie.services.rollback import rollback_failed_writes
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
@@ -45,6 +42,7 @@ from hoodie.writer.planner import (
 )
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
 from hoodie.writer.schema import INTERNAL_PREFIX, normalize_batch, reconcile
+from hoodie.writer.table_services import TableServices
 from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
@@ -105,6 +103,7 @@ class PreparedWrite:
     config: HoodieConfig
     keygen: KeyGenerator
     settings: WriteSettings
+    services: TableServices
 
 
 def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
@@ -126,9 +125,11 @@ def prepare_write(
     operation: str | None,
     batch_schema: pa.Schema,
     storage: Storage,
+    services: TableServices,
     check_new_table_batch: Callable[[KeyGenerator], None] | None = None,
 ) -> PreparedWrite:
-    """Driver-side setup shared by every engine: table, effective config, rollback.
+    """Driver-side setup shared by every engine: table, effective config, recovery (an
+    interrupted restore finished, failed writes rolled back by ``services``).
 
     ``check_new_table_batch`` is called with the key generator before a table that does
     not exist yet is created, so that a batch refused for its keys or partition values
@@ -136,7 +137,7 @@ def prepare_write(
     """
     config = HoodieConfig.of(options)
     validate_options(config)
-    validate_service_settings(config)
+    services.check_settings(config)
     op = resolve_operation(config, operation)
     create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
     def keygen_for_create(create_config: HoodieConfig) -> KeyGenerator:
@@ -148,12 +149,8 @@ def prepare_write(
     table, config = open_or_create(path, storage, config, keygen_for_create, create_schema)
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
-    table = disable_metadata_table(table)
-    if resume_restore(table) is not None:  # never write over a half-restored table
-        table = table.reload()
-    if rollback_failed_writes(table):
-        table = table.reload()
-    return PreparedWrite(table, config, keygen, WriteSettings.of(config, op))
+    table = services.recover(disable_metadata_table(table))
+    return PreparedWrite(table, config, keygen, WriteSettings.of(config, op), services)
 
 
 def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.Schema:
@@ -254,11 +251,15 @@ def workload_stats(plan: WritePlan, records_per_bucket: Mapping[int, int]) -> di
 
 
 class WriteClient:
-    """Writes Arrow batches to a table at ``path`` with Hudi options."""
+    """Writes Arrow batches to a table at ``path`` with Hudi options, running the given
+    table ``services`` around each write (``hoodie.write`` passes hoodie's own)."""
 
-    def __init__(self, path: str, options: Mapping[str, Any] | None = None, engine: Engine | None = None, storage: Storage | None = None) -> None:
+    def __init__(
+        self, path: str, options: Mapping[str, Any] | None = None, *, services: TableServices, engine: Engine | None = None, storage: Storage | None = None
+    ) -> None:
         self.path = normalize_path(path)
         self.options = dict(options or {})
+        self.services = services
         self.engine = engine or LocalEngine()
         self.storage = storage or storage_for(self.path)
 
@@ -267,7 +268,7 @@ class WriteClient:
         batch = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         batch = normalize_batch(batch.drop_columns([c for c in META_COLUMNS if c in batch.column_names]))
         # a new table is created only for a batch whose keys and partition paths are good
-        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage, lambda keygen: add_keys(batch, keygen, False))
+        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage, self.services, lambda keygen: add_keys(batch, keygen, False))
         s = prepared.settings
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)
@@ -279,7 +280,7 @@ class WriteClient:
         grouped = uses_index(s) and len(partitions) >= max(2, _GROUPS_PER_WORKER * self.engine.parallelism)
         if s.combine and not grouped:
             records = dedupe(records, s.ordering_field)
-        txn = WriteTransaction.begin(prepared.table, s.operation)
+        txn = WriteTransaction.begin(prepared.table, s.operation, self.services)
         try:
             if grouped:
                 stats, replaced = self._execute_grouped(prepared, records, partitions, txn, data_schema), None
@@ -290,7 +291,7 @@ class WriteClient:
             txn.abort()
             raise
         # the commit stands even if a service fails: the next write retries the service
-        run_inline_services(prepared.table, prepared.config, self.engine)
+        self.services.after_commit(prepared.table, prepared.config, self.engine)
         return txn.instant_time
 
     def _execute_grouped(

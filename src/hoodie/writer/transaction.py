@@ -23,6 +23,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
+from hoodie.writer.table_services import TableServices
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class WriteTransaction:
     table: HoodieTable
     operation: str
     instant: Instant
+    services: TableServices  # rolls the instant back if the write fails
 
     @property
     def instant_time(self) -> str:
@@ -54,7 +56,7 @@ class WriteTransaction:
         return DirectMarkers(self.table.storage, self.table.base_path, self.instant_time)
 
     @classmethod
-    def begin(cls, table: HoodieTable, operation: str) -> "WriteTransaction":
+    def begin(cls, table: HoodieTable, operation: str, services: TableServices) -> "WriteTransaction":
         timeline = table.timeline.reload()
         action = action_for(operation, table.table_type)
         instant = Instant(timeline.new_instant_time(), action, State.REQUESTED)
@@ -62,7 +64,7 @@ class WriteTransaction:
         if action == Action.REPLACE_COMMIT:
             content = avro.encode(avro.REQUESTED_REPLACE_METADATA, {"operationType": operation_type_name(operation), "extraMetadata": {}, "version": 1})
         timeline.create_requested(instant, content)
-        return cls(table, operation, instant)
+        return cls(table, operation, instant, services)
 
     def mark_inflight(self, workload: Mapping[str, Iterable[WriteStat]] | None = None) -> None:
         """Write ``<t>.inflight`` with the planned workload (partitions and file groups)."""
@@ -102,12 +104,10 @@ class WriteTransaction:
     def abort(self) -> None:
         """Roll back a write that failed before completing (best effort; the next writer
         retries if this fails too)."""
-        from hoodie.services.rollback import rollback_instant
-
         if self.instant.is_completed:
             return
         try:
-            rollback_instant(self.table.reload(), self.instant)
+            self.services.roll_back(self.table.reload(), self.instant)
         except Exception:  # the original error matters more; the next writer rolls back
             log.exception("rollback of failed write %s did not finish", self.instant_time)
 

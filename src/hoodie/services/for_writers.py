@@ -1,0 +1,37 @@
+"""The table services a write runs (:class:`~hoodie.writer.table_services.TableServices`):
+restore and rollback recovery before it, rollback of its own failed instant, the inline
+services after it. ``hoodie.api`` and ``hoodie.spark`` hand :data:`WRITER_SERVICES` to
+the write client."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hoodie.config.options import HoodieConfig
+from hoodie.engine.base import Engine
+from hoodie.services.inline import run_inline_services, validate_service_settings
+from hoodie.services.restore import resume_restore
+from hoodie.services.rollback import rollback_failed_writes, rollback_instant
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Instant
+
+
+@dataclass(frozen=True)
+class WriterServices:
+    def check_settings(self, config: HoodieConfig) -> None:
+        validate_service_settings(config)
+
+    def recover(self, table: HoodieTable) -> HoodieTable:
+        if resume_restore(table) is not None:  # never write over a half-restored table
+            table = table.reload()
+        if rollback_failed_writes(table):
+            table = table.reload()
+        return table
+
+    def roll_back(self, table: HoodieTable, instant: Instant) -> None:
+        rollback_instant(table, instant)
+
+    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
+        run_inline_services(table, config, engine)
+
+
+WRITER_SERVICES = WriterServices()

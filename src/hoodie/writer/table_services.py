@@ -1,0 +1,31 @@
+"""What a write needs of the table services, as a protocol the write client is given.
+
+A write checks the services' options before it starts, finishes an interrupted restore
+and rolls back failed writes before it begins, rolls back its own instant if it fails, and
+runs the inline services (compaction, clean, archive) after it commits. Those services
+live beside the writer (``hoodie.services``), not below it: the engines that run a write
+(``hoodie.api``, ``hoodie.spark``) pass them in, so this package never imports them.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from hoodie.config.options import HoodieConfig
+from hoodie.engine.base import Engine
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Instant
+
+
+class TableServices(Protocol):
+    def check_settings(self, config: HoodieConfig) -> None:
+        """Refuse bad service options before anything is written."""
+
+    def recover(self, table: HoodieTable) -> HoodieTable:
+        """Finish an interrupted restore and roll back failed writes; the table, reloaded
+        if either changed it."""
+
+    def roll_back(self, table: HoodieTable, instant: Instant) -> None:
+        """Roll back ``instant``, a write of this writer that failed before completing."""
+
+    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
+        """Run the services the options enable inline (compaction, clean, archive)."""
