@@ -11,7 +11,7 @@ import pytest
 
 import hoodie
 from hoodie.formats import parquet as pq_format
-from hoodie.index.base import FileRef, IndexSettings, tag_partition
+from hoodie.index import FileRef, IndexSettings, tag_partition
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 

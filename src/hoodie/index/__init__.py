@@ -8,6 +8,7 @@ over picklable inputs, so the in-process and Spark engines run the same code.
 """
 from __future__ import annotations
 
-from hoodie.index.base import FileRef, IndexSettings, tag_partition
+from hoodie.index.base import FileRef, IndexSettings
+from hoodie.index.tag import tag_partition
 
 __all__ = ["FileRef", "IndexSettings", "tag_partition"]

@@ -25,7 +25,6 @@ from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import pipeline
-from hoodie.writer.client import WriteSettings
 from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, plan_partitions
@@ -38,6 +37,7 @@ from hoodie.writer.schema import (
     INTERNAL_PREFIX,
     normalize_batch,
 )
+from hoodie.writer.settings import WriteSettings
 
 RECORD_KEY = "_hoodie_record_key"
 PARTITION_PATH = "_hoodie_partition_path"

@@ -89,8 +89,6 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
 from hoodie.writer.client import (
-    PreparedWrite,
-    WriteSettings,
     make_plan,
     planner_for,
     prepare_write,
@@ -113,6 +111,7 @@ from hoodie.writer.schema import (
     normalize_batch,
     normalize_schema,
 )
+from hoodie.writer.settings import PreparedWrite, WriteSettings
 from hoodie.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)

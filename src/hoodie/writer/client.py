@@ -21,12 +21,9 @@ from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
-from hoodie.formats.parquet import BloomSettings, ParquetSettings
-from hoodie.index.base import IndexSettings
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
-from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import pipeline
@@ -42,6 +39,7 @@ from hoodie.writer.planner import (
 )
 from hoodie.writer.prepare import add_keys, check_ordering_field, dedupe
 from hoodie.writer.schema import INTERNAL_PREFIX, normalize_batch, reconcile
+from hoodie.writer.settings import PreparedWrite, WriteSettings
 from hoodie.writer.table_services import TableServices
 from hoodie.writer.table_setup import disable_metadata_table, open_or_create
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
@@ -53,57 +51,6 @@ PARTITION_PATH_COLUMN = "_hoodie_partition_path"
 _GROUPS_PER_WORKER = 2
 MERGE_ON_READ = "MERGE_ON_READ"
 NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
-
-
-@dataclass(frozen=True)
-class WriteSettings:
-    """Typed settings of one write, resolved from options and the table."""
-
-    operation: str
-    ordering_field: str | None
-    combine: bool
-    drop_duplicates: bool
-    allow_column_drop: bool
-    index: IndexSettings
-    sizing: SizingSettings
-    parquet: ParquetSettings
-    bloom: BloomSettings
-
-    @classmethod
-    def of(cls, config: HoodieConfig, operation: str) -> "WriteSettings":
-        combine = {
-            "upsert": config.get(o.COMBINE_BEFORE_UPSERT),
-            "delete": config.get(o.COMBINE_BEFORE_DELETE),
-        }.get(operation, config.get(o.COMBINE_BEFORE_INSERT) or config.get(o.INSERT_DROP_DUPS))
-        return cls(
-            operation=operation,
-            ordering_field=config.get(o.PRECOMBINE_FIELD),
-            combine=bool(combine),
-            drop_duplicates=bool(config.get(o.INSERT_DROP_DUPS)),
-            allow_column_drop=bool(config.get(o.ALLOW_COLUMN_DROP)),
-            index=IndexSettings(config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES))),
-            sizing=SizingSettings(
-                small_file_limit=config.get(o.SMALL_FILE_LIMIT),
-                max_file_size=config.get(o.MAX_FILE_SIZE),
-                record_size_estimate=config.get(o.RECORD_SIZE_ESTIMATE),
-                auto_split=bool(config.get(o.INSERT_AUTO_SPLIT)),
-                insert_split_size=config.get(o.INSERT_SPLIT_SIZE),
-                estimation_threshold=config.get(o.RECORD_SIZE_MIN_COMMIT),
-            ),
-            parquet=ParquetSettings(config.get(o.PARQUET_CODEC), config.get(o.PARQUET_PAGE_SIZE), config.get(o.PARQUET_BLOCK_SIZE)),
-            bloom=BloomSettings(config.get(o.BLOOM_NUM_ENTRIES), config.get(o.BLOOM_FPP), config.get(o.BLOOM_FILTER_TYPE), config.get(o.BLOOM_MAX_ENTRIES)),
-        )
-
-
-@dataclass(frozen=True)
-class PreparedWrite:
-    """A write whose table is open, failed writes rolled back and settings resolved."""
-
-    table: HoodieTable
-    config: HoodieConfig
-    keygen: KeyGenerator
-    settings: WriteSettings
-    services: TableServices
 
 
 def resolve_operation(config: HoodieConfig, operation: str | None) -> str:

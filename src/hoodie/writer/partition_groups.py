@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -30,9 +30,7 @@ from hoodie.writer.handles import BucketGroup, BucketTask, WriteContext, run_buc
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import dedupe
 from hoodie.writer.schema import DELETE_COLUMN, consecutive_slices
-
-if TYPE_CHECKING:
-    from hoodie.writer.client import WriteSettings
+from hoodie.writer.settings import WriteSettings
 
 
 class PartitionPlanner(Protocol):

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.engine.base import Engine, TaskContext
-from hoodie.index.base import FileRef, IndexSettings, tag_partition
+from hoodie.index import FileRef, IndexSettings, tag_partition
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer.planner import PartitionProfile, WritePlan, assign_insert_buckets

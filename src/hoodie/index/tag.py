@@ -1,0 +1,23 @@
+"""Tagging one partition's keys with the index type the settings name."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from hoodie.errors import ConfigError
+from hoodie.index.base import FileRef, IndexSettings, TagResult
+from hoodie.index.bloom import bloom_tag
+from hoodie.index.simple import simple_tag
+from hoodie.storage.base import Storage
+
+
+def tag_partition(keys: pa.Array, files: list[FileRef], storage: Storage, settings: IndexSettings) -> TagResult:
+    """Locate ``keys`` (all of one partition, unique) among ``files`` (that partition's
+    latest base files)."""
+    if not files or len(keys) == 0:
+        return TagResult(np.full(len(keys), -1, dtype=np.int32), 0, 0)
+    if settings.index_type == "BLOOM":
+        return bloom_tag(keys, files, storage, settings.prune_by_ranges)
+    if settings.index_type == "SIMPLE":
+        return simple_tag(keys, files, storage)
+    raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE)")

@@ -1,0 +1,65 @@
+"""The typed settings of one write and the write a driver has prepared: resolved once on
+the driver, shipped to every task (all picklable)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.formats.parquet import BloomSettings, ParquetSettings
+from hoodie.index.base import IndexSettings
+from hoodie.table.table import HoodieTable
+from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.planner import SizingSettings
+from hoodie.writer.table_services import TableServices
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """Typed settings of one write, resolved from options and the table."""
+
+    operation: str
+    ordering_field: str | None
+    combine: bool
+    drop_duplicates: bool
+    allow_column_drop: bool
+    index: IndexSettings
+    sizing: SizingSettings
+    parquet: ParquetSettings
+    bloom: BloomSettings
+
+    @classmethod
+    def of(cls, config: HoodieConfig, operation: str) -> "WriteSettings":
+        combine = {
+            "upsert": config.get(o.COMBINE_BEFORE_UPSERT),
+            "delete": config.get(o.COMBINE_BEFORE_DELETE),
+        }.get(operation, config.get(o.COMBINE_BEFORE_INSERT) or config.get(o.INSERT_DROP_DUPS))
+        return cls(
+            operation=operation,
+            ordering_field=config.get(o.PRECOMBINE_FIELD),
+            combine=bool(combine),
+            drop_duplicates=bool(config.get(o.INSERT_DROP_DUPS)),
+            allow_column_drop=bool(config.get(o.ALLOW_COLUMN_DROP)),
+            index=IndexSettings(config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES))),
+            sizing=SizingSettings(
+                small_file_limit=config.get(o.SMALL_FILE_LIMIT),
+                max_file_size=config.get(o.MAX_FILE_SIZE),
+                record_size_estimate=config.get(o.RECORD_SIZE_ESTIMATE),
+                auto_split=bool(config.get(o.INSERT_AUTO_SPLIT)),
+                insert_split_size=config.get(o.INSERT_SPLIT_SIZE),
+                estimation_threshold=config.get(o.RECORD_SIZE_MIN_COMMIT),
+            ),
+            parquet=ParquetSettings(config.get(o.PARQUET_CODEC), config.get(o.PARQUET_PAGE_SIZE), config.get(o.PARQUET_BLOCK_SIZE)),
+            bloom=BloomSettings(config.get(o.BLOOM_NUM_ENTRIES), config.get(o.BLOOM_FPP), config.get(o.BLOOM_FILTER_TYPE), config.get(o.BLOOM_MAX_ENTRIES)),
+        )
+
+
+@dataclass(frozen=True)
+class PreparedWrite:
+    """A write whose table is open, failed writes rolled back and settings resolved."""
+
+    table: HoodieTable
+    config: HoodieConfig
+    keygen: KeyGenerator
+    settings: WriteSettings
+    services: TableServices
