@@ -116,7 +116,7 @@ def report_not_run(message: str, reason: str, as_json: bool) -> None:
 class _BarColumn(BarColumn):
     """A bar only for tasks with a known total (no pulsing bar for the spinner task)."""
 
-    def render(self, task: Task) -> RenderableType:
+    def render(self, task: Task) -> RenderableType:  # type: ignore[override]  # (also a Text)
         return Text("") if task.total is None else super().render(task)
 
 

@@ -37,7 +37,7 @@ class Option(Generic[T]):
     """One option: ``key`` is Hudi's name; ``aliases`` are older names that mean the same."""
 
     key: str
-    default: T | None
+    default: T  # an option with no default has an Optional type: Option[str | None]
     parse: Callable[[str], T]
     doc: str
     aliases: tuple[str, ...] = ()
@@ -56,7 +56,7 @@ class Option(Generic[T]):
 OPTIONS: dict[str, Option[Any]] = {}
 
 
-def _opt(key: str, default: Any, parse: Callable[[str], Any], doc: str, aliases: tuple[str, ...] = (), choices: tuple[str, ...] = ()) -> Option[Any]:
+def _opt(key: str, default: T, parse: Callable[[str], T], doc: str, aliases: tuple[str, ...] = (), choices: tuple[str, ...] = ()) -> Option[T]:
     o = Option(key, default, parse, doc, aliases, choices)
     OPTIONS[key] = o
     return o
@@ -69,7 +69,7 @@ TABLE_TYPE = _opt("hoodie.datasource.write.table.type", "COPY_ON_WRITE", _upper,
 
 # --- keys and partitions ------------------------------------------------------------------
 RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, _fields, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))
-PARTITION_PATH_FIELD = _opt("hoodie.datasource.write.partitionpath.field", (), _fields, "Comma-separated partition path field(s); empty for a non-partitioned table.", ("hoodie.table.partition.fields",))
+PARTITION_PATH_FIELD: Option[tuple[str, ...]] = _opt("hoodie.datasource.write.partitionpath.field", (), _fields, "Comma-separated partition path field(s); empty for a non-partitioned table.", ("hoodie.table.partition.fields",))
 PRECOMBINE_FIELD = _opt("hoodie.datasource.write.precombine.field", None, str, "Ordering field: the record with the larger value wins.", ("hoodie.table.precombine.field", "hoodie.payload.ordering.field", "hoodie.table.ordering.fields"))
 KEYGEN_CLASS = _opt("hoodie.datasource.write.keygenerator.class", None, str, "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased).", ("hoodie.table.keygenerator.class",))
 KEYGEN_TYPE = _opt("hoodie.datasource.write.keygenerator.type", None, _upper, "Key generator type: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP.", ("hoodie.table.keygenerator.type",), ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"))
@@ -199,7 +199,7 @@ class HoodieConfig:
                 raw[key] = str(value)
         return cls(raw)
 
-    def get(self, opt: Option[T]) -> T | None:
+    def get(self, opt: Option[T]) -> T:
         if opt.key in self.raw:
             return opt.convert(self.raw[opt.key])
         return opt.default

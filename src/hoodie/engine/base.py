@@ -28,7 +28,8 @@ class Engine(Protocol):
     name: str
     # whether tasks run in this process and may be handed the driver's objects as they
     # are (threads), rather than receiving pickled copies (executors elsewhere)
-    shares_memory: bool
+    @property
+    def shares_memory(self) -> bool: ...
 
     def map(self, fn: Callable[[T, TaskContext], R], items: Sequence[T], description: str = "") -> list[R]:
         """``[fn(item, ctx) for item in items]`` where ctx identifies the task attempt."""

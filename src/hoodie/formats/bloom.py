@@ -479,7 +479,7 @@ class SimpleBloomFilter:
 
     def _byte_parts(self) -> list[bytes | memoryview]:
         # the bit vector as a view: joined once, not copied first
-        return [_HEADER.pack(_VERSION, self.num_hashes, self.hash_type, self.num_bits), memoryview(self._bits)]
+        return [_HEADER.pack(_VERSION, self.num_hashes, self.hash_type, self.num_bits), memoryview(self._bits.data)]
 
     @classmethod
     def from_bytes(cls, data: bytes, offset: int = 0) -> tuple[SimpleBloomFilter, int]:

@@ -122,7 +122,7 @@ class EncodedBloomFilter:
         nbytes = (self.num_bits + 7) // 8
         if code == SIMPLE:
             self.num_entries = self.current_nb_record = 0
-            self.row_offsets = (offset,)
+            self.row_offsets: tuple[int, ...] = (offset,)
         else:
             if len(head) < offset + _DYNAMIC_HEADER.size:
                 raise FormatError(f"dynamic bloom filter header truncated at offset {offset}")

@@ -65,10 +65,10 @@ def read_table(
     """
     request = ReadRequest.of(options)
     table = HoodieTable.open(path, storage)
-    tolerate = {"ignore_missing_files": request.ignore_missing_files, "ignore_corrupt_files": request.ignore_corrupt_files}
+    missing, corrupt = request.ignore_missing_files, request.ignore_corrupt_files
     if request.query_type == "incremental":
         assert request.begin is not None
-        return read_incremental(table, request.begin, request.end, engine=engine, **tolerate)
+        return read_incremental(table, request.begin, request.end, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
     if request.query_type == "read_optimized":
-        return read_optimized(table, request.as_of, engine=engine, **tolerate)
-    return read_snapshot(table, request.as_of, engine=engine, **tolerate)
+        return read_optimized(table, request.as_of, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
+    return read_snapshot(table, request.as_of, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)

@@ -204,7 +204,7 @@ def archive_files(table: HoodieTable) -> list[tuple[int, str]]:
 
 def _entries_in(table: HoodieTable, path: str) -> list[tuple[str, str, str]]:
     """(commitTime, actionType, actionState) of every record of one archive file."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for block in read_log_file(table.storage, path):
         if isinstance(block, AvroDataBlock):
             cols = block.records.select(["commitTime", "actionType", "actionState"]).to_pylist()

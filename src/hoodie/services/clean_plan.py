@@ -358,7 +358,7 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
         return plan({}, (), "", f"no completed commit in the last {settings.hours_retained} hours to retain from")
 
     listing = _ListingOnce(table.storage)
-    view = FileSystemView(listing, table.base_path, timeline)  # type: ignore[arg-type]
+    view = FileSystemView(listing, table.base_path, timeline)
     chosen = _incremental_partitions(table, settings, earliest, [sp.instant for sp in savepoints])
     if isinstance(chosen, str):
         partitions, how = view.all_partition_paths(), f"all partitions ({chosen})"

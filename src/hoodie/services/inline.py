@@ -69,8 +69,8 @@ def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine
         result = clean(table.reload(), clean_settings(config), engine)
         reports.append(ServiceReport("clean", bool(getattr(result, "ran", False)), _describe(result)))
     if config.get(o.ARCHIVE_AUTOMATIC):
-        result = archive(table.reload(), archive_settings(config))
-        reports.append(ServiceReport("archive", bool(getattr(result, "ran", False)), _describe(result)))
+        archived = archive(table.reload(), archive_settings(config))
+        reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), _describe(archived)))
     return reports
 
 

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from hoodie.errors import FormatError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
@@ -153,7 +154,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             lf = parse_log_file_name(info.name)
             if not compaction and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
                 note(rel, partition)
-    requests = [
+    requests: list[dict[str, Any]] = [
         {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
         for p, paths in sorted(files.items())
     ]

@@ -175,14 +175,14 @@ def _load(original: Callable[..., Any]) -> Callable[..., Any]:
     return load
 
 
-_WRITER_RECORDERS = {
+_WRITER_RECORDERS: dict[str, Callable[..., None]] = {
     "format": _record_format,
     "option": _record_option,
     "options": _record_options,
     "mode": _record_mode,
     "partitionBy": _record_partition_by,
 }
-_READER_RECORDERS = {
+_READER_RECORDERS: dict[str, Callable[..., None]] = {
     "format": _record_format,
     "option": _record_option,
     "options": _record_options,

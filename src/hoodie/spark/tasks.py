@@ -25,7 +25,8 @@ from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import pipeline
-from hoodie.writer.handles import BucketTask, WriteContext, run_bucket
+from hoodie.writer.context import WriteContext
+from hoodie.writer.handles import BucketTask, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, plan_partitions
 from hoodie.writer.planner import WritePlan
@@ -226,7 +227,7 @@ def write_bucket_udf(plan: Broadcast[WritePlan], wctx: WriteContext) -> Callable
     takes: a plain two-argument function without annotations (PySpark inspects the
     function to choose how to call it, and cannot inspect a ``functools.partial``)."""
 
-    def write_bucket(key, records):  # type: ignore[no-untyped-def]
+    def write_bucket(key, records):
         return write_bucket_task(key, records, plan, wctx)
 
     return write_bucket

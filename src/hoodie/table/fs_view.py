@@ -207,7 +207,7 @@ class FileSystemView:
             if lname is None or lname.file_id in replaced:
                 continue
             latest = group.latest_slice if group is not None else None
-            if latest is None:
+            if group is None or latest is None:
                 if lname.file_id not in commits.bases:  # (a missing base was reported above)
                     self._missing(partition_path, log_name, extents[-1].instant)
                 continue

@@ -326,4 +326,6 @@ def decode(data: bytes, what: str = "instant") -> dict[str, Any]:
         raise FormatError(f"cannot decode Avro {what}: {e}") from e
     if not records:
         raise FormatError(f"Avro {what} holds no record")
+    if not isinstance(records[0], dict):
+        raise FormatError(f"Avro {what} holds a {type(records[0]).__name__}, not a record")
     return records[0]

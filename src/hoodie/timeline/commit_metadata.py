@@ -165,6 +165,8 @@ class CommitMetadata:
                 doc = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, IndexError, StopIteration) as e:
             raise FormatError(f"commit metadata of instant {instant} cannot be decoded: {e}") from e
+        if not isinstance(doc, dict):
+            raise FormatError(f"commit metadata of instant {instant} is a {type(doc).__name__}, not a record")
         return cls.from_dict(doc, f"commit metadata of instant {instant}")
 
     @classmethod

@@ -25,6 +25,7 @@ from hoodie.layout import LogFileName, base_file_name
 from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
+from hoodie.writer.context import WriteContext
 from hoodie.writer.planner import Bucket
 from hoodie.writer.schema import consecutive_slices, split_deletes, split_deletes_of_parts
 
@@ -47,11 +48,11 @@ class PreparedAppend:
     started: float
 
 
-def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> WriteStat:  # noqa: F821
+def run_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: WriteContext) -> WriteStat:
     return finish_append(prepare_append(bucket, incoming, ctx, wctx), wctx)
 
 
-def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "WriteContext") -> PreparedAppend:  # noqa: F821
+def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: WriteContext) -> PreparedAppend:
     """Write the marker and build the blocks of one append (see :func:`share_encoding`)."""
     started = time.monotonic()
     updates, removed = split_deletes(incoming)
@@ -59,7 +60,7 @@ def prepare_append(bucket: Bucket, incoming: pa.Table, ctx: TaskContext, wctx: "
     return _prepare(bucket, ctx, wctx, records, removed, started)
 
 
-def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: "WriteContext") -> list[PreparedAppend]:  # noqa: F821
+def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: WriteContext) -> list[PreparedAppend]:
     """:func:`prepare_append` of several appends (bucket, incoming records, task context),
     their log records built in one pass."""
     if len(appends) < 2:
@@ -71,7 +72,7 @@ def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: "
     return [_prepare(bucket, ctx, wctx, part, split.deletes_of(i, incoming), started) for i, ((bucket, incoming, ctx), part) in enumerate(zip(appends, parts))]
 
 
-def _prepare(bucket: Bucket, ctx: TaskContext, wctx: "WriteContext", updates: pa.Table, removed: pa.Table, started: float) -> PreparedAppend:  # noqa: F821
+def _prepare(bucket: Bucket, ctx: TaskContext, wctx: WriteContext, updates: pa.Table, removed: pa.Table, started: float) -> PreparedAppend:
     log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
     DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
     blocks: list[LogBlock] = []
@@ -96,7 +97,7 @@ def share_encoding(appends: list[PreparedAppend]) -> None:
         a.blocks[i] = block
 
 
-def finish_append(a: PreparedAppend, wctx: "WriteContext") -> WriteStat:  # noqa: F821
+def finish_append(a: PreparedAppend, wctx: WriteContext) -> WriteStat:
     """Write the log file of a prepared append; its write stat."""
     bucket = a.bucket
     path = under(wctx.base_path, bucket.partition_path, a.log_name)
@@ -123,14 +124,14 @@ def finish_append(a: PreparedAppend, wctx: "WriteContext") -> WriteStat:  # noqa
     )
 
 
-def _log_records(records: pa.Table, buckets: list[Bucket], contexts: list[TaskContext], wctx: "WriteContext", lengths: np.ndarray) -> pa.Table:  # noqa: F821
+def _log_records(records: pa.Table, buckets: list[Bucket], contexts: list[TaskContext], wctx: WriteContext, lengths: np.ndarray) -> pa.Table:
     """Records (runs of ``lengths``, one per bucket) with meta fields as Java writes them
     to logs: the file name is the file id."""
     prefixes = [f"{wctx.instant}_{ctx.partition_id}_" for ctx in contexts]
     return with_meta_columns(records, wctx.data_schema, wctx.instant, prefixes, [b.file_id for b in buckets], lengths)
 
 
-def _delete_records(removed: pa.Table, wctx: "WriteContext") -> list[DeleteRecord]:  # noqa: F821
+def _delete_records(removed: pa.Table, wctx: WriteContext) -> list[DeleteRecord]:
     """Deletes carry the default ordering value 0 (an ``IntWrapper``, exactly what Spark's
     DELETE writes; it always wins) unless the batch supplies the ordering field
     (``_hoodie_is_deleted`` rows of an upsert)."""

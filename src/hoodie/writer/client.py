@@ -27,7 +27,8 @@ from hoodie.table.file_group import FileSlice
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import pipeline
-from hoodie.writer.handles import BucketTask, WriteContext, group_buckets, run_bucket_group
+from hoodie.writer.context import WriteContext
+from hoodie.writer.handles import BucketTask, group_buckets, run_bucket_group
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, in_group_order, partition_groups, with_own_records, write_partition_group
 from hoodie.writer.planner import (

@@ -26,7 +26,6 @@ from hoodie.formats.meta_columns import META_COLUMNS, constant_column, stored_la
 from hoodie.formats.parquet import (
     BaseFileReader,
     BloomSettings,
-    ParquetSettings,
     dictionary_columns,
     write_base_file,
 )
@@ -36,28 +35,12 @@ from hoodie.layout import (
     partition_metadata_content,
 )
 from hoodie.markers import DirectMarkers
-from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
+from hoodie.writer.context import WriteContext
 from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
-
-
-@dataclass(frozen=True)
-class WriteContext:
-    """Everything a handle needs besides its records; picklable, shipped to every task."""
-
-    storage: Storage
-    base_path: str
-    instant: str
-    data_schema: pa.Schema  # table data columns, without meta columns
-    ordering_field: str | None
-    parquet: ParquetSettings
-    bloom: BloomSettings | None
-    avro_schema_with_meta: str = ""  # writer schema of log data blocks (merge-on-read)
-    deletes_carry_ordering: bool = False  # upsert deletes (_hoodie_is_deleted) keep their ordering value
-    log_block_format: str = "avro"  # hoodie.logfile.data.block.format
 
 
 @dataclass(frozen=True)
@@ -161,9 +144,9 @@ def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -
         for j, prepared in zip(batch, appends):
             stats[j] = finish_append(prepared, wctx)
     for batch in _batches([j for j, t in enumerate(tasks) if stats[j] is None], tasks):
-        prepared = _prepare_new_files({j: tasks[j] for j in batch}, {j: contexts[j] for j in batch}, wctx)
+        new_files = _prepare_new_files({j: tasks[j] for j in batch}, {j: contexts[j] for j in batch}, wctx)
         for j in batch:
-            stats[j] = run_bucket(tasks[j], contexts[j], wctx, prepared.get(j))
+            stats[j] = run_bucket(tasks[j], contexts[j], wctx, new_files.get(j))
     return [s for s in stats if s is not None]
 
 
@@ -236,10 +219,10 @@ def _merge(
     is_delete = deletes_mask[incoming_pos]
     # event-time ordering: the stored record survives an update carrying a smaller value
     stored_wins = np.zeros(len(incoming_pos), dtype=bool)
-    f = wctx.ordering_field
-    if f is not None and f in old.column_names and f in incoming.column_names and len(incoming_pos):
-        old_ord = old.column(f).take(pa.array(old_pos))
-        new_ord = incoming.column(f).take(pa.array(incoming_pos))
+    ordering = wctx.ordering_field
+    if ordering is not None and ordering in old.column_names and ordering in incoming.column_names and len(incoming_pos):
+        old_ord = old.column(ordering).take(pa.array(old_pos))
+        new_ord = incoming.column(ordering).take(pa.array(incoming_pos))
         if not new_ord.type.equals(old_ord.type):
             new_ord = new_ord.cast(old_ord.type)
         stored_wins = pc.fill_null(pc.greater(old_ord, new_ord), False).to_numpy(zero_copy_only=False)

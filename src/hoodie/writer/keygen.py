@@ -77,7 +77,7 @@ class KeyGenerator:
         key_fields = config.get(o.RECORD_KEY_FIELD)
         if not key_fields:
             raise ConfigError(f"missing required option {o.RECORD_KEY_FIELD.key}")
-        partition_fields = tuple(config.get(o.PARTITION_PATH_FIELD) or ())
+        partition_fields: tuple[str, ...] = config.get(o.PARTITION_PATH_FIELD) or ()
         class_name = config.get(o.KEYGEN_CLASS)
         kg_type = config.get(o.KEYGEN_TYPE)
         if class_name is None and kg_type:

@@ -26,7 +26,8 @@ from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.writer import pipeline
-from hoodie.writer.handles import BucketGroup, BucketTask, WriteContext, run_bucket_group
+from hoodie.writer.context import WriteContext
+from hoodie.writer.handles import BucketGroup, BucketTask, run_bucket_group
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import dedupe
 from hoodie.writer.schema import DELETE_COLUMN, consecutive_slices

@@ -28,7 +28,7 @@ def delete_mask(records: pa.Table) -> np.ndarray:
     return records.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
 
 
-def consecutive_slices(table: pa.Table, lengths: Sequence[int]) -> list[pa.Table]:
+def consecutive_slices(table: pa.Table, lengths: Sequence[int] | np.ndarray) -> list[pa.Table]:
     """``table`` cut into consecutive zero-copy slices of ``lengths`` rows each."""
     out, offset = [], 0
     for n in lengths:

@@ -6,6 +6,8 @@ error naming both values; options the user left out are taken from the table's
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
@@ -92,7 +94,7 @@ def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_sche
     return props
 
 
-def open_or_create(path: str, storage: Storage, config: HoodieConfig, keygen_for_create: "callable", create_schema: str | None) -> tuple[HoodieTable, HoodieConfig]:
+def open_or_create(path: str, storage: Storage, config: HoodieConfig, keygen_for_create: Callable[[HoodieConfig], KeyGenerator], create_schema: str | None) -> tuple[HoodieTable, HoodieConfig]:
     """The target table and the effective write config."""
     if HoodieTable.exists(path, storage):
         table = HoodieTable.open(path, storage)

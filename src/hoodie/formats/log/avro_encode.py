@@ -234,7 +234,7 @@ def _union(node: AvroNode) -> Encoder:
             # ["null", "string"]: the most common column type of all, inlined.
             def enc_nullable_string(v: Any) -> bytes:
                 if v is None:
-                    return null_tag  # type: ignore[return-value]
+                    return null_tag
                 raw = v.encode("utf-8") if isinstance(v, str) else bytes(v)
                 n = len(raw)
                 return tag + (_ONE_BYTE[n << 1] if n < 64 else encode_long(n)) + raw

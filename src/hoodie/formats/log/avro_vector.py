@@ -518,7 +518,7 @@ def _varint_rows(z: np.ndarray, sizes: np.ndarray, tag: int | None) -> tuple[np.
     if longest <= 8:
         word = low if tag is None else (low << np.uint64(8)) | np.uint64(tag)
         return word.view(np.uint8).reshape(m, 8), sizes + lead
-    high = np.zeros(m, _U64)
+    high: np.ndarray = np.zeros(m, _U64)
     if longest - lead > 8:
         top = z >> np.uint64(56)
         high = (top & np.uint64(0x7F)) | np.where(sizes == 10, np.uint64(0x80), np.uint64(0)) | ((top >> np.uint64(7)) << np.uint64(8))

@@ -269,8 +269,9 @@ def merge_slice(
     base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer, ignore_corrupt)
     stats.base_records = base.num_rows
     out = None
-    if not any(isinstance(b, DeleteBlock) for b in blocks):
-        logs = [conform(b.records, working, f"log block of instant {b.instant_time}") for b in blocks]
+    data_blocks = [b for b in blocks if not isinstance(b, DeleteBlock)]
+    if len(data_blocks) == len(blocks):
+        logs = [conform(b.records, working, f"log block of instant {b.instant_time}") for b in data_blocks]
         out = merge_columnar(base, [t for t in logs if t.num_rows], merge, stats)
     if out is None:
         # the record-at-a-time rules: delete blocks, delete flags, unusual orderings
@@ -464,16 +465,16 @@ def _slice_of(base_path: str, op: CompactionOperation, committed: Mapping[str, t
     directory = under(base_path, op.partition_path)
     base = None
     if op.base_file:
-        name = parse_base_file_name(op.base_file)
-        if name is None:
+        base_name = parse_base_file_name(op.base_file)
+        if base_name is None:
             raise FormatError(f"compaction operation names {op.base_file!r}, which is not a base file name")
-        base = BaseFile(under(directory, op.base_file), name, 0)
+        base = BaseFile(under(directory, op.base_file), base_name, 0)
     logs = []
     for log in op.log_files:
-        name = parse_log_file_name(log)
-        if name is None:
+        log_name = parse_log_file_name(log)
+        if log_name is None:
             raise FormatError(f"compaction operation names {log!r}, which is not a log file name")
-        logs.append(LogFile(under(directory, log), name, 0, committed.get(log, ())))
+        logs.append(LogFile(under(directory, log), log_name, 0, committed.get(log, ())))
     logs.sort(key=lambda lf: lf.name.sort_key())
     return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
 

@@ -208,5 +208,5 @@ def delete_ordering_value(record: DeleteRecord) -> OrderingValue | None:
         items = [_delete_scalar(k, v) for k, v in value]
         if any(i is None for i in items):
             return None
-        return OrderingValue(COMPOSITE, tuple(items))  # type: ignore[arg-type]
+        return OrderingValue(COMPOSITE, tuple(items))
     return _delete_scalar(kind, value)
