@@ -135,7 +135,7 @@ def main() -> None:
         if reference is None:
             reference = content
         assert content == reference, f"{name} bytes differ from the vector codec's"
-        dec_s, decoded = best(lambda: dec(reference), args.repeat)
+        dec_s, decoded = best(lambda dec=dec, reference=reference: dec(reference), args.repeat)
         assert decoded.equals(table), f"{name} decoded table differs"
         results[name] = (enc_s, dec_s)
 

@@ -123,7 +123,8 @@ def test_failed_compaction_is_redone(table_path: str, monkeypatch: pytest.Monkey
     table = HoodieTable.open(table_path)
     (rollback,) = [i for i in table.timeline.instants if i.action == "rollback"]
     assert rollback.is_completed and rollback.timestamp > instant
-    (meta,) = list(fastavro.reader(open(Path(table_path) / ".hoodie" / f"{rollback.timestamp}.rollback", "rb")))
+    with open(Path(table_path) / ".hoodie" / f"{rollback.timestamp}.rollback", "rb") as f:
+        (meta,) = list(fastavro.reader(f))
     assert meta["instantsRollback"] == [{"commitTime": instant, "action": "compaction"}]
     deleted = [f for pm in meta["partitionMetadata"].values() for f in pm["successDeleteFiles"]]
     assert [Path(f).name for f in deleted] == [written[0].name]

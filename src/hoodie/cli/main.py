@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import platform
 from types import ModuleType
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -46,7 +46,7 @@ app = typer.Typer(
 PathArg = Annotated[str, typer.Argument(metavar="PATH", help="Base path of the table (local path or fsspec URL).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 HudiOpts = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--option",
         "-o",
@@ -57,7 +57,7 @@ HudiOpts = Annotated[
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Only print the plan; change nothing.")]
 AsOfOpt = Annotated[
-    Optional[str], typer.Option("--as-of", metavar="T", help="The table as of this instant (yyyyMMddHHmmss[SSS] or ISO time).", show_default=False)
+    str | None, typer.Option("--as-of", metavar="T", help="The table as of this instant (yyyyMMddHHmmss[SSS] or ISO time).", show_default=False)
 ]
 
 compaction_app = typer.Typer(
@@ -95,7 +95,7 @@ def timeline(
     all_instants: Annotated[
         bool, typer.Option("--all", "-a", help="Also show pending instants and non-write actions (clean, rollback, ...).")
     ] = False,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", metavar="N", help="Show only the newest N instants.", show_default=False)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", metavar="N", help="Show only the newest N instants.", show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List the instants of the table's timeline with the records each commit wrote."""
@@ -111,7 +111,7 @@ def timeline(
 def show(
     path: PathArg,
     partition: Annotated[
-        Optional[str], typer.Option("--partition", "-p", metavar="P", help="Only this partition (relative path, e.g. 'year=2024/month=05').")
+        str | None, typer.Option("--partition", "-p", metavar="P", help="Only this partition (relative path, e.g. 'year=2024/month=05').")
     ] = None,
     as_of: AsOfOpt = None,
     as_json: JsonOpt = False,
@@ -141,13 +141,13 @@ def _table_as_of(path: str, as_of: str | None) -> tuple[HoodieTable, str | None]
 @app.command()
 def read(
     path: PathArg,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", metavar="T", help="Time travel: the table as of this instant.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help="Time travel: the table as of this instant.")] = None,
     begin: Annotated[
-        Optional[str], typer.Option("--begin", metavar="T", help="Incremental pull: records written after this instant (0: from the start).")
+        str | None, typer.Option("--begin", metavar="T", help="Incremental pull: records written after this instant (0: from the start).")
     ] = None,
-    end: Annotated[Optional[str], typer.Option("--end", metavar="T", help="Incremental pull: up to and including this instant (needs --begin).")] = None,
+    end: Annotated[str | None, typer.Option("--end", metavar="T", help="Incremental pull: up to and including this instant (needs --begin).")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Print at most N rows (0: all).")] = read_cmd.DEFAULT_LIMIT,
-    columns: Annotated[Optional[str], typer.Option("--columns", "-c", metavar="A,B", help="Comma-separated columns to print, in order.")] = None,
+    columns: Annotated[str | None, typer.Option("--columns", "-c", metavar="A,B", help="Comma-separated columns to print, in order.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="Output format: table, json or csv.")] = "table",
     meta: Annotated[bool, typer.Option("--meta", help="Include Hudi's _hoodie_* meta columns.")] = False,
     read_optimized: Annotated[
@@ -177,7 +177,7 @@ def compaction_schedule(
 def compaction_run(
     path: PathArg,
     instant: Annotated[
-        Optional[str], typer.Option("--instant", metavar="T", help="The pending compaction to run (default: the oldest).", show_default=False)
+        str | None, typer.Option("--instant", metavar="T", help="The pending compaction to run (default: the oldest).", show_default=False)
     ] = None,
     options: HudiOpts = None,
     as_json: JsonOpt = False,
@@ -221,7 +221,7 @@ def _run_service(command: ModuleType, path: str, dry_run: bool, options: list[st
 def savepoint_create(
     path: PathArg,
     instant: Annotated[
-        Optional[str], typer.Option("--instant", metavar="T", help="The completed commit to savepoint (default: the latest).", show_default=False)
+        str | None, typer.Option("--instant", metavar="T", help="The completed commit to savepoint (default: the latest).", show_default=False)
     ] = None,
     user: Annotated[str, typer.Option("--user", metavar="U", help="Recorded as who made the savepoint.")] = "",
     comment: Annotated[str, typer.Option("--comment", metavar="C", help="Recorded with the savepoint.")] = "",

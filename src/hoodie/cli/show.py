@@ -73,7 +73,7 @@ class Totals:
     bytes: int = 0
     latest_bytes: int = 0
 
-    def add(self, other: "Totals") -> None:
+    def add(self, other: Totals) -> None:
         for k, v in asdict(other).items():
             setattr(self, k, getattr(self, k) + v)
 

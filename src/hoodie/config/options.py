@@ -179,7 +179,7 @@ class HoodieConfig:
     raw: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, options: Mapping[str, Any] | None) -> "HoodieConfig":
+    def of(cls, options: Mapping[str, Any] | None) -> HoodieConfig:
         raw: dict[str, str] = {}
         for key, value in (options or {}).items():
             if value is None:
@@ -213,7 +213,7 @@ class HoodieConfig:
             raise ConfigError(f"missing required option {opt.key}")
         return value
 
-    def with_defaults(self, defaults: Mapping[str, str]) -> "HoodieConfig":
+    def with_defaults(self, defaults: Mapping[str, str]) -> HoodieConfig:
         """Options where ``defaults`` fill keys the user did not set (e.g. from the table)."""
         merged = dict(defaults)
         merged.update(self.raw)

@@ -28,7 +28,7 @@ SUPPORTED_READ_VERSIONS = (6, 8, 9)
 
 def table_checksum(database: str, table: str) -> int:
     """CRC-32 of ``"<database>.<table>"`` (``HoodieTableConfig.generateChecksum``)."""
-    return zlib.crc32(f"{database}.{table}".encode("utf-8")) & 0xFFFFFFFF
+    return zlib.crc32(f"{database}.{table}".encode()) & 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class TableConfig:
     def create_schema(self) -> str | None:
         return self.props.get("hoodie.table.create.schema")
 
-    def with_updates(self, updates: Mapping[str, str | None]) -> "TableConfig":
+    def with_updates(self, updates: Mapping[str, str | None]) -> TableConfig:
         props = dict(self.props)
         for k, v in updates.items():
             if v is None:
@@ -135,7 +135,7 @@ class TableConfig:
         return render_properties(props, last_key=CHECKSUM_KEY)
 
     @staticmethod
-    def parse(data: bytes) -> "TableConfig | None":
+    def parse(data: bytes) -> TableConfig | None:
         """The config in ``data``, or None when its checksum (or table name) is bad."""
         props = parse_properties(data.decode("utf-8"))
         return TableConfig(props) if _checksum_ok(props) else None

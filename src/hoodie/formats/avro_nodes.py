@@ -56,9 +56,9 @@ class AvroNode:
     kind: str  # a primitive name, or record / enum / array / map / fixed / union
     logical: str | None = None
     name: str | None = None  # full name of records, enums and fixed
-    fields: tuple[tuple[str, "AvroNode"], ...] = ()
-    items: "AvroNode | None" = None  # array items or map values
-    branches: tuple["AvroNode", ...] = ()
+    fields: tuple[tuple[str, AvroNode], ...] = ()
+    items: AvroNode | None = None  # array items or map values
+    branches: tuple[AvroNode, ...] = ()
     union_mode: str = ""
     non_null: tuple[int, ...] = ()  # indexes of the non-null branches of a union
     null_index: int = -1  # index of the null branch of a union, -1 if none
@@ -79,7 +79,7 @@ class _Parser:
         self.named: dict[str, AvroNode] = {}
         self.in_progress: set[str] = set()
 
-    def parse(self, avro: Any, namespace: str | None) -> AvroNode:
+    def parse(self, avro: Any, namespace: str | None) -> AvroNode:  # noqa: C901 (one branch per Avro type)
         if isinstance(avro, list):
             return self._union(avro, namespace)
         if isinstance(avro, str):

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Union
 
 import numpy as np
 import pyarrow as pa
@@ -109,7 +108,7 @@ _U24 = np.uint32(24)
 # (65536 × 30 × 8 bytes ≈ 16 MB) however many keys a caller passes.
 _CHUNK = 1 << 16
 
-KeyBatch = Union[Sequence[str], pa.Array, pa.ChunkedArray]
+KeyBatch = Sequence[str] | pa.Array | pa.ChunkedArray
 
 
 # --------------------------------------------------------------------------------------
@@ -716,7 +715,7 @@ class DynamicBloomFilter:
         )
 
 
-BloomFilter = Union[SimpleBloomFilter, DynamicBloomFilter]
+BloomFilter = SimpleBloomFilter | DynamicBloomFilter
 
 
 # --------------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ class BaseFileReader:
             raise FormatError(f"cannot read footer of base file {path}: {e}") from e
 
     @property
-    def footer(self) -> "FooterInfo":
+    def footer(self) -> FooterInfo:
         md = self._file.metadata
         return FooterInfo(read_footer_index(md.metadata), md.num_rows, self._file.schema_arrow)
 
@@ -175,7 +175,7 @@ class BaseFileReader:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "BaseFileReader":
+    def __enter__(self) -> BaseFileReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -28,7 +28,7 @@ class ReadRequest:
     ignore_corrupt_files: bool = False
 
     @classmethod
-    def of(cls, options: Mapping[str, Any] | None) -> "ReadRequest":
+    def of(cls, options: Mapping[str, Any] | None) -> ReadRequest:
         config = HoodieConfig.of(options)
         query_type = config.get(opts.QUERY_TYPE)
         as_of, begin, end = (instant_option(config, opt) for opt in (opts.AS_OF_INSTANT, opts.BEGIN_INSTANT, opts.END_INSTANT))

@@ -9,6 +9,7 @@ This module owns those instants; it never touches data files.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -124,10 +125,8 @@ def create_savepoint(table: HoodieTable, instant: str | None = None, user: str =
     }
     # Java creates the inflight file directly (a savepoint has no requested state).
     inflight = Instant(instant, Action.SAVEPOINT, State.INFLIGHT)
-    try:
+    with contextlib.suppress(FileAlreadyExistsError):  # left by an interrupted attempt: complete it now
         table.storage.create_new(timeline.instant_path(inflight), b"")
-    except FileAlreadyExistsError:
-        pass  # left by an interrupted attempt: complete it now
     try:
         table.storage.create_new(timeline.instant_path(inflight.with_state(State.COMPLETED)), avro.encode(avro.SAVEPOINT_METADATA, record))
     except FileAlreadyExistsError:

@@ -68,7 +68,7 @@ class PartitionScheme:
     value_paths: bool  # each path segment is a value's text (Simple/Complex key generators)
 
     @classmethod
-    def of(cls, config: TableConfig) -> "PartitionScheme":
+    def of(cls, config: TableConfig) -> PartitionScheme:
         # v8+ custom key generators declare "field:type"; their segments are not plain values
         custom = ":" in config.props.get("hoodie.table.partition.fields", "")
         value_paths = config.is_partitioned and not custom and config.keygen_class in _VALUE_KEYGENS

@@ -253,7 +253,7 @@ class SparkWriteJob:
 
     # --- driver: setup ----------------------------------------------------------------------
     @classmethod
-    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> "SparkWriteJob":
+    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> SparkWriteJob:
         """Driver setup shared with the in-process client, plus the checks it makes on the
         batch before anything is written (here on the schema: no rows are looked at)."""
         if df.isStreaming:

@@ -26,7 +26,7 @@ META_FOLDER = ".hoodie"  # (layout.HOODIE_FOLDER; storage sits below layout)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # An ASCII path no rule refuses, in one match (commit metadata names every file it wrote,
 # and each is checked when it is decoded); anything else takes the detailed checks.
-_NAME = r"(?!\.\.?(?:/|\Z))[^/\x00-\x1f\x7f]{1,%d}" % MAX_NAME_BYTES
+_NAME = rf"(?!\.\.?(?:/|\Z))[^/\x00-\x1f\x7f]{{1,{MAX_NAME_BYTES}}}"
 _PLAIN_RELATIVE = re.compile(rf"(?:{_NAME}/)*{_NAME}")
 
 

@@ -48,7 +48,7 @@ class HoodieTable:
         return properties_exist(storage, under(path, HOODIE_FOLDER))
 
     @classmethod
-    def open(cls, path: str, storage: Storage | None = None) -> "HoodieTable":
+    def open(cls, path: str, storage: Storage | None = None) -> HoodieTable:
         path = normalize_path(path)
         storage = storage or storage_for(path)
         meta = under(path, HOODIE_FOLDER)
@@ -63,7 +63,7 @@ class HoodieTable:
         return cls(path, storage, config, timeline)
 
     @classmethod
-    def create(cls, path: str, props: Mapping[str, str], storage: Storage | None = None) -> "HoodieTable":
+    def create(cls, path: str, props: Mapping[str, str], storage: Storage | None = None) -> HoodieTable:
         """Initialise an empty v6 table with the given ``hoodie.properties`` entries."""
         path = normalize_path(path)
         storage = storage or storage_for(path)
@@ -87,7 +87,7 @@ class HoodieTable:
                 f"cannot {what} {self.base_path}: it is a version {self.config.version} table and hoodie writes version 6 tables only"
             )
 
-    def reload(self) -> "HoodieTable":
+    def reload(self) -> HoodieTable:
         """The same table with a freshly loaded config and timeline."""
         return HoodieTable.open(self.base_path, self.storage)
 

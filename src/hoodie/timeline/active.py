@@ -37,7 +37,7 @@ class ActiveTimeline:
 
     # --- loading --------------------------------------------------------------------------
     @classmethod
-    def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> "ActiveTimeline":
+    def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> ActiveTimeline:
         timeline_dir = under(base_path, HOODIE_FOLDER, timeline_path, source="hoodie.properties (hoodie.timeline.path)")
         # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
         # instants are keyed by time and "is a savepoint".
@@ -59,7 +59,7 @@ class ActiveTimeline:
         instants = tuple(sorted(by_key.values(), key=lambda i: (i.sort_key()[0], i.action == Action.SAVEPOINT, i.sort_key()[1])))
         return cls(storage, base_path, layout_version, timeline_dir, instants)
 
-    def reload(self) -> "ActiveTimeline":
+    def reload(self) -> ActiveTimeline:
         rel = self.timeline_dir[len(under(self.base_path, HOODIE_FOLDER)) :].strip("/")
         return ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
 

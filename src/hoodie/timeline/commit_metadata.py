@@ -80,7 +80,7 @@ class WriteStat:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "WriteStat":
+    def from_json(cls, data: Mapping[str, Any]) -> WriteStat:
         # a set intersection, not a test per key: commits carry one stat per file written
         kwargs = {k: data[k] for k in _WRITE_STAT_NAMES.intersection(data) if data[k] is not None}
         rs = data.get("runtimeStats")
@@ -135,7 +135,7 @@ class CommitMetadata:
             "bytes": sum(s.totalWriteBytes for s in ws),
         }
 
-    def with_extra(self, **extra: str) -> "CommitMetadata":
+    def with_extra(self, **extra: str) -> CommitMetadata:
         return replace(self, extra_metadata={**self.extra_metadata, **extra})
 
     # --- encoding ---------------------------------------------------------------------------
@@ -153,7 +153,7 @@ class CommitMetadata:
         return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def decode(cls, data: bytes, instant: str = "?") -> "CommitMetadata":
+    def decode(cls, data: bytes, instant: str = "?") -> CommitMetadata:
         """Decode JSON (v6) or Avro container (v8+) commit metadata; empty means no content."""
         if not data.strip():
             return cls()
@@ -170,7 +170,7 @@ class CommitMetadata:
         return cls.from_dict(doc, f"commit metadata of instant {instant}")
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any], source: str = "commit metadata") -> "CommitMetadata":
+    def from_dict(cls, doc: Mapping[str, Any], source: str = "commit metadata") -> CommitMetadata:
         """Decoded metadata; every partition, file and file id it names is checked to be a
         path inside the table (else :class:`UnsafePathError` naming ``source``)."""
         p2ws = {p: [WriteStat.from_json(s) for s in (stats or [])] for p, stats in (doc.get("partitionToWriteStats") or {}).items()}

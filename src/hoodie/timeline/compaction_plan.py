@@ -68,7 +68,7 @@ class CompactionOperation:
         }
 
     @classmethod
-    def from_avro(cls, op: dict, source: str = "a compaction plan") -> "CompactionOperation":
+    def from_avro(cls, op: dict, source: str = "a compaction plan") -> CompactionOperation:
         """The operation; its partition and file names are checked to be inside the table
         (else :class:`UnsafePathError` naming ``source``): compaction reads and writes them."""
         base_file = op.get("dataFilePath") or None
@@ -97,7 +97,7 @@ class CompactionPlan:
         })
 
     @classmethod
-    def decode(cls, data: bytes, instant: str = "?") -> "CompactionPlan":
+    def decode(cls, data: bytes, instant: str = "?") -> CompactionPlan:
         doc = avro.decode(data, f"compaction plan {instant}")
         source = f"the compaction plan of instant {instant}"
         return cls(tuple(CompactionOperation.from_avro(op, source) for op in doc.get("operations") or ()), dict(doc.get("extraMetadata") or {}))

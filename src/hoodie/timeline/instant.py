@@ -67,7 +67,7 @@ class Instant:
     def sort_key(self) -> tuple[str, int]:
         return (compare_key(self.timestamp), _STATE_ORDER[self.state])
 
-    def with_state(self, state: State) -> "Instant":
+    def with_state(self, state: State) -> Instant:
         return Instant(self.timestamp, self.action, state, None)
 
     # --- file names (layout 1; layout 2 completed names add the completion time) -----------

@@ -9,6 +9,7 @@ untouched records keep their commit time and sequence number.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -261,7 +262,5 @@ def _ensure_partition_metadata(wctx: WriteContext, partition_path: str) -> None:
     path = under(wctx.base_path, partition_path, PARTITION_METAFILE_PREFIX)
     if wctx.storage.exists(path):
         return
-    try:
+    with contextlib.suppress(FileAlreadyExistsError):  # another task created it first
         wctx.storage.create_new(path, partition_metadata_content(wctx.instant, partition_path))
-    except FileAlreadyExistsError:
-        pass  # another task created it first

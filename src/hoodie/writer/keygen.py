@@ -73,7 +73,7 @@ class KeyGenerator:
     ts_scalar_unit: str = "SECONDS"
 
     @classmethod
-    def from_config(cls, config: HoodieConfig) -> "KeyGenerator":
+    def from_config(cls, config: HoodieConfig) -> KeyGenerator:
         key_fields = config.get(o.RECORD_KEY_FIELD)
         if not key_fields:
             raise ConfigError(f"missing required option {o.RECORD_KEY_FIELD.key}")
@@ -169,10 +169,8 @@ class KeyGenerator:
 
     def _field_text(self, batch: pa.Table, field: str) -> pa.Array:
         """One partition field's value in the partition path (before a hive-style prefix)."""
-        if self.class_name == TIMESTAMP:
-            text = self._timestamp_partition(batch.column(field), field)
-        else:
-            text = _as_text(batch.column(field), field)
+        column = batch.column(field)
+        text = self._timestamp_partition(column, field) if self.class_name == TIMESTAMP else _as_text(column, field)
         text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
         if self.url_encode:
             text = pa.array([escape_path_name(v) for v in text.to_pylist()], pa.string())

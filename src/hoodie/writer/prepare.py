@@ -37,9 +37,8 @@ def add_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool) -> pa.Table
 def check_ordering_field(batch: pa.Table, field: str | None, required: bool) -> None:
     if field is None:
         return
-    if field not in batch.column_names:
-        if required:
-            raise RecordError(f"ordering (precombine) field {field!r} is not a column of the batch (columns: {', '.join(batch.column_names)})")
+    if field not in batch.column_names and required:
+        raise RecordError(f"ordering (precombine) field {field!r} is not a column of the batch (columns: {', '.join(batch.column_names)})")
 
 
 def dedupe(batch: pa.Table, ordering_field: str | None) -> pa.Table:

@@ -29,7 +29,7 @@ class WriteSettings:
     bloom: BloomSettings
 
     @classmethod
-    def of(cls, config: HoodieConfig, operation: str) -> "WriteSettings":
+    def of(cls, config: HoodieConfig, operation: str) -> WriteSettings:
         combine = {
             "upsert": config.get(o.COMBINE_BEFORE_UPSERT),
             "delete": config.get(o.COMBINE_BEFORE_DELETE),

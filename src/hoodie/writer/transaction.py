@@ -56,7 +56,7 @@ class WriteTransaction:
         return DirectMarkers(self.table.storage, self.table.base_path, self.instant_time)
 
     @classmethod
-    def begin(cls, table: HoodieTable, operation: str, services: TableServices) -> "WriteTransaction":
+    def begin(cls, table: HoodieTable, operation: str, services: TableServices) -> WriteTransaction:
         timeline = table.timeline.reload()
         action = action_for(operation, table.table_type)
         instant = Instant(timeline.new_instant_time(), action, State.REQUESTED)

@@ -303,11 +303,10 @@ def cast_column(table: pa.Table, name: str, node: AvroNode, logical: pa.DataType
             raise SchemaError(f"column {name!r} of the Avro schema is missing and not nullable")
         return None
     column = table.column(name)
+    arr = column
     if isinstance(column, pa.ChunkedArray):
         # combine_chunks copies even a single chunk
         arr = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-    else:
-        arr = column
     if isinstance(arr.type, pa.ExtensionType):
         arr = arr.storage
     try:

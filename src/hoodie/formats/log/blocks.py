@@ -20,7 +20,7 @@ import decimal
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
@@ -105,7 +105,7 @@ class OrderingType(enum.Enum):
     LOCAL_DATE = "local-date"  # inside ARRAY only
 
     @classmethod
-    def infer(cls, value: object) -> "OrderingType | None":
+    def infer(cls, value: object) -> OrderingType | None:
         """The branch Java's ``wrapValueIntoAvro`` would pick for a Python value.
 
         Python has one integer type: ints that fit 32 bits become ``INT`` (Java's default
@@ -137,7 +137,7 @@ class OrderingType(enum.Enum):
         raise TypeError(f"no Hudi ordering type for {type(value).__name__} value {value!r}")
 
     @classmethod
-    def for_arrow_type(cls, arrow_type: pa.DataType) -> "OrderingType":
+    def for_arrow_type(cls, arrow_type: pa.DataType) -> OrderingType:
         """The branch Java uses for values of an ordering column of this Arrow type."""
         t = arrow_type
         if pa.types.is_boolean(t):
@@ -274,7 +274,7 @@ class AvroDataBlock(LogBlock):
         schema: str | Mapping[str, Any],
         instant_time: str,
         extra_header: Mapping[HeaderKey, str] | None = None,
-    ) -> "AvroDataBlock":
+    ) -> AvroDataBlock:
         """A new block of ``records`` written with Avro ``schema`` by ``instant_time``."""
         schema_json = schema if isinstance(schema, str) else avro_schema_json(schema)
         header = _new_header(instant_time, {**(extra_header or {}), HeaderKey.SCHEMA: schema_json})
@@ -305,7 +305,7 @@ class ParquetDataBlock(LogBlock):
         schema: str | Mapping[str, Any] | None = None,
         extra_header: Mapping[HeaderKey, str] | None = None,
         compression: str = "gzip",
-    ) -> "ParquetDataBlock":
+    ) -> ParquetDataBlock:
         """A new block; Java also puts the writer ``schema`` (with meta fields) in the header."""
         extra = dict(extra_header or {})
         if schema is not None:
@@ -330,11 +330,11 @@ class DeleteBlock(LogBlock):
     @classmethod
     def create(
         cls,
-        keys: "list[DeleteRecord] | tuple[DeleteRecord, ...]",
+        keys: list[DeleteRecord] | tuple[DeleteRecord, ...],
         instant_time: str,
         schema: str | Mapping[str, Any] | None = None,
         extra_header: Mapping[HeaderKey, str] | None = None,
-    ) -> "DeleteBlock":
+    ) -> DeleteBlock:
         extra = dict(extra_header or {})
         if schema is not None:
             extra[HeaderKey.SCHEMA] = schema if isinstance(schema, str) else avro_schema_json(schema)
@@ -363,7 +363,7 @@ class CommandBlock(LogBlock):
         object.__setattr__(self, "footer", _checked_header(self.footer, "COMMAND block footer"))
 
     @classmethod
-    def rollback(cls, instant_time: str, target_instant: str) -> "CommandBlock":
+    def rollback(cls, instant_time: str, target_instant: str) -> CommandBlock:
         """The block Java appends when rolling back ``target_instant`` at ``instant_time``."""
         header = _new_header(
             instant_time,
@@ -421,4 +421,4 @@ class CorruptBlock(LogBlock):
     footer: Header = field(default_factory=dict, repr=False)
 
 
-DataBlock = Union[AvroDataBlock, ParquetDataBlock]
+DataBlock = AvroDataBlock | ParquetDataBlock

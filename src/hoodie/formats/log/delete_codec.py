@@ -203,7 +203,7 @@ def _as_int(value: Any, bits: int, what: str) -> int:
     return value
 
 
-def _write_scalar(t: OrderingType, value: Any, out: bytearray) -> None:
+def _write_scalar(t: OrderingType, value: Any, out: bytearray) -> None:  # noqa: C901 (one branch per ordering-value type)
     if t is T.BOOLEAN:
         out.append(1 if value else 0)
     elif t is T.INT:

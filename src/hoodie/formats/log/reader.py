@@ -143,7 +143,7 @@ class LogFileReader:
             self._source = _FileSource(handle)
 
     @classmethod
-    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> "LogFileReader":
+    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> LogFileReader:
         """A reader over a log file's bytes already in memory."""
         reader = cls.__new__(cls)
         reader.name = name
@@ -157,7 +157,7 @@ class LogFileReader:
     def close(self) -> None:
         self._source.close()
 
-    def __enter__(self) -> "LogFileReader":
+    def __enter__(self) -> LogFileReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
