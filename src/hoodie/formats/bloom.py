@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -108,7 +109,7 @@ _U24 = np.uint32(24)
 # (65536 × 30 × 8 bytes ≈ 16 MB) however many keys a caller passes.
 _CHUNK = 1 << 16
 
-KeyBatch = Sequence[str] | pa.Array | pa.ChunkedArray
+KeyBatch: TypeAlias = Sequence[str] | pa.Array | pa.ChunkedArray
 
 
 # --------------------------------------------------------------------------------------
