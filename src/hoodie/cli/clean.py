@@ -65,7 +65,9 @@ def dry_run(table: HoodieTable, config: CommandConfig, as_json: bool) -> None:
         return
     console = stdout_console()
     if plan.should_run:
-        console.print(Text(f"Clean plan for {table.name} ({plan.policy.value}): would delete {plan.file_count} file(s): {plan.reason}", style="bold"), soft_wrap=True)
+        console.print(
+            Text(f"Clean plan for {table.name} ({plan.policy.value}): would delete {plan.file_count} file(s): {plan.reason}", style="bold"), soft_wrap=True
+        )
     else:
         console.print(Text(f"Nothing to clean in {table.name} ({plan.policy.value}): {plan.reason}"), soft_wrap=True)
     if plan.partition_selection:

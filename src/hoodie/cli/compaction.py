@@ -149,7 +149,9 @@ def run(table: HoodieTable, config: CommandConfig, instant: str | None, as_json:
     out.add_column("Logs merged", justify="right")
     out.add_column("Size", justify="right")
     for s in stats:
-        out.add_row(s.partitionPath or "(non-partitioned)", posixpath.basename(s.path), f"{s.numWrites:,}", str(s.totalLogFilesCompacted), human_size(s.fileSizeInBytes))
+        out.add_row(
+            s.partitionPath or "(non-partitioned)", posixpath.basename(s.path), f"{s.numWrites:,}", str(s.totalLogFilesCompacted), human_size(s.fileSizeInBytes)
+        )
     if stats:
         print_table(out)
 

@@ -65,41 +65,130 @@ def _opt(key: str, default: T, parse: Callable[[str], T], doc: str, aliases: tup
 # --- table identity -----------------------------------------------------------------------
 TABLE_NAME = _opt("hoodie.table.name", None, str, "Table name (required to create a table).", ("hoodie.datasource.write.table.name",))
 DATABASE_NAME = _opt("hoodie.database.name", "", str, "Database name, part of the table checksum.")
-TABLE_TYPE = _opt("hoodie.datasource.write.table.type", "COPY_ON_WRITE", _upper, "COPY_ON_WRITE or MERGE_ON_READ.", ("hoodie.table.type",), ("COPY_ON_WRITE", "MERGE_ON_READ"))
+TABLE_TYPE = _opt(
+    "hoodie.datasource.write.table.type",
+    "COPY_ON_WRITE",
+    _upper,
+    "COPY_ON_WRITE or MERGE_ON_READ.",
+    ("hoodie.table.type",),
+    ("COPY_ON_WRITE", "MERGE_ON_READ"),
+)
 
 # --- keys and partitions ------------------------------------------------------------------
 RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, _fields, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))
-PARTITION_PATH_FIELD: Option[tuple[str, ...]] = _opt("hoodie.datasource.write.partitionpath.field", (), _fields, "Comma-separated partition path field(s); empty for a non-partitioned table.", ("hoodie.table.partition.fields",))
-PRECOMBINE_FIELD = _opt("hoodie.datasource.write.precombine.field", None, str, "Ordering field: the record with the larger value wins.", ("hoodie.table.precombine.field", "hoodie.payload.ordering.field", "hoodie.table.ordering.fields"))
-KEYGEN_CLASS = _opt("hoodie.datasource.write.keygenerator.class", None, str, "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased).", ("hoodie.table.keygenerator.class",))
-KEYGEN_TYPE = _opt("hoodie.datasource.write.keygenerator.type", None, _upper, "Key generator type: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP.", ("hoodie.table.keygenerator.type",), ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"))
+PARTITION_PATH_FIELD: Option[tuple[str, ...]] = _opt(
+    "hoodie.datasource.write.partitionpath.field",
+    (),
+    _fields,
+    "Comma-separated partition path field(s); empty for a non-partitioned table.",
+    ("hoodie.table.partition.fields",),
+)
+PRECOMBINE_FIELD = _opt(
+    "hoodie.datasource.write.precombine.field",
+    None,
+    str,
+    "Ordering field: the record with the larger value wins.",
+    ("hoodie.table.precombine.field", "hoodie.payload.ordering.field", "hoodie.table.ordering.fields"),
+)
+KEYGEN_CLASS = _opt(
+    "hoodie.datasource.write.keygenerator.class",
+    None,
+    str,
+    "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased).",
+    ("hoodie.table.keygenerator.class",),
+)
+KEYGEN_TYPE = _opt(
+    "hoodie.datasource.write.keygenerator.type",
+    None,
+    _upper,
+    "Key generator type: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP.",
+    ("hoodie.table.keygenerator.type",),
+    ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"),
+)
 HIVE_STYLE = _opt("hoodie.datasource.write.hive_style_partitioning", False, _bool, "Write partition directories as field=value.")
 URL_ENCODE = _opt("hoodie.datasource.write.partitionpath.urlencode", False, _bool, "Percent-encode partition path values.")
-TS_TYPE = _opt("hoodie.keygen.timebased.timestamp.type", None, _upper, "Timestamp key generator input type.", ("hoodie.deltastreamer.keygen.timebased.timestamp.type",), ("UNIX_TIMESTAMP", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "DATE_STRING", "SCALAR"))
-TS_INPUT_FORMAT = _opt("hoodie.keygen.timebased.input.dateformat", "", str, "Input date format (Java pattern) for DATE_STRING.", ("hoodie.deltastreamer.keygen.timebased.input.dateformat",))
-TS_OUTPUT_FORMAT = _opt("hoodie.keygen.timebased.output.dateformat", "yyyy-MM-dd", str, "Output date format (Java pattern) of the partition path.", ("hoodie.deltastreamer.keygen.timebased.output.dateformat",))
-TS_TIMEZONE = _opt("hoodie.keygen.timebased.timezone", "UTC", str, "Time zone of the timestamp key generator.", ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"))
+TS_TYPE = _opt(
+    "hoodie.keygen.timebased.timestamp.type",
+    None,
+    _upper,
+    "Timestamp key generator input type.",
+    ("hoodie.deltastreamer.keygen.timebased.timestamp.type",),
+    ("UNIX_TIMESTAMP", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "DATE_STRING", "SCALAR"),
+)
+TS_INPUT_FORMAT = _opt(
+    "hoodie.keygen.timebased.input.dateformat",
+    "",
+    str,
+    "Input date format (Java pattern) for DATE_STRING.",
+    ("hoodie.deltastreamer.keygen.timebased.input.dateformat",),
+)
+TS_OUTPUT_FORMAT = _opt(
+    "hoodie.keygen.timebased.output.dateformat",
+    "yyyy-MM-dd",
+    str,
+    "Output date format (Java pattern) of the partition path.",
+    ("hoodie.deltastreamer.keygen.timebased.output.dateformat",),
+)
+TS_TIMEZONE = _opt(
+    "hoodie.keygen.timebased.timezone",
+    "UTC",
+    str,
+    "Time zone of the timestamp key generator.",
+    ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"),
+)
 TS_SCALAR_UNIT = _opt("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", _upper, "Unit of SCALAR timestamps.")
 CONSISTENT_LOGICAL_TS = _opt("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, _bool, "Accepted for compatibility.")
 
 # --- write --------------------------------------------------------------------------------
-OPERATION = _opt("hoodie.datasource.write.operation", "upsert", _lower, "Write operation.", (), ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"))
+OPERATION = _opt(
+    "hoodie.datasource.write.operation",
+    "upsert",
+    _lower,
+    "Write operation.",
+    (),
+    ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"),
+)
 POPULATE_META_FIELDS = _opt("hoodie.populate.meta.fields", True, _bool, "Fill the five _hoodie_ meta columns.")
 COMBINE_BEFORE_INSERT = _opt("hoodie.combine.before.insert", False, _bool, "Deduplicate a batch by key before insert/bulk_insert.")
 COMBINE_BEFORE_UPSERT = _opt("hoodie.combine.before.upsert", True, _bool, "Deduplicate a batch by key before upsert.")
 COMBINE_BEFORE_DELETE = _opt("hoodie.combine.before.delete", True, _bool, "Deduplicate a batch by key before delete.")
 INSERT_DROP_DUPS = _opt("hoodie.datasource.write.insert.drop.duplicates", False, _bool, "On insert, drop incoming records whose key already exists.")
-PAYLOAD_CLASS = _opt("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload", str, "Merge payload (event-time semantics).", ("hoodie.compaction.payload.class",))
+PAYLOAD_CLASS = _opt(
+    "hoodie.datasource.write.payload.class",
+    "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+    str,
+    "Merge payload (event-time semantics).",
+    ("hoodie.compaction.payload.class",),
+)
 SMALL_FILE_LIMIT = _opt("hoodie.parquet.small.file.limit", 104857600, int, "Files smaller than this receive inserts first (bytes; 0 disables).")
 MAX_FILE_SIZE = _opt("hoodie.parquet.max.file.size", 125829120, int, "Target size of a base file (bytes).")
 RECORD_SIZE_ESTIMATE = _opt("hoodie.copyonwrite.record.size.estimate", 1024, int, "Record size estimate before any commit exists (bytes).")
 INSERT_SPLIT_SIZE = _opt("hoodie.copyonwrite.insert.split.size", 500000, int, "Records per new file group when auto split is off.")
 INSERT_AUTO_SPLIT = _opt("hoodie.copyonwrite.insert.auto.split", True, _bool, "Size new file groups from the average record size.")
-RECORD_SIZE_MIN_COMMIT = _opt("hoodie.record.size.estimation.threshold", 1.0, float, "Use a past commit for the record size only if it wrote more than threshold × small.file.limit bytes.")
-PARQUET_CODEC = _opt("hoodie.parquet.compression.codec", "gzip", _lower, "Parquet compression codec.", (), ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"))
+RECORD_SIZE_MIN_COMMIT = _opt(
+    "hoodie.record.size.estimation.threshold",
+    1.0,
+    float,
+    "Use a past commit for the record size only if it wrote more than threshold × small.file.limit bytes.",
+)
+PARQUET_CODEC = _opt(
+    "hoodie.parquet.compression.codec",
+    "gzip",
+    _lower,
+    "Parquet compression codec.",
+    (),
+    ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"),
+)
 PARQUET_BLOCK_SIZE = _opt("hoodie.parquet.block.size", 125829120, int, "Parquet row group size (bytes).")
 PARQUET_PAGE_SIZE = _opt("hoodie.parquet.page.size", 1048576, int, "Parquet page size (bytes).")
-LOG_BLOCK_FORMAT = _opt("hoodie.logfile.data.block.format", "avro", _lower, "Data block format of merge-on-read log files: avro (Hudi's default) or parquet.", (), ("avro", "parquet"))
+LOG_BLOCK_FORMAT = _opt(
+    "hoodie.logfile.data.block.format",
+    "avro",
+    _lower,
+    "Data block format of merge-on-read log files: avro (Hudi's default) or parquet.",
+    (),
+    ("avro", "parquet"),
+)
 MARKERS_TYPE = _opt("hoodie.write.markers.type", "DIRECT", _upper, "DIRECT or TIMELINE_SERVER_BASED markers.", (), ("DIRECT", "TIMELINE_SERVER_BASED"))
 ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
 UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")
@@ -123,11 +212,23 @@ COMPACTION_STRATEGY = _opt(
 COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int, "IO budget of one compaction run in MB (log-size strategy).")
 
 CLEAN_AUTOMATIC = _opt("hoodie.clean.automatic", True, _bool, "Clean old file slices after every commit.")
-CLEANER_POLICY = _opt("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", _upper, "Which slices cleaning keeps.", (), ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
+CLEANER_POLICY = _opt(
+    "hoodie.cleaner.policy",
+    "KEEP_LATEST_COMMITS",
+    _upper,
+    "Which slices cleaning keeps.",
+    (),
+    ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"),
+)
 CLEANER_COMMITS_RETAINED = _opt("hoodie.cleaner.commits.retained", 10, int, "KEEP_LATEST_COMMITS: commits whose file slices stay readable.")
 CLEANER_FILE_VERSIONS_RETAINED = _opt("hoodie.cleaner.fileversions.retained", 3, int, "KEEP_LATEST_FILE_VERSIONS: slices kept per file group.")
 CLEANER_HOURS_RETAINED = _opt("hoodie.cleaner.hours.retained", 24, int, "KEEP_LATEST_BY_HOURS: hours of commits whose slices stay readable.")
-CLEANER_INCREMENTAL = _opt("hoodie.cleaner.incremental.mode", True, _bool, "Plan cleaning from the commits since the last clean instead of listing every partition.")
+CLEANER_INCREMENTAL = _opt(
+    "hoodie.cleaner.incremental.mode",
+    True,
+    _bool,
+    "Plan cleaning from the commits since the last clean instead of listing every partition.",
+)
 ARCHIVE_AUTOMATIC = _opt("hoodie.archive.automatic", True, _bool, "Archive old instants after every commit.")
 KEEP_MIN_COMMITS = _opt("hoodie.keep.min.commits", 20, int, "Archival keeps at least this many commits on the active timeline.")
 KEEP_MAX_COMMITS = _opt("hoodie.keep.max.commits", 30, int, "Archival starts when the active timeline holds more commits than this.")
@@ -142,7 +243,14 @@ BLOOM_MAX_ENTRIES = _opt("hoodie.bloom.index.filter.dynamic.max.entries", 100000
 BLOOM_PRUNE_BY_RANGES = _opt("hoodie.bloom.index.prune.by.ranges", True, _bool, "Prune candidate files by min/max record key.")
 
 # --- read ---------------------------------------------------------------------------------
-QUERY_TYPE = _opt("hoodie.datasource.query.type", "snapshot", _lower, "snapshot, incremental or read_optimized.", (), ("snapshot", "incremental", "read_optimized"))
+QUERY_TYPE = _opt(
+    "hoodie.datasource.query.type",
+    "snapshot",
+    _lower,
+    "snapshot, incremental or read_optimized.",
+    (),
+    ("snapshot", "incremental", "read_optimized"),
+)
 BEGIN_INSTANT = _opt("hoodie.datasource.read.begin.instanttime", None, str, "Incremental pull: exclusive start instant.")
 END_INSTANT = _opt("hoodie.datasource.read.end.instanttime", None, str, "Incremental pull: inclusive end instant (default: latest).")
 AS_OF_INSTANT = _opt("as.of.instant", None, str, "Time travel: read the table as of this instant.", ("hoodie.datasource.read.as.of.instant",))

@@ -144,7 +144,12 @@ def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
     if replaces and pinned_then - {i.timestamp for i in timeline.completed([Action.SAVEPOINT])}:
         # a savepoint deleted since that clean kept replaced file groups the cleaner has not
         # removed yet: their replace commits must stay until the next clean does
-        limits.append((replaces[0].timestamp, f"a savepoint was deleted since the last clean ({clean.timestamp}); replace commit {replaces[0].timestamp} waits for the next clean"))
+        limits.append(
+            (
+                replaces[0].timestamp,
+                f"a savepoint was deleted since the last clean ({clean.timestamp}); replace commit {replaces[0].timestamp} waits for the next clean",
+            )
+        )
     return limits
 
 

@@ -141,7 +141,16 @@ class CleanPlan:
             if p not in files:
                 files[p] = tuple(under(base_path, p, check_name(n, source)) for n in names or ())
         policy = CleanPolicy(doc.get("policy") or CleanPolicy.KEEP_LATEST_COMMITS.value)
-        return cls(policy, earliest, doc.get("lastCompletedCommitTimestamp") or "", files, tuple(sorted(files)), "saved plan", f"plan of clean {instant}", dict(doc.get("extraMetadata") or {}))
+        return cls(
+            policy,
+            earliest,
+            doc.get("lastCompletedCommitTimestamp") or "",
+            files,
+            tuple(sorted(files)),
+            "saved plan",
+            f"plan of clean {instant}",
+            dict(doc.get("extraMetadata") or {}),
+        )
 
 
 # --- the boundary ------------------------------------------------------------------------------

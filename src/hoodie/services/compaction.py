@@ -160,7 +160,11 @@ def pending_compactions(table: HoodieTable) -> list[tuple[Instant, CompactionPla
 def delta_commits_since_last_compaction(table: HoodieTable) -> int:
     """Completed delta commits after the latest compaction (completed or pending)."""
     timeline = table.timeline
-    compactions = [i.timestamp for i in timeline.instants if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed and _is_compaction_commit(table, i))]
+    compactions = [
+        i.timestamp
+        for i in timeline.instants
+        if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed and _is_compaction_commit(table, i))
+    ]
     last = max(compactions, default="")
     return sum(1 for i in timeline.completed([Action.DELTA_COMMIT]) if i.timestamp > last)
 
@@ -251,7 +255,9 @@ class CompactionTask:
     committed_logs: Mapping[str, tuple[LogExtent, ...]] = field(default_factory=dict)
 
 
-def run_compaction(table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None) -> CommitMetadata:
+def run_compaction(
+    table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None
+) -> CommitMetadata:
     """Execute a pending compaction (the oldest one by default) and complete it."""
     table.require_writable("compact")
     pending = pending_compactions(table)
@@ -278,7 +284,9 @@ def run_compaction(table: HoodieTable, instant: str | None = None, settings: Com
         for op, logs in zip(plan.operations, committed)
     ]
     engine = engine or LocalEngine()
-    runs = grouped_runs(list(range(len(tasks))), lambda i: int(tasks[i].operation.log_bytes), GROUP_LOG_BYTES, GROUP_SLICES, engine.parallelism, TASKS_PER_WORKER)
+    runs = grouped_runs(
+        list(range(len(tasks))), lambda i: int(tasks[i].operation.log_bytes), GROUP_LOG_BYTES, GROUP_SLICES, engine.parallelism, TASKS_PER_WORKER
+    )
     groups = [CompactionGroup(tuple(tasks[i] for i in run), tuple(run)) for run in runs]
     stats = [stat for group_stats in engine.map(compact_group, groups, "compact") for stat in group_stats]
     by_partition: dict[str, list[WriteStat]] = {}
@@ -371,7 +379,9 @@ def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteSt
             table.storage.delete(under(table.base_path, entry.data_file_path))
 
 
-def compact(table: HoodieTable, settings: CompactionSettings, engine: Engine | None = None, require_threshold: bool = True) -> tuple[CommitMetadata | None, CompactionDecision]:
+def compact(
+    table: HoodieTable, settings: CompactionSettings, engine: Engine | None = None, require_threshold: bool = True
+) -> tuple[CommitMetadata | None, CompactionDecision]:
     """Schedule and run a compaction now (inline compaction); (metadata or None, decision)."""
     instant, decision = schedule_compaction(table, settings, require_threshold)
     if instant is None:

@@ -163,7 +163,9 @@ class PartitionWriteSpec:
 PARTITION_WRITE_SCHEMA = "partition int, bucket int, stat string"
 
 
-def write_partitions_task(batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, latest: Broadcast[dict[str, list[FileSlice]]]) -> Iterator[pa.RecordBatch]:
+def write_partitions_task(
+    batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, latest: Broadcast[dict[str, list[FileSlice]]]
+) -> Iterator[pa.RecordBatch]:
     """Tag, plan and write whole partitions in the task that holds them.
 
     The shuffle hashed the partition (its fields, or its path) and sorted each task's
@@ -208,7 +210,9 @@ def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> 
         yield current, pa.Table.from_batches(pending)
 
 
-def _write_partition(partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int) -> Iterator[pa.RecordBatch]:
+def _write_partition(
+    partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int
+) -> Iterator[pa.RecordBatch]:
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     plan, buckets = plan_partitions(records, [partition], {partition: slices}, spec.group)
     for local_id, bucket_records in buckets:

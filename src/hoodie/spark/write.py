@@ -165,7 +165,10 @@ def write_dataframe(
     operation: str | None = None
     if HoodieTable.exists(path, storage):
         if canonical == "errorifexists":
-            raise TableError(f"a Hudi table already exists at {path} (save mode {mode or 'errorifexists'}); use mode 'append' to write to it or 'overwrite' to replace its contents")
+            raise TableError(
+                f"a Hudi table already exists at {path} (save mode {mode or 'errorifexists'}); "
+                "use mode 'append' to write to it or 'overwrite' to replace its contents"
+            )
         if canonical == "ignore":
             return None
         if canonical == "overwrite":

@@ -96,7 +96,9 @@ def _log_problems(table: HoodieTable, s: FileSlice, lf: LogFile) -> list[FilePro
     assert furthest is not None
     with LogFileReader(table.storage, lf.path) as reader:
         if reader.size < furthest.end:
-            out.append(FileProblem(s.partition_path, lf.file_name, furthest.instant, "truncated", f"{reader.size} bytes; its commits wrote up to byte {furthest.end}"))
+            out.append(
+                FileProblem(s.partition_path, lf.file_name, furthest.instant, "truncated", f"{reader.size} bytes; its commits wrote up to byte {furthest.end}")
+            )
         for found in reader.scan():
             if not isinstance(found, CorruptBlock):
                 continue

@@ -150,7 +150,11 @@ CLEAN_METADATA = {
         {"name": "lastCompletedCommitTimestamp", "type": _S, "default": ""},
         {"name": "partitionMetadata", "type": {"type": "map", "values": CLEAN_PARTITION_METADATA}},
         {"name": "version", "type": ["int", "null"], "default": 1},
-        {"name": "bootstrapPartitionMetadata", "type": ["null", {"type": "map", "values": "org.apache.hudi.avro.model.HoodieCleanPartitionMetadata"}], "default": None},
+        {
+            "name": "bootstrapPartitionMetadata",
+            "type": ["null", {"type": "map", "values": "org.apache.hudi.avro.model.HoodieCleanPartitionMetadata"}],
+            "default": None,
+        },
         {"name": "extraMetadata", "type": ["null", {"type": "map", "values": _S}], "default": None},
     ],
 }

@@ -84,7 +84,9 @@ class WriteStat:
         # a set intersection, not a test per key: commits carry one stat per file written
         kwargs = {k: data[k] for k in _WRITE_STAT_NAMES.intersection(data) if data[k] is not None}
         rs = data.get("runtimeStats")
-        kwargs["runtimeStats"] = RuntimeStats(**{k: int(v or 0) for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__}) if isinstance(rs, Mapping) else None
+        kwargs["runtimeStats"] = (
+            RuntimeStats(**{k: int(v or 0) for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__}) if isinstance(rs, Mapping) else None
+        )
         kwargs.setdefault("fileId", "")
         kwargs.setdefault("path", "")
         kwargs.setdefault("partitionPath", "")

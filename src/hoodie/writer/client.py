@@ -87,7 +87,10 @@ def prepare_write(
     validate_options(config)
     services.check_settings(config)
     op = resolve_operation(config, operation)
-    create_schema = avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
+    create_schema = (
+        avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
+    )
+
     def keygen_for_create(create_config: HoodieConfig) -> KeyGenerator:
         keygen = KeyGenerator.from_config(create_config)
         if check_new_table_batch is not None:
@@ -193,7 +196,9 @@ def workload_stats(plan: WritePlan, records_per_bucket: Mapping[int, int]) -> di
     out: dict[str, list[WriteStat]] = {}
     for b in plan.buckets:
         out.setdefault(b.partition_path, []).append(
-            WriteStat(fileId=b.file_id, path="", partitionPath=b.partition_path, prevCommit=b.base_instant or "null", numWrites=records_per_bucket.get(b.bucket_id, 0))
+            WriteStat(
+                fileId=b.file_id, path="", partitionPath=b.partition_path, prevCommit=b.base_instant or "null", numWrites=records_per_bucket.get(b.bucket_id, 0)
+            )
         )
     return out
 

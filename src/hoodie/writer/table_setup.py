@@ -94,7 +94,9 @@ def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_sche
     return props
 
 
-def open_or_create(path: str, storage: Storage, config: HoodieConfig, keygen_for_create: Callable[[HoodieConfig], KeyGenerator], create_schema: str | None) -> tuple[HoodieTable, HoodieConfig]:
+def open_or_create(
+    path: str, storage: Storage, config: HoodieConfig, keygen_for_create: Callable[[HoodieConfig], KeyGenerator], create_schema: str | None
+) -> tuple[HoodieTable, HoodieConfig]:
     """The target table and the effective write config."""
     if HoodieTable.exists(path, storage):
         table = HoodieTable.open(path, storage)
