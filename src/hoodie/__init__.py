@@ -6,6 +6,12 @@ Public entry points:
 * :class:`hoodie.HoodieTable` — open a table, inspect its timeline and file groups;
 * ``hoodie.spark.register(spark)`` — ``df.write.format("hoodie")`` and
   ``spark.read.format("hoodie")`` for PySpark.
+
+Beyond these, each package's ``__init__`` is its public API (the ``hoodie`` command uses
+nothing else): :mod:`hoodie.services` (clean, compact, archive, savepoints, restore),
+:mod:`hoodie.table` (tables, file groups and slices, views, validation),
+:mod:`hoodie.timeline` (instants, commit metadata, compaction plans), :mod:`hoodie.config`
+(every option), :mod:`hoodie.engine`, :mod:`hoodie.storage` and :mod:`hoodie.errors`.
 """
 from __future__ import annotations
 

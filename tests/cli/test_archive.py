@@ -5,7 +5,7 @@ import json
 import re
 
 import hoodie
-from hoodie.services.archive import read_archived_instants
+from hoodie.services.archival import read_archived_instants
 
 KEEP = ["-o", "hoodie.keep.min.commits=2", "-o", "hoodie.keep.max.commits=3"]
 

@@ -8,7 +8,7 @@ import re
 
 import hoodie
 from hoodie.config.options import HoodieConfig
-from hoodie.services.clean import plan_clean, schedule_clean
+from hoodie.services.cleaning import plan_clean, schedule_clean
 from hoodie.services.inline import clean_settings
 
 RETAIN_ONE = ["-o", "hoodie.cleaner.commits.retained=1"]

@@ -6,8 +6,8 @@ import os
 
 import hoodie
 from hoodie.config.options import HoodieConfig
-from hoodie.services.archive import plan_archive
-from hoodie.services.clean import plan_clean, schedule_clean
+from hoodie.services.archival import plan_archive
+from hoodie.services.cleaning import plan_clean, schedule_clean
 from hoodie.services.compaction import plan_compaction
 from hoodie.services.inline import archive_settings, clean_settings, compaction_settings
 

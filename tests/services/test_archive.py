@@ -9,7 +9,7 @@ import os
 import pytest
 
 from hoodie.formats.log import AvroDataBlock, HeaderKey, read_log_file
-from hoodie.services.archive import (
+from hoodie.services.archival import (
     ArchiveResult,
     ArchiveSettings,
     archive,
@@ -17,7 +17,7 @@ from hoodie.services.archive import (
     plan_archive,
     read_archived_instants,
 )
-from hoodie.services.clean import CleanResult, CleanSettings, clean
+from hoodie.services.cleaning import CleanResult, CleanSettings, clean
 from hoodie.services.compaction import (
     UNBOUNDED_STRATEGY,
     CompactionSettings,

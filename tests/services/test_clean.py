@@ -13,8 +13,8 @@ import fastavro
 import pytest
 
 from hoodie.layout import parse_base_file_name, parse_instant, parse_log_file_name
-from hoodie.services import clean as clean_mod
-from hoodie.services.clean import (
+from hoodie.services import cleaning as clean_mod
+from hoodie.services.cleaning import (
     CleanPolicy,
     CleanResult,
     CleanSettings,

@@ -9,8 +9,8 @@ import pytest
 
 import hoodie
 from hoodie.errors import ConfigError, UnsupportedTableError
-from hoodie.services.archive import ArchiveSettings, archive
-from hoodie.services.clean import clean
+from hoodie.services.archival import ArchiveSettings, archive
+from hoodie.services.cleaning import clean
 from hoodie.services.compaction import CompactionSettings, schedule_compaction
 from hoodie.services.savepoint import create_savepoint
 from hoodie.table.table import HoodieTable

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import hoodie
 from hoodie.cli.main import app
 from hoodie.errors import FormatError, UnsafePathError
-from hoodie.services.clean import CleanSettings, clean, plan_clean
+from hoodie.services.cleaning import CleanSettings, clean, plan_clean
 from hoodie.services.compaction import run_compaction
 from hoodie.services.restore import resume_restore
 from hoodie.table.table import HoodieTable

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.archive import read_archived_instants
+from hoodie.services.archival import read_archived_instants
 from hoodie.services.restore import pending_restore, restore_to
 from hoodie.services.savepoint import create_savepoint
 from hoodie.table.table import HoodieTable

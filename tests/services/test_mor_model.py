@@ -42,9 +42,9 @@ from modeling import Model, model_options, random_batch, table_rows, to_arrow
 import hoodie
 from hoodie.errors import InstantNotFoundError, TimelineError
 from hoodie.layout import compare_key, parse_base_file_name
-from hoodie.services.archive import ArchiveResult, ArchiveSettings, archive, read_archived_instants
-from hoodie.services.clean import CleanResult, clean
+from hoodie.services.archival import ArchiveResult, ArchiveSettings, archive, read_archived_instants
 from hoodie.services.clean_plan import CleanSettings
+from hoodie.services.cleaning import CleanResult, clean
 from hoodie.services.compaction import (
     UNBOUNDED_STRATEGY,
     CompactionSettings,

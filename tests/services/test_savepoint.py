@@ -9,7 +9,7 @@ import fastavro
 import pytest
 
 from hoodie.errors import InstantNotFoundError, TimelineError
-from hoodie.services.clean import CleanResult, CleanSettings, clean, plan_clean
+from hoodie.services.cleaning import CleanResult, CleanSettings, clean, plan_clean
 from hoodie.services.savepoint import (
     create_savepoint,
     delete_savepoint,

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.clean import clean, pending_cleans
 from hoodie.services.clean_plan import CleanSettings
+from hoodie.services.cleaning import clean, pending_cleans
 from hoodie.services.compaction import pending_compactions, run_compaction
 from hoodie.table.table import HoodieTable
 
@@ -101,7 +101,7 @@ def test_clean_killed_midway_is_finished(tmp_path: Path) -> None:
     kill_child(
         """
         import os, signal, sys
-        from hoodie.services.clean import clean
+        from hoodie.services.cleaning import clean
         from hoodie.services.clean_plan import CleanSettings
         from hoodie.storage.local import LocalStorage
         from hoodie.table.table import HoodieTable

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 
 import hoodie
-from hoodie.services.clean import clean
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
+from hoodie.services.cleaning import clean
 from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, run_compaction, schedule_compaction
 from hoodie.spark import SparkEngine
 from hoodie.table.table import HoodieTable

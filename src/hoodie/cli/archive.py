@@ -1,8 +1,8 @@
 """``hoodie archive``: move the oldest instants off the active timeline.
 
-A thin adapter over :mod:`hoodie.services.archive`: ``--dry-run`` prints
-:func:`~hoodie.services.archive.plan_archive` (pure), otherwise
-:func:`~hoodie.services.archive.archive` runs and the instants it moved, or why nothing
+A thin adapter over :mod:`hoodie.services.archival`: ``--dry-run`` prints
+:func:`~hoodie.services.archival.plan_archive` (pure), otherwise
+:func:`~hoodie.services.archival.archive` runs and the instants it moved, or why nothing
 moved, are printed. Settings come from the ``-o`` options through
 :func:`hoodie.services.inline.archive_settings`.
 """
@@ -17,10 +17,9 @@ from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
 from hoodie.cli.output import print_json, print_table, progress, report_not_run, stdout_console
-from hoodie.services.archive import ArchiveResult, archive, plan_archive
-from hoodie.services.inline import archive_settings
-from hoodie.table.table import HoodieTable
-from hoodie.timeline.instant import Instant
+from hoodie.services import ArchiveResult, archive, archive_settings, plan_archive
+from hoodie.table import HoodieTable
+from hoodie.timeline import Instant
 
 
 def _instants_json(instants: Sequence[Instant]) -> list[dict[str, Any]]:

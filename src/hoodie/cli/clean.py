@@ -1,8 +1,8 @@
 """``hoodie clean``: delete file slices no retained view of the table needs any more.
 
-A thin adapter over :mod:`hoodie.services.clean`: ``--dry-run`` prints
-:func:`~hoodie.services.clean.plan_clean` (pure: the files per partition and the reason),
-otherwise :func:`~hoodie.services.clean.clean` runs (finishing a pending clean first, as
+A thin adapter over :mod:`hoodie.services.cleaning`: ``--dry-run`` prints
+:func:`~hoodie.services.cleaning.plan_clean` (pure: the files per partition and the reason),
+otherwise :func:`~hoodie.services.cleaning.clean` runs (finishing a pending clean first, as
 the service does) and what it deleted, or why nothing ran, is printed. Settings come from
 the ``-o`` options through :func:`hoodie.services.inline.clean_settings`.
 """
@@ -24,21 +24,21 @@ from hoodie.cli.output import (
     report_not_run,
     stdout_console,
 )
-from hoodie.services.clean import (
+from hoodie.services import (
     CleanPlan,
     CleanResult,
     clean,
+    clean_settings,
     pending_cleans,
     plan_clean,
 )
-from hoodie.services.inline import clean_settings
-from hoodie.storage.paths import relative
-from hoodie.table.table import HoodieTable
+from hoodie.storage import relative
+from hoodie.table import HoodieTable
 
 
 def plan_reason(plan: CleanPlan) -> str:
     """The plan's reason, followed by how its partitions were chosen unless it says so
-    already (as :func:`hoodie.services.clean.clean` reports it)."""
+    already (as :func:`hoodie.services.cleaning.clean` reports it)."""
     how = plan.partition_selection
     return plan.reason + (f" ({how})" if how and how not in plan.reason else "")
 

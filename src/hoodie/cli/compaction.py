@@ -27,15 +27,15 @@ from hoodie.cli.output import (
     progress,
     stdout_console,
 )
-from hoodie.services.compaction import (
+from hoodie.services import (
+    compaction_settings,
     pending_compactions,
     plan_compaction,
     run_compaction,
     schedule_compaction,
 )
-from hoodie.services.inline import compaction_settings
-from hoodie.table.table import HoodieTable
-from hoodie.timeline.compaction_plan import CompactionOperation
+from hoodie.table import HoodieTable
+from hoodie.timeline import CompactionOperation
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 One line per service, from the pure planning functions and with their reasons verbatim:
 :func:`~hoodie.services.compaction.plan_compaction`,
 :func:`~hoodie.services.clean_plan.plan_clean` and
-:func:`~hoodie.services.archive.plan_archive`, with settings from the ``-o`` options (so
+:func:`~hoodie.services.archival.plan_archive`, with settings from the ``-o`` options (so
 ``-o hoodie.compact.inline.max.delta.commits=3`` answers "and with a threshold of 3?").
 Nothing is written. Work already pending (a scheduled compaction, an unfinished clean) is
 mentioned on the service's line.
@@ -17,11 +17,17 @@ from rich.text import Text
 from hoodie.cli.clean import plan_reason
 from hoodie.cli.options import CommandConfig, note_unused, service_settings
 from hoodie.cli.output import print_json, progress, stdout_console
-from hoodie.services.archive import plan_archive
-from hoodie.services.clean import pending_cleans, plan_clean
-from hoodie.services.compaction import pending_compactions, plan_compaction
-from hoodie.services.inline import archive_settings, clean_settings, compaction_settings
-from hoodie.table.table import HoodieTable
+from hoodie.services import (
+    archive_settings,
+    clean_settings,
+    compaction_settings,
+    pending_cleans,
+    pending_compactions,
+    plan_archive,
+    plan_clean,
+    plan_compaction,
+)
+from hoodie.table import HoodieTable
 
 WOULD_RUN = "would run"
 WOULD_NOT_RUN = "would not run"

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.output import note
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 _ISO = re.compile(
     r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"

@@ -33,7 +33,7 @@ from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
 from hoodie.cli.options import parse_options
 from hoodie.cli.output import stdout_console
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 app = typer.Typer(
     name="hoodie",

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.output import note
+from hoodie.config import HoodieConfig, Option
 from hoodie.config import options as o
-from hoodie.config.options import HoodieConfig, Option
 
 S = TypeVar("S")
 

@@ -24,7 +24,7 @@ from hoodie.cli.instants import (
 )
 from hoodie.cli.output import ProgressEngine, note, progress, stdout_console
 from hoodie.cli.rows import FORMATS, print_rows
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 DEFAULT_LIMIT = 20
 META_PREFIX = "_hoodie_"

@@ -24,15 +24,15 @@ from hoodie.cli.output import (
     stderr_console,
     stdout_console,
 )
-from hoodie.services.restore import (
+from hoodie.services import (
     RestoreResult,
     instants_to_restore,
     pending_restore,
     restore_to,
+    savepoint_instants,
 )
-from hoodie.services.savepoint import savepoint_instants
-from hoodie.table.table import HoodieTable
-from hoodie.timeline.instant import Instant
+from hoodie.table import HoodieTable
+from hoodie.timeline import Instant
 
 
 class Cancelled(UsageError):

@@ -16,13 +16,13 @@ from rich.text import Text
 
 from hoodie.cli.options import CommandConfig, note_unused
 from hoodie.cli.output import print_json, print_table, progress, stdout_console
-from hoodie.services.savepoint import (
+from hoodie.services import (
     SavepointInfo,
     create_savepoint,
     delete_savepoint,
     list_savepoints,
 )
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 
 def savepoint_json(sp: SavepointInfo) -> dict[str, Any]:

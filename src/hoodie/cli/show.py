@@ -26,11 +26,10 @@ from hoodie.cli.output import (
     stdout_console,
 )
 from hoodie.errors import HoodieError
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 if TYPE_CHECKING:
-    from hoodie.table.file_group import FileGroup, FileSlice
-    from hoodie.table.fs_view import FileSystemView
+    from hoodie.table import FileGroup, FileSlice, FileSystemView
 
 # hoodie.properties keys rendered in the configuration block; the rest are "other".
 CONFIG_KEYS = (

@@ -23,10 +23,10 @@ from hoodie.cli.output import (
     stdout_console,
 )
 from hoodie.errors import HoodieError
-from hoodie.table.table import HoodieTable
+from hoodie.table import HoodieTable
 
 if TYPE_CHECKING:
-    from hoodie.timeline.instant import Instant
+    from hoodie.timeline import Instant
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 COMPLETED = "COMPLETED"

@@ -13,8 +13,7 @@ from rich.table import Table
 
 from hoodie.cli.errors import EXIT_FAILURE
 from hoodie.cli.output import note, print_json, print_table, progress
-from hoodie.table.table import HoodieTable
-from hoodie.table.validate import ValidationReport, validate_table
+from hoodie.table import HoodieTable, ValidationReport, validate_table
 
 
 def validate(table: HoodieTable, as_of: str | None) -> ValidationReport:

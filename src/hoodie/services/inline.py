@@ -13,9 +13,9 @@ from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
-from hoodie.services.archive import ArchiveSettings, archive
-from hoodie.services.clean import clean
+from hoodie.services.archival import ArchiveSettings, archive
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
+from hoodie.services.cleaning import clean
 from hoodie.services.compaction import CompactionSettings, compact
 from hoodie.table.table import HoodieTable
 

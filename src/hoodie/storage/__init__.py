@@ -8,5 +8,6 @@ from __future__ import annotations
 
 from hoodie.storage.base import FileInfo, Storage, StorageCounters
 from hoodie.storage.factory import storage_for
+from hoodie.storage.paths import relative, under
 
-__all__ = ["FileInfo", "Storage", "StorageCounters", "storage_for"]
+__all__ = ["FileInfo", "Storage", "StorageCounters", "relative", "storage_for", "under"]

@@ -2,5 +2,13 @@
 
 :class:`~hoodie.table.table.HoodieTable` opens or creates a table;
 :class:`~hoodie.table.fs_view.FileSystemView` says which files make up the table as of an
-instant. Nothing here writes data.
+instant. Nothing here writes data. Its public API is what this package exports.
 """
+from __future__ import annotations
+
+from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hoodie.table.fs_view import FileSystemView
+from hoodie.table.table import HoodieTable
+from hoodie.table.validate import ValidationReport, validate_table
+
+__all__ = ["BaseFile", "FileGroup", "FileSlice", "FileSystemView", "HoodieTable", "LogFile", "ValidationReport", "validate_table"]

@@ -7,6 +7,8 @@ and :mod:`avro_metadata` encode what completed instants say. Nothing here reads 
 from __future__ import annotations
 
 from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie.timeline.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.timeline.instant import Action, Instant, State
 
-__all__ = ["Action", "ActiveTimeline", "Instant", "State"]
+__all__ = ["Action", "ActiveTimeline", "CommitMetadata", "CompactionOperation", "CompactionPlan", "Instant", "State", "WriteStat"]
