@@ -64,6 +64,15 @@ class TableConfig:
         return self.props.get("hoodie.timeline.path", "timeline") if self.timeline_layout_version >= 2 else ""
 
     @property
+    def archive_folder(self) -> str:
+        """Folder of the archived timeline: for layout 1 relative to ``.hoodie``
+        (``hoodie.archivelog.folder``), for layout 2 the LSM history relative to the
+        timeline folder (``hoodie.timeline.history.path``)."""
+        if self.timeline_layout_version >= 2:
+            return self.props.get("hoodie.timeline.history.path") or "history"
+        return self.props.get("hoodie.archivelog.folder") or "archived"
+
+    @property
     def record_key_fields(self) -> tuple[str, ...]:
         return _split(self.props.get("hoodie.table.recordkey.fields", ""))
 

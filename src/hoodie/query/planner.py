@@ -24,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hoodie.errors import InstantNotFoundError
-from hoodie.layout import ARCHIVED_FOLDER, HOODIE_FOLDER, compare_key, normalize_instant
-from hoodie.storage.paths import under
+from hoodie.layout import compare_key, normalize_instant
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
@@ -129,15 +128,9 @@ def _range_key(timeline: ActiveTimeline, instant: Instant) -> str:
 
 def has_archived_instants(table: HoodieTable) -> bool:
     """Whether any instant was moved off the active timeline into the archive."""
-    config = table.config
-    if table.timeline.layout_version >= 2:
-        history = config.props.get("hoodie.timeline.history.path", "history")
-        folder = under(table.timeline.timeline_dir, history, source="hoodie.properties")
-    else:
-        folder = under(table.base_path, HOODIE_FOLDER, config.props.get("hoodie.archivelog.folder", ARCHIVED_FOLDER), source="hoodie.properties")
     # The LSM history keeps a `_version_` pointer even when it holds nothing; only instant
     # files (archive logs, manifests, parquet) mean something was archived.
-    return any(not e.is_dir and e.name != "_version_" for e in table.storage.list_dir(folder))
+    return any(not e.is_dir and e.name != "_version_" for e in table.storage.list_dir(table.archive_path))
 
 
 def _check_not_archived(table: HoodieTable, begin: str) -> None:

@@ -40,8 +40,6 @@ from hoodie.formats.log import (
     read_log_file,
 )
 from hoodie.layout import (
-    ARCHIVED_FOLDER,
-    HOODIE_FOLDER,
     compare_key,
     parse_log_file_name,
 )
@@ -111,10 +109,6 @@ class ArchiveResult:
 
 
 DEFAULT_ARCHIVE_SETTINGS = ArchiveSettings()
-
-
-def archive_folder(table: HoodieTable) -> str:
-    return under(table.base_path, HOODIE_FOLDER, table.config.props.get("hoodie.archivelog.folder") or ARCHIVED_FOLDER, source="hoodie.properties")
 
 
 # --- planning ----------------------------------------------------------------------------------
@@ -200,7 +194,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
 def archive_files(table: HoodieTable) -> list[tuple[int, str]]:
     """(version, path) of every archive log file, oldest first."""
     out = []
-    for info in table.storage.list_dir(archive_folder(table)):
+    for info in table.storage.list_dir(table.archive_path):
         lf = parse_log_file_name(info.name)
         if lf is not None and lf.file_id == ARCHIVE_FILE_ID and lf.extension == ARCHIVE_EXTENSION and not info.is_dir:
             out.append((lf.version, info.path))
@@ -262,7 +256,7 @@ def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETT
     if fresh:
         version = (existing[-1][0] if existing else 0) + 1
         name = f".{ARCHIVE_FILE_ID}_.{ARCHIVE_EXTENSION}.{version}_{ARCHIVE_WRITE_TOKEN}"
-        path = under(archive_folder(table), name)
+        path = under(table.archive_path, name)
         records = encode_records([entry_for(table.storage, f) for f in fresh])
         table.storage.create_new(path, _archive_bytes(records, settings.batch_size))
     # pending states of every instant first, then completed ones oldest first

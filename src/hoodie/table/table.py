@@ -14,7 +14,6 @@ import pyarrow as pa
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import TableError, UnsupportedTableError
 from hoodie.layout import (
-    ARCHIVED_FOLDER,
     AUX_FOLDER,
     HOODIE_FOLDER,
     SCHEMA_FOLDER,
@@ -68,15 +67,15 @@ class HoodieTable:
         path = normalize_path(path)
         storage = storage or storage_for(path)
         meta = under(path, HOODIE_FOLDER)
+        config = TableConfig(dict(props))
         for sub in (
             under(AUX_FOLDER, ".bootstrap", ".partitions"),
             under(AUX_FOLDER, ".bootstrap", ".fileids"),
             SCHEMA_FOLDER,
             TEMP_FOLDER,
-            ARCHIVED_FOLDER,
+            config.archive_folder,
         ):
-            storage.makedirs(under(meta, sub))
-        config = TableConfig(dict(props))
+            storage.makedirs(under(meta, sub, source="hoodie.properties"))
         store_table_config(config, storage, meta, create=True)
         return cls.open(path, storage)
 
@@ -95,6 +94,12 @@ class HoodieTable:
     @property
     def meta_path(self) -> str:
         return under(self.base_path, HOODIE_FOLDER)
+
+    @property
+    def archive_path(self) -> str:
+        """The archived timeline's folder (:attr:`TableConfig.archive_folder`)."""
+        parent = self.timeline.timeline_dir if self.timeline.layout_version >= 2 else self.meta_path
+        return under(parent, self.config.archive_folder, source="hoodie.properties")
 
     @property
     def temp_path(self) -> str:
