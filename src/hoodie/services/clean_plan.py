@@ -257,13 +257,8 @@ class _ListingOnce:
 
 def _replaced_groups(table: HoodieTable, before: str | None) -> dict[str, set[str]]:
     """partition → file ids replaced by completed replace commits (older than ``before``)."""
-    out: dict[str, set[str]] = defaultdict(set)
-    for inst in table.timeline.completed([Action.REPLACE_COMMIT]):
-        if before is not None and compare_key(inst.timestamp) >= compare_key(before):
-            continue
-        for p, ids in table.commit_metadata(inst).replaced_file_ids().items():
-            out[p].update(ids)
-    return out
+    older = [i for i in table.timeline.completed([Action.REPLACE_COMMIT]) if before is None or compare_key(i.timestamp) < compare_key(before)]
+    return table.timeline.replaced_file_groups(older)
 
 
 @dataclass(frozen=True)

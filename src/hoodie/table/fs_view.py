@@ -69,7 +69,7 @@ class FileSystemView:
         all_on_timeline = {i.timestamp for i in timeline.instants}
         self._on_timeline = all_on_timeline
         self._timeline_start = timeline.commits_start()
-        self._replaced: dict[str, set[str]] = self._replaced_file_ids(completed)
+        self._replaced: dict[str, set[str]] = self.timeline.replaced_file_groups(completed)
         self.committed = CommittedFiles(timeline, completed)
         self._layout2 = timeline.layout_version >= 2
         # Pending compactions (a completed one loads as a commit): a v6 writer names the
@@ -93,15 +93,6 @@ class FileSystemView:
         return self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start) and (
             self.as_of is None or compare_key(instant) <= compare_key(self.as_of)
         )
-
-    def _replaced_file_ids(self, completed: list[Instant]) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = defaultdict(set)
-        for inst in completed:
-            if inst.action != Action.REPLACE_COMMIT:
-                continue
-            for partition, ids in self.timeline.commit_metadata(inst).replaced_file_ids().items():
-                out[partition].update(ids)
-        return out
 
     # --- partitions -------------------------------------------------------------------------
     def all_partition_paths(self) -> list[str]:

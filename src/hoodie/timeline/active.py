@@ -130,6 +130,16 @@ class ActiveTimeline:
                 self._metadata[path] = cached
         return cached
 
+    def replaced_file_groups(self, instants: Iterable[Instant]) -> dict[str, set[str]]:
+        """Partition → ids of the file groups that the completed replace commits among
+        ``instants`` replaced (their ``partitionToReplaceFileIds``)."""
+        out: dict[str, set[str]] = {}
+        for inst in instants:
+            if inst.action == Action.REPLACE_COMMIT and inst.is_completed:
+                for partition, ids in self.commit_metadata(inst).replaced_file_ids().items():
+                    out.setdefault(partition, set()).update(ids)
+        return out
+
     # --- writing (layout 1 only) ------------------------------------------------------------
     def new_instant_time(self) -> str:
         """A UTC instant strictly greater than every instant on this timeline."""
