@@ -4,6 +4,7 @@ task attempts and a rollback can find everything a failed write created.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
@@ -19,6 +20,7 @@ from hoodie.layout import (
 from hoodie.markers.timeline_based import read_batched_markers
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
+from hoodie.timeline.commit_metadata import WriteStat
 
 MARKERS_TYPE_FILE = "MARKERS.type"
 
@@ -94,6 +96,27 @@ class DirectMarkers:
                 partition, file_name, io_type = parsed
                 out.append(MarkerEntry(check_partition_path(partition, source), check_name(file_name, source), io_type))
         return out
+
+    def delete_unaccepted(self, stats: Sequence[WriteStat]) -> None:
+        """Delete the data files the markers stand for that no accepted write stat names:
+        those of failed or duplicate task attempts, before a commit makes them visible."""
+        accepted = {s.path for s in stats}
+        # An APPEND marker names (file id, write token) of a slice, not its log file; when
+        # an accepted stat is that task's log file there is nothing to find, so the
+        # partition is listed only for attempts that failed or lost to a duplicate.
+        accepted_appends = set()
+        for s in stats:
+            lf = parse_log_file_name(s.file_name)
+            if lf is not None:
+                accepted_appends.add((s.partitionPath, lf.file_id, lf.instant, lf.write_token))
+        for entry in self.entries():
+            if entry.io_type == "APPEND":
+                placeholder = parse_base_file_name(entry.file_name)
+                if placeholder is not None and (entry.partition_path, placeholder.file_id, placeholder.instant, placeholder.write_token) in accepted_appends:
+                    continue
+            for rel in self.files_of(entry):
+                if rel not in accepted:
+                    self.storage.delete(under(self.base_path, rel))
 
     def delete_all(self) -> None:
         _LINK_SOURCES.pop(self.marker_dir, None)

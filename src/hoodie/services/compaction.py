@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -292,7 +292,7 @@ def run_compaction(
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
-    _remove_unaccepted(table, inst.timestamp, stats)
+    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(stats)
     metadata = CommitMetadata(
         partition_to_write_stats=by_partition,
         operation_type="COMPACT",
@@ -370,13 +370,6 @@ def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.T
     added = merged.column("_hoodie_record_key").slice(merged.num_rows - inserted)
     b = task.bloom
     return filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
-
-
-def _remove_unaccepted(table: HoodieTable, instant: str, stats: Sequence[WriteStat]) -> None:
-    accepted = {s.path for s in stats}
-    for entry in DirectMarkers(table.storage, table.base_path, instant).entries():
-        if entry.data_file_path not in accepted:
-            table.storage.delete(under(table.base_path, entry.data_file_path))
 
 
 def compact(

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
-from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers
-from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -84,7 +82,7 @@ class WriteTransaction:
     ) -> CommitMetadata:
         """Make the write visible. Files written by tasks whose stats were not accepted
         (failed or duplicate attempts) are deleted first, so they never become visible."""
-        self._remove_unaccepted_files(stats)
+        self.markers.delete_unaccepted(stats)
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
             by_partition.setdefault(s.partitionPath, []).append(s)
@@ -110,23 +108,3 @@ class WriteTransaction:
             self.services.roll_back(self.table.reload(), self.instant)
         except Exception:  # the original error matters more; the next writer rolls back
             log.exception("rollback of failed write %s did not finish", self.instant_time)
-
-    def _remove_unaccepted_files(self, stats: list[WriteStat]) -> None:
-        accepted = {s.path for s in stats}
-        # An APPEND marker names (file id, write token) of a slice, not its log file; when
-        # an accepted stat is that task's log file there is nothing to find, so the
-        # partition is listed only for attempts that failed or lost to a duplicate.
-        accepted_appends = set()
-        for s in stats:
-            lf = parse_log_file_name(s.file_name)
-            if lf is not None:
-                accepted_appends.add((s.partitionPath, lf.file_id, lf.instant, lf.write_token))
-        markers = self.markers
-        for entry in markers.entries():
-            if entry.io_type == "APPEND":
-                placeholder = parse_base_file_name(entry.file_name)
-                if placeholder is not None and (entry.partition_path, placeholder.file_id, placeholder.instant, placeholder.write_token) in accepted_appends:
-                    continue
-            for rel in markers.files_of(entry):
-                if rel not in accepted:
-                    self.table.storage.delete(under(self.table.base_path, rel))
