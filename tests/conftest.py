@@ -16,7 +16,6 @@ a table is named by its zip's path under ``tables/`` without ``.zip``, for examp
 """
 from __future__ import annotations
 
-import os
 import sys
 import zipfile
 from collections.abc import Callable
@@ -34,10 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 # ... and those that hold fixtures are plugins, so every test can take them
 pytest_plugins = ["hostile_paths"]
 
-
-def shared_dir() -> Path:
-    env = os.environ.get("HOODIE_SHARED_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared"
+from shared import shared_dir  # noqa: E402  (found through the path above)
 
 
 @dataclass(frozen=True)

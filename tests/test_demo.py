@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
+from readers import hudi_rs_table
 
 from hoodie.demo import main
 
@@ -15,7 +15,4 @@ def test_demo_in_process(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "snapshot: 250 trips (250 expected)" in out
     assert "incremental pull of" in out and "DELETE" in out
-    from hudi import HudiTableBuilder
-
-    batches = HudiTableBuilder.from_base_uri(str(path)).build().read()
-    assert pa.Table.from_batches(batches).num_rows == 250
+    assert hudi_rs_table(path).num_rows == 250

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
+from readers import hudi_rs_table
 
 
 @pytest.mark.slow
@@ -24,6 +24,4 @@ def test_demo_on_spark(tmp_path: Path) -> None:
     found = re.search(r"snapshot: (\d+) trips \((\d+) expected\)", proc.stdout)
     assert found and found.group(1) == found.group(2) == "230", proc.stdout[-2000:]
     assert "incremental pull of" in proc.stdout and "DELETE" in proc.stdout
-    from hudi import HudiTableBuilder
-
-    assert pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(path)).build().read()).num_rows == 230
+    assert hudi_rs_table(path).num_rows == 230

@@ -14,18 +14,11 @@ Tests can ask for:
 """
 from __future__ import annotations
 
-import os
 import zipfile
 from pathlib import Path
 
 import pytest
-
-
-def shared_dir() -> Path:
-    env = os.environ.get("HOODIE_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared"
+from shared import shared_dir
 
 
 def _tables_dir() -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table, sorted_tuples
 
 import hoodie
 from hoodie.storage.base import FileInfo
@@ -53,14 +54,10 @@ class TableKit:
         return HoodieTable.open(self.path)
 
     def rows(self, as_of: str | None = None) -> list[tuple]:
-        t = hoodie.read(self.path, {"as.of.instant": as_of} if as_of else None)
-        return sorted(tuple(r[c] for c in COLUMNS) for r in t.select(COLUMNS).to_pylist())
+        return sorted_tuples(hoodie.read(self.path, {"as.of.instant": as_of} if as_of else None), COLUMNS)
 
     def rs_rows(self) -> list[tuple]:
-        from hudi import HudiTableBuilder
-
-        t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(self.path).build().read())
-        return sorted(tuple(r[c] for c in COLUMNS) for r in t.select(COLUMNS).to_pylist())
+        return sorted_tuples(hudi_rs_table(self.path), COLUMNS)
 
     def data_files(self) -> set[str]:
         """Base and log files (relative paths), outside ``.hoodie``."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table
 
 import hoodie
 from hoodie.services.archival import read_archived_instants
@@ -29,10 +30,7 @@ def snapshot(path: str) -> dict:
 
 
 def hudi_rs(path: str) -> dict:
-    from hudi import HudiTableBuilder
-
-    t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
-    return {r["k"]: r["ts"] for r in t.to_pylist()}
+    return {r["k"]: r["ts"] for r in hudi_rs_table(path).to_pylist()}
 
 
 def test_writes_clean_and_archive_inline(tmp_path: Path) -> None:

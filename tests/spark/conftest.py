@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table
 from table_options import trip_options
 
 pyspark = pytest.importorskip("pyspark")
@@ -79,14 +80,6 @@ def data_files(path: str | Path) -> list[Path]:
     return sorted(p for p in Path(path).rglob("*.parquet") if ".hoodie" not in p.parts)
 
 
-def hudi_rs_snapshot(path: str | Path) -> pa.Table:
-    """Snapshot of a table through the independent hudi-rs reader (PyPI ``hudi``)."""
-    from hudi import HudiTableBuilder
-
-    batches = HudiTableBuilder.from_base_uri(str(path)).build().read()
-    return pa.Table.from_batches(batches) if batches else pa.table({})
-
-
 class Helpers:
     META = META
     VOLATILE = VOLATILE
@@ -96,7 +89,7 @@ class Helpers:
     spark_types = staticmethod(spark_types)
     df_types = staticmethod(df_types)
     data_files = staticmethod(data_files)
-    hudi_rs_snapshot = staticmethod(hudi_rs_snapshot)
+    hudi_rs_snapshot = staticmethod(hudi_rs_table)
 
 
 @pytest.fixture(scope="session")

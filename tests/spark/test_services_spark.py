@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+from readers import sorted_tuples
 
 import hoodie
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
@@ -25,7 +26,7 @@ OPTS = {
 
 
 def rows(path: str) -> list[tuple]:
-    return sorted((r["k"], r["p"], r["ts"]) for r in hoodie.read(path).to_pylist())
+    return sorted_tuples(hoodie.read(path), ["k", "p", "ts"])
 
 
 def test_compaction_and_cleaning_on_executors(spark, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table
 
 import hoodie
 
@@ -26,16 +27,7 @@ def rows_by_key(table: pa.Table, key: str = "_hoodie_record_key", drop_meta: boo
 @pytest.fixture
 def hudi_rs_read() -> Callable[..., pa.Table]:
     """Snapshot of a table through the independent hudi-rs reader (PyPI ``hudi``)."""
-    from hudi import HudiTableBuilder
-
-    def read(path: str | Path, options: dict[str, str] | None = None) -> pa.Table:
-        builder = HudiTableBuilder.from_base_uri(str(path))
-        for k, v in (options or {}).items():
-            builder = builder.with_hudi_option(k, v)
-        batches = builder.build().read()
-        return pa.Table.from_batches(batches) if batches else pa.table({})
-
-    return read
+    return hudi_rs_table
 
 
 @pytest.fixture
