@@ -276,7 +276,12 @@ def upserts(cases: list[str], repeat: int, keep: set[str]) -> dict[str, dict]:
             shutil.rmtree(pristine[case])
         best = min(runs[case], key=lambda r: r["seconds"])
         largest = max(runs[case], key=lambda r: r["peak_mb"])
-        out[case] = {**best, "peak_mb": largest["peak_mb"], "peak_processes_mb": largest["peak_processes_mb"], "all_seconds": [r["seconds"] for r in runs[case]]}
+        out[case] = {
+            **best,
+            "peak_mb": largest["peak_mb"],
+            "peak_processes_mb": largest["peak_processes_mb"],
+            "all_seconds": [r["seconds"] for r in runs[case]],
+        }
     return out
 
 

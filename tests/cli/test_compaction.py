@@ -144,7 +144,9 @@ def test_unknown_option(cli, mor, one_line_error):
 
 def test_invalid_option_value(cli, mor, one_line_error):
     message = one_line_error(cli("compaction", "schedule", mor.path, "-o", "hoodie.compaction.strategy=Biggest"))
-    assert message.startswith("unknown hoodie.compaction.strategy 'Biggest' (built in: org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy")
+    assert message.startswith(
+        "unknown hoodie.compaction.strategy 'Biggest' (built in: org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
+    )
 
 
 def test_options_without_effect_are_noted(cli, mor):

@@ -57,7 +57,11 @@ def hand_made_joins(source: str, name: str) -> list[str]:
         where = f"{name}:{getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Call) and _dotted(node.func) in JOIN_FUNCTIONS:
             found.append(f"{where}: {'.'.join(_dotted(node.func))}(...)")
-        elif isinstance(node, ast.ImportFrom) and node.module in ("os.path", "posixpath", "pathlib") and any(a.name in ("join", "Path", "PurePosixPath") for a in node.names):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module in ("os.path", "posixpath", "pathlib")
+            and any(a.name in ("join", "Path", "PurePosixPath") for a in node.names)
+        ):
             found.append(f"{where}: from {node.module} import ...")
         elif isinstance(node, ast.Import) and any(a.name == "pathlib" for a in node.names):
             found.append(f"{where}: import pathlib")

@@ -109,7 +109,12 @@ def test_whole_write_read_cycle_on_fsspec_memory_storage() -> None:
     import hoodie
 
     path = f"memory://tables/{uuid.uuid4().hex}"
-    opts = {"hoodie.table.name": "m", "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}
+    opts = {
+        "hoodie.table.name": "m",
+        "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts",
+    }
     first = hoodie.write(pa.table({"k": ["a", "b"], "p": ["x", "y"], "ts": [1, 1]}), path, opts)
     hoodie.write(pa.table({"k": ["a", "c"], "p": ["x", "y"], "ts": [2, 2]}), path, opts)
     rows = sorted((r["k"], r["ts"]) for r in hoodie.read(path).to_pylist())

@@ -210,7 +210,13 @@ def test_arrow_columns_are_coerced_to_the_avro_types() -> None:
     )
     (decoded,) = read_log_bytes(encode_block(AvroDataBlock.create(table, schema, INSTANT)))
     assert decoded.records.to_pylist() == [
-        {"i": 1, "s": "a", "ts": dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC), "tsm": dt.datetime(1970, 1, 1, 0, 0, 5, tzinfo=UTC), "dec": Decimal("1.5000")},
+        {
+            "i": 1,
+            "s": "a",
+            "ts": dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+            "tsm": dt.datetime(1970, 1, 1, 0, 0, 5, tzinfo=UTC),
+            "dec": Decimal("1.5000"),
+        },
         {"i": None, "s": "b", "ts": dt.datetime(1970, 1, 1, 0, 0, 0, 2, tzinfo=UTC), "tsm": dt.datetime(1970, 1, 1, 0, 0, 6, tzinfo=UTC), "dec": None},
     ]
 
@@ -296,7 +302,11 @@ def test_decoding_is_reasonably_fast() -> None:
             "d": [0.5] * n,
         }
     )
-    schema = {"type": "record", "name": "r", "fields": [_meta("_hoodie_commit_time"), _meta("_hoodie_record_key"), _opt("l", "long"), _opt("s", "string"), _opt("d", "double")]}
+    schema = {
+        "type": "record",
+        "name": "r",
+        "fields": [_meta("_hoodie_commit_time"), _meta("_hoodie_record_key"), _opt("l", "long"), _opt("s", "string"), _opt("d", "double")],
+    }
     data = encode_block(AvroDataBlock.create(table, schema, INSTANT))
     start = time.perf_counter()
     (block,) = read_log_bytes(data)

@@ -258,7 +258,9 @@ def test_arrow_columns_are_cast_like_the_closure_codec() -> None:
     n = 40
     table = pa.table(
         {
-            "s": pa.chunked_array([pa.array([f"v{i}" for i in range(20)], pa.large_string()), pa.array([None] * 5 + [f"w{i}" for i in range(15)], pa.large_string())]),
+            "s": pa.chunked_array(
+                [pa.array([f"v{i}" for i in range(20)], pa.large_string()), pa.array([None] * 5 + [f"w{i}" for i in range(15)], pa.large_string())]
+            ),
             "i": pa.array([i if i % 4 else None for i in range(n)], pa.int8()),
             "l": pa.array(range(-20, 20), pa.int16()),
             "ts": pa.array([i * 1000 for i in range(n)], pa.timestamp("ns", "UTC")),
@@ -500,7 +502,10 @@ def test_blocks_decoded_together_are_each_block_decoded_alone() -> None:
     rng = np.random.default_rng(7)
     blocks = []
     for n in (3, 0, 40, 1):
-        rows = [{"a": None if i % 4 == 0 else int(v), "s": "é" * (i % 3) + "x" * int(k), "d": float(i)} for i, (v, k) in enumerate(zip(rng.integers(I64_MIN, I64_MAX, n), rng.integers(0, 90, n)))]
+        rows = [
+            {"a": None if i % 4 == 0 else int(v), "s": "é" * (i % 3) + "x" * int(k), "d": float(i)}
+            for i, (v, k) in enumerate(zip(rng.integers(I64_MIN, I64_MAX, n), rng.integers(0, 90, n)))
+        ]
         blocks.append(AvroDataBlock(_table(schema, rows), avro_schema_json(schema), {HeaderKey.INSTANT_TIME: f"2025010100000{len(blocks)}000"}, {}))
     parts = [(b.header, b.footer, bytes(_encode_avro(b))) for b in blocks]
     alone = [decode_content(BlockType.AVRO_DATA, h, f, c) for h, f, c in parts]

@@ -28,7 +28,9 @@ def build(tmp_path: Path, files: int = 6, per_file: int = 200) -> tuple[HoodieTa
     path = str(tmp_path / "t")
     for f in range(files):  # one commit per file: disjoint, increasing key ranges
         keys = [f"key-{f:02d}-{i:04d}" for i in range(per_file)]
-        hoodie.write(pa.table({"k": keys, "p": ["a"] * per_file, "v": list(range(per_file))}), path, {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"})
+        hoodie.write(
+            pa.table({"k": keys, "p": ["a"] * per_file, "v": list(range(per_file))}), path, {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"}
+        )
     table = HoodieTable.open(path)
     refs = [FileRef(s.file_id, s.base_instant, s.base_file.path) for s in table.view().latest_slices("a")]
     return table, refs

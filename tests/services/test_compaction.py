@@ -46,7 +46,18 @@ def ours(path: str, **opts: str) -> list[tuple]:
 def build(path: str, updates: int = 3) -> None:
     hoodie.write(pa.table({"uuid": [f"u{i}" for i in range(8)], "city": ["sf", "nyc"] * 4, "ts": [1] * 8, "fare": [float(i) for i in range(8)]}), path, OPTS)
     for k in range(updates):
-        hoodie.write(pa.table({"uuid": [f"u{k}", f"u{k + 4}"], "city": ["sf" if k % 2 == 0 else "nyc", "sf" if k % 2 == 0 else "nyc"], "ts": [10 + k] * 2, "fare": [100.0 + k] * 2}), path, OPTS)
+        hoodie.write(
+            pa.table(
+                {
+                    "uuid": [f"u{k}", f"u{k + 4}"],
+                    "city": ["sf" if k % 2 == 0 else "nyc", "sf" if k % 2 == 0 else "nyc"],
+                    "ts": [10 + k] * 2,
+                    "fare": [100.0 + k] * 2,
+                }
+            ),
+            path,
+            OPTS,
+        )
     hoodie.write(pa.table({"uuid": ["u7"], "city": ["nyc"], "ts": [0]}), path, {**OPTS, "hoodie.datasource.write.operation": "delete"})
 
 
@@ -219,9 +230,23 @@ def test_compaction_in_groups_writes_what_one_slice_a_task_writes(tmp_path: Path
 
     grouped_path, single_path = str(tmp_path / "grouped"), str(tmp_path / "single")
     cities = [f"c{i:02d}" for i in range(20)]
-    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(200)], "city": [cities[i % 20] for i in range(200)], "ts": [1] * 200, "fare": [float(i) for i in range(200)]}), grouped_path, OPTS)
-    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(0, 200, 3)], "city": [cities[i % 20] for i in range(0, 200, 3)], "ts": [5] * 67, "fare": [-1.0] * 67}), grouped_path, OPTS)
-    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(1, 200, 7)], "city": [cities[i % 20] for i in range(1, 200, 7)], "ts": [0] * 29}), grouped_path, {**OPTS, "hoodie.datasource.write.operation": "delete"})
+    hoodie.write(
+        pa.table(
+            {"uuid": [f"u{i:03d}" for i in range(200)], "city": [cities[i % 20] for i in range(200)], "ts": [1] * 200, "fare": [float(i) for i in range(200)]}
+        ),
+        grouped_path,
+        OPTS,
+    )
+    hoodie.write(
+        pa.table({"uuid": [f"u{i:03d}" for i in range(0, 200, 3)], "city": [cities[i % 20] for i in range(0, 200, 3)], "ts": [5] * 67, "fare": [-1.0] * 67}),
+        grouped_path,
+        OPTS,
+    )
+    hoodie.write(
+        pa.table({"uuid": [f"u{i:03d}" for i in range(1, 200, 7)], "city": [cities[i % 20] for i in range(1, 200, 7)], "ts": [0] * 29}),
+        grouped_path,
+        {**OPTS, "hoodie.datasource.write.operation": "delete"},
+    )
     before = ours(grouped_path)
     shutil.copytree(grouped_path, single_path)
     settings = CompactionSettings(strategy=UNBOUNDED_STRATEGY)
@@ -253,7 +278,13 @@ def _logs_of_sizes(path: str, updates: dict[str, int]) -> None:
     """A table with one file group per city and, per city, a log of that many updates."""
     cities = list(updates)
     n = 40 * len(cities)
-    hoodie.write(pa.table({"uuid": [f"u{i:03d}" for i in range(n)], "city": [cities[i % len(cities)] for i in range(n)], "ts": [1] * n, "fare": [float(i) for i in range(n)]}), path, OPTS)
+    hoodie.write(
+        pa.table(
+            {"uuid": [f"u{i:03d}" for i in range(n)], "city": [cities[i % len(cities)] for i in range(n)], "ts": [1] * n, "fare": [float(i) for i in range(n)]}
+        ),
+        path,
+        OPTS,
+    )
     rows = [(f"u{i:03d}", cities[i % len(cities)]) for i in range(n)]
     chosen = [r for city, k in updates.items() for r in [r for r in rows if r[1] == city][:k]]
     hoodie.write(pa.table({"uuid": [u for u, _ in chosen], "city": [c for _, c in chosen], "ts": [2] * len(chosen), "fare": [0.5] * len(chosen)}), path, OPTS)
@@ -301,7 +332,9 @@ def test_compaction_strategies_are_pluggable(table_path: str) -> None:
     register_compaction_strategy("test-only-c", _OnlyCity("c"))
     decision = plan_compaction(HoodieTable.open(table_path), CompactionSettings(strategy="test-only-c"), require_threshold=False)
     assert [op.partition_path for op in decision.operations] == ["c"] and decision.reason == "only c"
-    by_path = plan_compaction(HoodieTable.open(table_path), CompactionSettings(strategy="hoodie.services.compaction.UnboundedStrategy"), require_threshold=False)
+    by_path = plan_compaction(
+        HoodieTable.open(table_path), CompactionSettings(strategy="hoodie.services.compaction.UnboundedStrategy"), require_threshold=False
+    )
     assert sorted(op.partition_path for op in by_path.operations) == ["a", "b", "c"]
     # inline, through the write options
     inline = {**OPTS, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1", "hoodie.compaction.strategy": "test-only-c"}

@@ -170,7 +170,9 @@ def test_compaction_plan_schema_is_readable_as_apache_hudis(tmp_path: Path, conf
     for name in our_plan.keys() - {"operations"}:
         assert our_plan[name] == java_plan[name], name
     # the metrics Java records are the ones hoodie records
-    assert set(java_records[0]["operations"][0]["metrics"]) == set(decode(Path(path) / ".hoodie" / f"{instant}.compaction.requested")[1][0]["operations"][0]["metrics"])
+    assert set(java_records[0]["operations"][0]["metrics"]) == set(
+        decode(Path(path) / ".hoodie" / f"{instant}.compaction.requested")[1][0]["operations"][0]["metrics"]
+    )
 
 
 # --- rollback metadata ----------------------------------------------------------------------

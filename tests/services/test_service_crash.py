@@ -43,7 +43,13 @@ def hudi_rs(path: str) -> list[tuple]:
 def build(path: str, writes: int = 4) -> None:
     hoodie.write(pa.table({"k": [f"k{i}" for i in range(20)], "p": ["a", "b", "c", "d"] * 5, "ts": [0] * 20}), path, MOR)
     for ts in range(1, writes):
-        hoodie.write(pa.table({"k": [f"k{i}" for i in range(ts, 20, 3)], "p": [["a", "b", "c", "d"][i % 4] for i in range(ts, 20, 3)], "ts": [ts] * len(range(ts, 20, 3))}), path, MOR)
+        hoodie.write(
+            pa.table(
+                {"k": [f"k{i}" for i in range(ts, 20, 3)], "p": [["a", "b", "c", "d"][i % 4] for i in range(ts, 20, 3)], "ts": [ts] * len(range(ts, 20, 3))}
+            ),
+            path,
+            MOR,
+        )
 
 
 def kill_child(script: str, path: str) -> None:

@@ -45,7 +45,9 @@ def test_partition_grouped_write_on_spark_engine_sends_each_task_its_own_records
 
     engine = SparkEngine(spark)
     cities = [f"c{i:02d}" for i in range(2 * engine.parallelism + 2)]
-    first = pa.table({"uuid": [f"u{i}" for i in range(60)], "city": [cities[i % len(cities)] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]})
+    first = pa.table(
+        {"uuid": [f"u{i}" for i in range(60)], "city": [cities[i % len(cities)] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]}
+    )
     upsert = pa.table({"uuid": [f"u{i}" for i in range(0, 60, 3)] + ["new"], "city": [cities[i % len(cities)] for i in range(0, 60, 3)] + ["c00"],
                        "ts": [2] * 21, "fare": [-1.0] * 21})  # updates in every partition, one insert
     sent: list[int] = []

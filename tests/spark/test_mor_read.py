@@ -30,7 +30,11 @@ def test_mor_reads_through_spark_equal_in_process(spark, tmp_path: Path) -> None
         {"hoodie.datasource.query.type": "read_optimized"},
         {"as.of.instant": instants[1]},
         {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": instants[0]},
-        {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": instants[0], "hoodie.datasource.read.end.instanttime": instants[1]},
+        {
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": instants[0],
+            "hoodie.datasource.read.end.instanttime": instants[1],
+        },
     ]
     for options in cases:
         ours = hoodie.read(path, options or None)

@@ -151,7 +151,9 @@ def test_aligned_write_when_fields_do_not_name_paths(spark, tmp_path, values: li
     opts = h.base_options(**ALIGNED)
     n = 24
     first = pa.table({"uuid": [f"k{i:02d}" for i in range(n)], "city": [values[i % 4] for i in range(n)], "ts": [1] * n, "fare": [float(i) for i in range(n)]})
-    second = pa.table({"uuid": [f"k{i:02d}" for i in range(0, 2 * n, 3)], "city": [values[i % 4] for i in range(0, 2 * n, 3)], "ts": [2] * 16, "fare": [-1.0] * 16})
+    second = pa.table(
+        {"uuid": [f"k{i:02d}" for i in range(0, 2 * n, 3)], "city": [values[i % 4] for i in range(0, 2 * n, 3)], "ts": [2] * 16, "fare": [-1.0] * 16}
+    )
     for batch in (first, second):
         h.to_df(spark, batch).write.format("hoodie").options(**opts).mode("append").save(spark_path)
         hoodie.write(batch, local_path, opts)

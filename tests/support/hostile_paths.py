@@ -75,7 +75,9 @@ def neighbourhood(tmp_path: Path) -> Path:
     """``work``, holding ``b``: a table with two rows in partition ``y`` (where ``../b/y``
     points from a table ``work/a``)."""
     work = tmp_path / "work"
-    hoodie.write(pa.table({"uuid": ["b1", "b2"], "city": ["y", "y"], "ts": [1, 1], "fare": [1.0, 2.0]}), str(work / "b"), trip_options(**{"hoodie.table.name": "b"}))
+    hoodie.write(
+        pa.table({"uuid": ["b1", "b2"], "city": ["y", "y"], "ts": [1, 1], "fare": [1.0, 2.0]}), str(work / "b"), trip_options(**{"hoodie.table.name": "b"})
+    )
     return work
 
 

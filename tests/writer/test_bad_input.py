@@ -33,12 +33,27 @@ CASES = {
     "empty key": (pa.table({"uuid": ["", "d"], "city": ["sf", "sf"], "ts": [1, 1], "fare": [1.0, 1.0]}), {}, RecordError, r"'uuid' is empty in row 0"),
     "missing key column": (pa.table({"id": ["c"], "city": ["sf"], "ts": [1], "fare": [1.0]}), {}, HoodieError, r"uuid"),
     "missing precombine column": (pa.table({"uuid": ["c"], "city": ["sf"], "fare": [1.0]}), {}, HoodieError, r"'ts'"),
-    "missing partition column": (pa.table({"uuid": ["c"], "ts": [1], "fare": [1.0]}), {"hoodie.datasource.write.partitionpath.field": "city"}, HoodieError, r"'city'"),
+    "missing partition column": (
+        pa.table({"uuid": ["c"], "ts": [1], "fare": [1.0]}),
+        {"hoodie.datasource.write.partitionpath.field": "city"},
+        HoodieError,
+        r"'city'",
+    ),
     "dropped column": (pa.table({"uuid": ["c"], "city": ["sf"], "ts": [1]}), {}, SchemaError, r"missing column 'fare'"),
-    "retyped column": (pa.table({"uuid": ["c"], "city": ["sf"], "ts": [1], "fare": ["cheap"]}), {}, SchemaError, r"column 'fare' has type string in the batch but double"),
+    "retyped column": (
+        pa.table({"uuid": ["c"], "city": ["sf"], "ts": [1], "fare": ["cheap"]}),
+        {},
+        SchemaError,
+        r"column 'fare' has type string in the batch but double",
+    ),
     "different table name": (good(), {"hoodie.table.name": "other"}, TableError, r"holds table 'trips', not 'other'"),
     "different record key": (good(), {"hoodie.datasource.write.recordkey.field": "fare"}, TableError, r"recordkey.field='fare'"),
-    "unknown option": (good(), {"hoodie.datasource.write.recordkey.feild": "uuid"}, ConfigError, r"unknown option hoodie.datasource.write.recordkey.feild; did you mean hoodie.datasource.write.recordkey.field"),
+    "unknown option": (
+        good(),
+        {"hoodie.datasource.write.recordkey.feild": "uuid"},
+        ConfigError,
+        r"unknown option hoodie.datasource.write.recordkey.feild; did you mean hoodie.datasource.write.recordkey.field",
+    ),
     "bad option value": (good(), {"hoodie.datasource.write.operation": "upsrt"}, ConfigError, r"'upsrt'"),
 }
 

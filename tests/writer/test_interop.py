@@ -101,7 +101,12 @@ def test_insert_overwrite_and_overwrite_table_read_by_hudi_rs(table_path: str, h
 
 
 def test_every_base_file_carries_a_bloom_filter_holding_its_keys(table_path: str) -> None:
-    opts = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid", "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts"}
+    opts = {
+        "hoodie.table.name": "trips",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+    }
     rows = [(f"k{i:05d}", ["sf", "nyc"][i % 2], i, float(i), "r") for i in range(3000)]
     hoodie.write(batch(rows), table_path, opts)
     hoodie.write(batch([(f"k{i:05d}", ["sf", "nyc"][i % 2], 10**6, 0.5, "u") for i in range(0, 3000, 7)]), table_path, opts)

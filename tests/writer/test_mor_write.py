@@ -149,7 +149,9 @@ def test_merge_on_read_writer_killed_among_its_log_files(tmp_path: Path, point: 
     next writer rolls the failed delta commit back and succeeds, nothing committed is lost."""
     path = str(tmp_path / "t")
     cities = ["sf", "nyc", "la"]
-    first = pa.table({"uuid": [f"u{i:02d}" for i in range(30)], "city": [cities[i % 3] for i in range(30)], "ts": [1] * 30, "fare": [float(i) for i in range(30)]})
+    first = pa.table(
+        {"uuid": [f"u{i:02d}" for i in range(30)], "city": [cities[i % 3] for i in range(30)], "ts": [1] * 30, "fare": [float(i) for i in range(30)]}
+    )
     hoodie.write(first, path, OPTS)
     hoodie.write(pa.table({"uuid": ["u01"], "city": ["nyc"], "ts": [5], "fare": [50.0]}), path, OPTS)  # a committed log
     committed = rows(hoodie.read(path))
@@ -158,7 +160,11 @@ def test_merge_on_read_writer_killed_among_its_log_files(tmp_path: Path, point: 
     assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
     (pending,) = HoodieTable.open(path).timeline.pending()
     assert pending.action == "deltacommit"
-    logs_of_failed = [p for p in Path(path).rglob(".*.log.*") if any(b.instant_time == pending.timestamp for b in read_log_file(LocalStorage(), str(p)) if hasattr(b, "instant_time"))]
+    logs_of_failed = [
+        p
+        for p in Path(path).rglob(".*.log.*")
+        if any(b.instant_time == pending.timestamp for b in read_log_file(LocalStorage(), str(p)) if hasattr(b, "instant_time"))
+    ]
     if point == "torn_log":
         assert logs_of_failed, "the killed write left log files behind"
     assert rows(hoodie.read(path)) == committed, "readers see the last commit only"
@@ -239,7 +245,9 @@ def test_buckets_written_together_are_byte_for_byte_what_each_would_be_alone(
 
     cities = [f"c{i:02d}" for i in range(12)]
     opts = {**OPTS, "hoodie.parquet.small.file.limit": "0"}  # inserts open new file groups
-    first = pa.table({"uuid": [f"u{i:03d}" for i in range(240)], "city": [cities[i % 12] for i in range(240)], "ts": [1] * 240, "fare": [float(i) for i in range(240)]})
+    first = pa.table(
+        {"uuid": [f"u{i:03d}" for i in range(240)], "city": [cities[i % 12] for i in range(240)], "ts": [1] * 240, "fare": [float(i) for i in range(240)]}
+    )
     hoodie.write(first, table_path, opts)
     upsert = pa.table({
         "uuid": [f"u{i:03d}" for i in range(0, 240, 5)] + [f"n{i:03d}" for i in range(120)],  # updates in every city
@@ -309,7 +317,11 @@ def test_a_bucket_group_writes_exactly_what_its_buckets_write_one_by_one(tmp_pat
     cities = [f"c{i}" for i in range(6)]
     opts = {**OPTS, "hoodie.parquet.small.file.limit": "0", "hoodie.logfile.data.block.format": block_format}
     together, alone = str(tmp_path / "together"), str(tmp_path / "alone")
-    hoodie.write(pa.table({"uuid": [f"u{i:02d}" for i in range(60)], "city": [cities[i % 6] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]}), together, opts)
+    hoodie.write(
+        pa.table({"uuid": [f"u{i:02d}" for i in range(60)], "city": [cities[i % 6] for i in range(60)], "ts": [1] * 60, "fare": [float(i) for i in range(60)]}),
+        together,
+        opts,
+    )
     # updates in every city, deletes (_hoodie_is_deleted) in some, inserts in every city
     updated = list(range(0, 60, 5)) + list(range(1, 60, 5))
     batch = pa.table({

@@ -62,7 +62,13 @@ def test_new_groups_are_sized_from_the_average_record_size(tmp_path: Path) -> No
 
 def test_later_commits_use_the_measured_record_size(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    opts = {**OPTS, "hoodie.parquet.small.file.limit": "1000", "hoodie.parquet.max.file.size": "100000", "hoodie.copyonwrite.record.size.estimate": "10000", "hoodie.record.size.estimation.threshold": "0"}
+    opts = {
+        **OPTS,
+        "hoodie.parquet.small.file.limit": "1000",
+        "hoodie.parquet.max.file.size": "100000",
+        "hoodie.copyonwrite.record.size.estimate": "10000",
+        "hoodie.record.size.estimation.threshold": "0",
+    }
     hoodie.write(batch(0, 50), path, opts)  # estimate 10,000 bytes -> 10 records per group
     assert len(latest_groups(path)) == 5
     hoodie.write(batch(50, 1000, city="nyc"), path, opts)  # measured ~ a few hundred bytes per record
