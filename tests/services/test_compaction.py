@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table, sorted_tuples
 from table_options import MOR_TRIPS
 
 import hoodie
@@ -32,10 +33,7 @@ def table_path(tmp_path: Path) -> str:
 
 
 def hudi_rs(path: str) -> list[tuple]:
-    from hudi import HudiTableBuilder
-
-    t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
-    return sorted((r["uuid"], r["city"], r["ts"], r["fare"]) for r in t.select(["uuid", "city", "ts", "fare"]).to_pylist())
+    return sorted_tuples(hudi_rs_table(path), ["uuid", "city", "ts", "fare"])
 
 
 def ours(path: str, **opts: str) -> list[tuple]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from readers import hudi_rs_table, sorted_tuples
 
 import hoodie
 from hoodie.services.clean_plan import CleanSettings
@@ -30,14 +31,11 @@ MOR = {
 
 
 def rows(path: str) -> list[tuple]:
-    return sorted((r["k"], r["p"], r["ts"]) for r in hoodie.read(path).to_pylist())
+    return sorted_tuples(hoodie.read(path), ["k", "p", "ts"])
 
 
 def hudi_rs(path: str) -> list[tuple]:
-    from hudi import HudiTableBuilder
-
-    t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
-    return sorted((r["k"], r["p"], r["ts"]) for r in t.to_pylist())
+    return sorted_tuples(hudi_rs_table(path), ["k", "p", "ts"])
 
 
 def build(path: str, writes: int = 4) -> None:

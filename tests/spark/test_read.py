@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
+from table_options import trip_options
 
 import hoodie
 from hoodie.layout import DEFAULT_PARTITION
@@ -40,12 +41,7 @@ def three_commits(tmp_path_factory) -> tuple[str, list[str]]:
     """A non-hive-style table: insert, upsert (updates, inserts, a null and an empty city:
     both in the default partition), delete."""
     path = str(tmp_path_factory.mktemp("read") / "t")
-    opts = {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    }
+    opts = trip_options()
     cities = ["sf", "la", "nyc"]
     c1 = hoodie.write(_trips([f"k{i}" for i in range(9)], [cities[i % 3] for i in range(9)], 1), path, opts)
     c2 = hoodie.write(_trips(["k0", "k4", "n1", "n2", "n3"], ["sf", "la", "la", None, ""], 2), path, opts)
@@ -153,12 +149,7 @@ def test_many_local_files_are_looked_up_without_a_listing_job(spark, tmp_path, h
     path = str(tmp_path / "t")
     cities = [f"c{i:02d}" for i in range(70)]  # more than the union of per-partition scans takes
     expected = _trips([f"k{i}" for i in range(140)], [cities[i % 70] for i in range(140)], 1)
-    hoodie.write(expected, path, {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    })
+    hoodie.write(expected, path, trip_options())
     assert len(HoodieTable.open(path).view().latest_slices_all()) == 70
     key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
     before = spark.conf.get(key, None)

@@ -6,16 +6,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from table_options import trip_options
 
 import hoodie
 from hoodie.errors import ConfigError, HoodieError, RecordError, SchemaError, TableError
 
-OPTS = {
-    "hoodie.table.name": "trips",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-}
+OPTS = trip_options()
 
 
 def good() -> pa.Table:

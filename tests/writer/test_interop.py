@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from table_options import trip_options
 
 import hoodie
 from hoodie.formats.bloom_footer import read_footer_index
@@ -81,12 +82,7 @@ def test_hudi_rs_reads_what_hoodie_writes(tmp_path: Path, scenario: str, index_t
 
 
 def test_insert_overwrite_and_overwrite_table_read_by_hudi_rs(table_path: str, hudi_rs_read) -> None:
-    opts = {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    }
+    opts = trip_options()
     hoodie.write(batch([("a", "sf", 1, 1.0, "x"), ("b", "nyc", 1, 2.0, "y"), ("c", "la", 1, 3.0, "z")]), table_path, opts)
     t = hoodie.write(batch([("q", "sf", 2, 9.0, "w")]), table_path, {**opts, "hoodie.datasource.write.operation": "insert_overwrite"})
     table = HoodieTable.open(table_path)
@@ -101,12 +97,7 @@ def test_insert_overwrite_and_overwrite_table_read_by_hudi_rs(table_path: str, h
 
 
 def test_every_base_file_carries_a_bloom_filter_holding_its_keys(table_path: str) -> None:
-    opts = {
-        "hoodie.table.name": "trips",
-        "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.precombine.field": "ts",
-    }
+    opts = trip_options()
     rows = [(f"k{i:05d}", ["sf", "nyc"][i % 2], i, float(i), "r") for i in range(3000)]
     hoodie.write(batch(rows), table_path, opts)
     hoodie.write(batch([(f"k{i:05d}", ["sf", "nyc"][i % 2], 10**6, 0.5, "u") for i in range(0, 3000, 7)]), table_path, opts)
