@@ -19,10 +19,10 @@ from hoodie.formats.log import OrderingType, encode_block
 from hoodie.formats.meta_columns import stored_layout
 from hoodie.query import read_incremental, read_snapshot, read_table
 from hoodie.query.reader import output_schema
+from hoodie.table.slice_reader.for_compaction import merge_slice_for_compaction
 from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.slice_reader.merge import (
     merge_slice,
-    merge_slice_for_compaction,
     read_slice,
 )
 from hoodie.table.slice_reader.merge_rules import MergeConfig

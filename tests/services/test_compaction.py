@@ -181,7 +181,7 @@ def test_compacted_files_carry_a_bloom_filter_of_all_their_keys(table_path: str)
 
 def test_compaction_merge_keeps_the_base_footer_it_read(table_path: str) -> None:
     """The merge hands compaction the base file's footer from the read of its records."""
-    from hoodie.table.slice_reader.merge import merge_slice_for_compaction
+    from hoodie.table.slice_reader.for_compaction import merge_slice_for_compaction
     from hoodie.timeline.compaction_plan import CompactionOperation
 
     build(table_path)

@@ -20,12 +20,12 @@ from hoodie.query.options import ReadRequest
 from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot
 from hoodie.query.snapshot import read_optimized, read_snapshot
 from hoodie.storage.base import Storage
+from hoodie.table.slice_reader.for_compaction import merge_slice_for_compaction
 from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.slice_reader.merge import (
     MergedSlice,
     MergeStats,
     merge_slice,
-    merge_slice_for_compaction,
     read_slice,
 )
 from hoodie.table.slice_reader.merge_rules import MergeConfig, MergeMode

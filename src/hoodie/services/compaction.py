@@ -35,16 +35,9 @@ from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice, LogExtent
+from hoodie.table.slice_reader.for_compaction import committed_log_extents, compaction_merge_inputs, merge_slices_for_compaction
 from hoodie.table.slice_reader.instants import InstantFilter
-from hoodie.table.slice_reader.merge import (
-    GROUP_LOG_BYTES,
-    GROUP_SLICES,
-    TASKS_PER_WORKER,
-    MergedSlice,
-    committed_log_extents,
-    compaction_merge_inputs,
-    merge_slices_for_compaction,
-)
+from hoodie.table.slice_reader.merge import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER, MergedSlice
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat

@@ -9,5 +9,6 @@ never writes.
 * ``base_file``: one base file as a picklable task;
 * ``log_scan``: scanning log files (block order, rollbacks, committed byte ranges);
 * ``ordering`` and ``merge_rules``: ordering values and which record version wins;
-* ``merge``: merging the log records of a slice into its base file.
+* ``merge``: merging the log records of a slice into its base file;
+* ``for_compaction``: the same merge for the slices a compaction plan names.
 """
