@@ -1,2 +1,3 @@
-"""The only path that mutates a table: write client, operations, key generators, dedupe,
-partitioner, write handles, markers and the commit protocol."""
+"""The only path that writes data files: write client, operations, key generators, dedupe,
+partitioner, write handles and the commit protocol. The table services a write runs
+(recovery, rollback, inline services) are given to it (:mod:`.table_services`)."""

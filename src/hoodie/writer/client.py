@@ -1,8 +1,9 @@
 """The write client: one call writes one batch as one atomic commit, in this process.
 
-``WriteClient(path, options).write(batch)`` runs the whole upsert pipeline of DESIGN.md
-(prepare, tag, plan, execute, commit) through an :class:`~hoodie.engine.Engine`;
-the Spark pipeline reuses the same steps with Spark doing the shuffles.
+``WriteClient(path, options, services=...).write(batch)`` runs the whole upsert pipeline
+(prepare, tag, plan, execute, commit) through an :class:`~hoodie.engine.Engine`; the
+Spark pipeline reuses the same steps with Spark doing the shuffles. ``hoodie.write`` is
+this client with hoodie's own table services.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The typed settings of one write and the write a driver has prepared: resolved once on
-the driver, shipped to every task (all picklable)."""
+"""The typed settings of one write, resolved once on the driver and shipped to every task
+(picklable), and the write a driver has prepared (table, config, key generator, settings
+and the table services it runs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
