@@ -17,6 +17,7 @@ from hoodie.services.compaction import (
     compact,
     pending_compactions,
     plan_compaction,
+    register_compaction_strategy,
     run_compaction,
     schedule_compaction,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "plan_archive",
     "plan_clean",
     "plan_compaction",
+    "register_compaction_strategy",
     "restore_to",
     "resume_restore",
     "run_clean",
