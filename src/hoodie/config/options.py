@@ -207,7 +207,7 @@ COMPACTION_STRATEGY = _opt(
     "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
     str,
     "Which slices a compaction picks: LogFileSizeBasedCompactionStrategy (most log data first, bounded by target IO), UnBoundedCompactionStrategy, "
-    "a name given to hoodie.services.compaction.register_compaction_strategy, or the import path of a class with select().",
+    "a name given to hoodie.services.register_compaction_strategy, or the import path of a class with select().",
 )
 COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int, "IO budget of one compaction run in MB (log-size strategy).")
 
