@@ -21,11 +21,12 @@ import hoodie
 from hoodie.errors import RecordError
 from hoodie.layout import parse_base_file_name
 from hoodie.services.for_writers import WRITER_SERVICES
-from hoodie.spark.write import SparkWriteJob, write_dataframe
+from hoodie.spark.write import DataFrameRecordFlow, write_dataframe
 from hoodie.storage.factory import storage_for
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
-from hoodie.writer.client import workload_stats
+from hoodie.writer import steps
+from hoodie.writer.pipeline import planner_for, workload_stats, write_context
 from hoodie.writer.transaction import WriteTransaction
 
 
@@ -111,18 +112,20 @@ def test_duplicate_task_attempts_leave_only_accepted_files(spark, tmp_path, help
     path = str(tmp_path / "t")
     _seed(spark, helpers, path)
     upsert = _batch(["k0", "k1", "n1", "n2"], ["sf", "la", "sf", "la"], 5)
-    job = SparkWriteJob.prepare(helpers.to_df(spark, upsert), path, helpers.base_options(), None, storage_for(path))
+    job = DataFrameRecordFlow.prepare(helpers.to_df(spark, upsert), path, helpers.base_options(), None, storage_for(path))
     txn = WriteTransaction.begin(job.table, job.settings.operation, WRITER_SERVICES)
-    tagged = job.tag()
-    plan = job.plan(tagged)
+    latest = {p: job.table.view().latest_slices(p) for p in job.partitions()}
+    tagged = job.tag({p: steps.file_refs(s) for p, s in latest.items()})
+    plan = planner_for(job.prepared).plan(job.profiles(tagged), latest)
     bucketed = job.assign(tagged, plan)
     txn.mark_inflight(workload_stats(plan, job.bucket_counts(bucketed)))
-    accepted = job.write_buckets(bucketed, plan, txn.instant_time)
-    duplicate = job.write_buckets(bucketed, plan, txn.instant_time)  # another stage: new tokens
+    wctx = write_context(job.prepared, txn.instant_time, job.data_schema)
+    accepted = job.write_assigned(bucketed, plan, wctx)
+    duplicate = job.write_assigned(bucketed, plan, wctx)  # another stage: new tokens
     accepted_paths = {s.path for s in accepted}
     assert accepted_paths.isdisjoint({s.path for s in duplicate})
     assert _files_of(path, txn.instant_time) == accepted_paths | {s.path for s in duplicate}
-    txn.commit(accepted, job.data_schema, job.replaced)
+    txn.commit(accepted, job.data_schema)
     job.release()
     assert _files_of(path, txn.instant_time) == accepted_paths
     snapshot = hoodie.read(path)

@@ -196,10 +196,11 @@ def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: s
 
     from hoodie.engine.base import TaskContext
     from hoodie.storage.local import LocalStorage as Local
-    from hoodie.writer import pipeline
-    from hoodie.writer.client import make_plan, prepare_write, write_context
+    from hoodie.writer import steps
     from hoodie.writer.handles import BucketTask, run_bucket
+    from hoodie.writer.pipeline import planner_for, write_context
     from hoodie.writer.prepare import add_keys
+    from hoodie.writer.table_setup import prepare_write
     from hoodie.writer.transaction import WriteTransaction
 
     hoodie.write(base(), table_path, OPTS)
@@ -207,14 +208,14 @@ def test_log_file_of_a_duplicate_task_attempt_is_removed_at_commit(table_path: s
     prepared = prepare_write(table_path, OPTS, None, batch.schema, Local(), WRITER_SERVICES)
     records = add_keys(batch, prepared.keygen, is_delete=False)
     latest = {"sf": prepared.table.view().latest_slices("sf")}
-    records = pipeline.tag_records(records, {"sf": pipeline.file_refs(latest["sf"])}, prepared.table.storage, prepared.settings.index)
-    plan = make_plan(prepared, pipeline.profile(records), latest)
+    records = steps.tag_records(records, {"sf": steps.file_refs(latest["sf"])}, prepared.table.storage, prepared.settings.index)
+    plan = planner_for(prepared).plan(steps.profile(records), latest)
     (bucket,) = plan.buckets
     assert bucket.handle == "append"
     txn = WriteTransaction.begin(prepared.table, "upsert", WRITER_SERVICES)
     txn.mark_inflight()
     wctx = write_context(prepared, txn.instant_time, prepared.table.data_schema())
-    task = BucketTask(bucket, pipeline.assign_buckets(records, plan))
+    task = BucketTask(bucket, steps.assign_buckets(records, plan))
     loser = run_bucket(task, TaskContext(0, 1, 1), wctx)
     # a second attempt of the same bucket (another token, and the next log version)
     retry = dataclasses.replace(bucket, next_log_version=bucket.next_log_version + 1)
@@ -308,10 +309,11 @@ def test_a_bucket_group_writes_exactly_what_its_buckets_write_one_by_one(tmp_pat
     import shutil
 
     from hoodie.engine.base import TaskContext
-    from hoodie.writer import pipeline
-    from hoodie.writer.client import make_plan, prepare_write, write_context
+    from hoodie.writer import steps
     from hoodie.writer.handles import BucketGroup, BucketTask, run_bucket, run_bucket_group
+    from hoodie.writer.pipeline import planner_for, write_context
     from hoodie.writer.prepare import add_keys
+    from hoodie.writer.table_setup import prepare_write
     from hoodie.writer.transaction import WriteTransaction
 
     cities = [f"c{i}" for i in range(6)]
@@ -334,9 +336,9 @@ def test_a_bucket_group_writes_exactly_what_its_buckets_write_one_by_one(tmp_pat
     prepared = prepare_write(together, opts, None, batch.schema, LocalStorage(), WRITER_SERVICES)
     records = add_keys(batch, prepared.keygen, is_delete=False)
     latest = {c: prepared.table.view().latest_slices(c) for c in cities}
-    records = pipeline.tag_records(records, {c: pipeline.file_refs(latest[c]) for c in cities}, prepared.table.storage, prepared.settings.index)
-    plan = make_plan(prepared, pipeline.profile(records), latest)
-    tasks = tuple(BucketTask(plan.bucket(b), rows) for b, rows in pipeline.split_by_bucket(pipeline.assign_buckets(records, plan)))
+    records = steps.tag_records(records, {c: steps.file_refs(latest[c]) for c in cities}, prepared.table.storage, prepared.settings.index)
+    plan = planner_for(prepared).plan(steps.profile(records), latest)
+    tasks = tuple(BucketTask(plan.bucket(b), rows) for b, rows in steps.split_by_bucket(steps.assign_buckets(records, plan)))
     assert sorted(t.bucket.handle for t in tasks) == ["append"] * 6 + ["create"] * 6
     txn = WriteTransaction.begin(prepared.table, "upsert", WRITER_SERVICES)
     txn.mark_inflight()

@@ -24,13 +24,13 @@ from hoodie.index.base import FileRef
 from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
-from hoodie.writer import pipeline
+from hoodie.writer import steps
 from hoodie.writer.context import WriteContext
 from hoodie.writer.handles import BucketTask, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, plan_partitions
 from hoodie.writer.planner import WritePlan
-from hoodie.writer.prepare import add_keys, dedupe
+from hoodie.writer.prepare import add_keys
 from hoodie.writer.schema import (
     BASE_INSTANT_COLUMN,
     DELETE_COLUMN,
@@ -61,12 +61,11 @@ class KeySpec:
 
 @dataclass(frozen=True)
 class TagSpec:
-    """What the dedupe-and-tag stage does, resolved on the driver exactly as
-    :class:`~hoodie.writer.client.WriteClient` decides it."""
+    """What the dedupe-and-tag stage needs: the storage of the base files it reads, and
+    the write's settings (whether it combines, whether it consults the index)."""
 
     storage: Storage
     settings: WriteSettings
-    tagging: bool
 
 
 def _table(batches: list[pa.RecordBatch]) -> pa.Table:
@@ -117,10 +116,7 @@ def dedupe_and_tag_task(batches: Iterator[pa.RecordBatch], spec: TagSpec, refs: 
     if not received:
         return
     records = _in_input_order(_table(received))
-    if spec.settings.combine:
-        records = dedupe(records, spec.settings.ordering_field)
-    if spec.tagging:
-        records = pipeline.after_tagging(pipeline.tag_records(records, refs.value, spec.storage, spec.settings.index), spec.settings.operation)
+    records = steps.dedupe_and_tag(records, refs.value, spec.storage, spec.settings)
     yield from records.to_batches()
 
 
@@ -128,7 +124,7 @@ def assign_buckets_task(batches: Iterator[pa.RecordBatch], plan: Broadcast[Write
     """Append the bucket (file group) of every record; a pure function of each row."""
     write_plan = plan.value
     for batch in batches:
-        yield from pipeline.assign_buckets(pa.Table.from_batches([batch]), write_plan).to_batches()
+        yield from steps.assign_buckets(pa.Table.from_batches([batch]), write_plan).to_batches()
 
 
 def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broadcast[WritePlan], wctx: WriteContext) -> pa.Table:

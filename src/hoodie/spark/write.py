@@ -1,50 +1,31 @@
-"""The distributed copy-on-write pipeline: one DataFrame written as one commit.
+"""Spark's side of the write pipeline: a DataFrame written as one commit.
 
 ``write_dataframe(df, path, options, mode)`` is what ``df.write.format("hoodie")...save``
-runs. It follows :class:`~hoodie.writer.client.WriteClient` step for step, with the same
-writer functions, but lets Spark move the records, which never reach the driver:
+runs: the pipeline of :func:`hoodie.writer.pipeline.run_write`, the same as in process,
+with a :class:`DataFrameRecordFlow` deciding where its steps run and how records move.
+The records never reach the driver; it sees the touched partitions, record counts and
+write stats.
 
-driver     ``prepare_write`` (open/create the table, roll back failed writes), the table
-           schema after the write, ``WriteTransaction.begin``; for operations that
-           consult the index, the touched partitions (Spark's ``distinct`` over the
-           partition fields, turned into paths by the key generator) and their latest
-           slices
+partitions  Spark's ``distinct`` over the partition fields, turned into paths by the key
+            generator on the driver (or computed in a ``mapInArrow`` for timestamp and
+            floating-point fields)
+aligned     shuffle by partition (on the partition fields themselves when distinct
+            values give distinct paths, else on paths computed by a first ``mapInArrow``),
+            sorted by partition and input position within each task; one ``mapInArrow``
+            per task, one partition at a time: keys, then ``plan_partitions`` (dedupe,
+            tag, plan) and ``handles.run_bucket``; bucket ids ``<id in its partition> *
+            <partitions> + <partition ordinal>``
+tag         keys in ``mapInArrow``; shuffle by (partition path, record key) so duplicates
+            meet (skipped when nothing dedupes or tags); ``steps.dedupe_and_tag`` in one
+            ``mapInArrow`` (base files broadcast); the result is persisted
+profiles    counts per (partition, file id)
+buckets     ``steps.assign_buckets`` (plan broadcast) in ``mapInArrow``, then
+            ``groupBy(bucket).applyInArrow``: ``handles.run_bucket`` per file group,
+            write token ``<bucket>-<stage id>-<task attempt id>``
 
-When the batch spans many partitions (at least two per shuffle task) and the index is
-consulted, the write is one pass, with the planning done where the records are:
-
-driver     ``txn.mark_inflight`` naming the touched partitions (no file groups yet)
-executors  shuffle by partition (on the partition fields themselves when distinct values
-           give distinct paths, else on paths computed by a first ``mapInArrow``), sorted
-           by partition and input position within each task; one ``mapInArrow`` per task,
-           one partition at a time: keys (``prepare.add_keys``), dedupe, tagging,
-           ``Planner.plan`` for that partition (Hudi sizes files per partition),
-           ``pipeline.assign_buckets``, ``handles.run_bucket``; one JSON write stat per
-           bucket, bucket ids ``<id in its partition> * <partitions> + <partition ordinal>``
-
-Otherwise (few partitions, or an operation without tagging), the plan is the driver's:
-
-executors  keys in ``mapInArrow``; shuffle by (partition path, record key); dedupe and
-           index tagging (touched partitions' base files broadcast) in one
-           ``mapInArrow``; the result is persisted
-driver     counts per (partition, file id) only → ``planner.build_plan``
-executors  ``pipeline.assign_buckets`` (plan broadcast) in ``mapInArrow``
-driver     ``txn.mark_inflight`` with the planned workload
-executors  ``groupBy(bucket).applyInArrow``: ``handles.run_bucket`` per file group, write
-           token ``<bucket>-<stage id>-<task attempt id>``; one JSON write stat per bucket
-
-driver     ``txn.commit`` (files of unaccepted task attempts deleted first); on any error
-           the jobs are cancelled, their tasks awaited, and ``txn.abort`` rolls back
-           (from the markers, and a listing of the partitions the inflight names).
-
-The decisions that make up the semantics (which operations dedupe or pack small files,
-which file groups an overwrite replaces) are read from the writer (``WriteSettings``,
-``TAGGING_OPERATIONS``, ``NO_SMALL_FILE_OPERATIONS``, ``replaced_file_groups``). Two
-rules the client keeps inline in ``WriteClient._execute`` are mirrored, marked where they
-are: insert consults the index only with drop.duplicates (:attr:`SparkWriteJob.tagging`),
-and after tagging it drops existing keys and deletes of missing keys
-(``pipeline.after_tagging`` in the tasks). The equivalence tests hold the two engines
-together, on both paths.
+Every write runs in its own job group: on any error its jobs are cancelled and their tasks
+awaited before the pipeline rolls back, and a hoodie error raised in a task is re-raised
+as that error, chained to Spark's.
 
 Input order matters (dedupe keeps the later of two equal ordering values), so rows carry
 their ``monotonically_increasing_id`` through the shuffles; an input DataFrame whose row
@@ -56,7 +37,8 @@ import functools
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -87,21 +69,12 @@ from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
-from hoodie.writer import pipeline
-from hoodie.writer.client import (
-    make_plan,
-    planner_for,
-    prepare_write,
-    replaced_file_groups,
-    table_schema_after,
-    uses_index,
-    workload_stats,
-    write_context,
-)
+from hoodie.writer.context import WriteContext
 from hoodie.writer.keygen import TIMESTAMP as TIMESTAMP_KEYGEN
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec
-from hoodie.writer.planner import PartitionProfile, WritePlan, planned_bucket_counts
+from hoodie.writer.pipeline import run_write
+from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import add_keys, check_ordering_field
 from hoodie.writer.schema import (
     BASE_INSTANT_COLUMN,
@@ -112,7 +85,7 @@ from hoodie.writer.schema import (
     normalize_schema,
 )
 from hoodie.writer.settings import PreparedWrite, WriteSettings
-from hoodie.writer.transaction import WriteTransaction
+from hoodie.writer.table_setup import prepare_write, table_schema_after
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +146,8 @@ def write_dataframe(
             return None
         if canonical == "overwrite":
             operation = "insert_overwrite_table"
-    return SparkWriteJob.prepare(df, path, options, operation, storage).run()
+    flow = DataFrameRecordFlow.prepare(df, path, options, operation, storage)
+    return run_write(flow.prepared, flow.data_schema, flow)
 
 
 def check_partition_values(data: DataFrame, keygen: KeyGenerator) -> None:
@@ -229,9 +203,10 @@ _KEYED_FIELDS = _spark_fields(
 )
 
 
-class SparkWriteJob:
-    """One write in progress. :meth:`run` does all of it; the steps are public so that
-    tests can interleave them (e.g. run the handles twice before committing)."""
+class DataFrameRecordFlow:
+    """One write's records as a DataFrame (:class:`~hoodie.writer.pipeline.RecordFlow`).
+    The steps are public so that tests can interleave them (e.g. run the handles twice
+    before committing)."""
 
     def __init__(self, data: DataFrame, prepared: PreparedWrite, batch_schema: pa.Schema, data_schema: pa.Schema) -> None:
         self.data = data
@@ -239,24 +214,13 @@ class SparkWriteJob:
         self.batch_schema = batch_schema
         self.data_schema = data_schema
         self.spark: SparkSession = data.sparkSession
-        # Set by tag() or plan(): the partitions the batch touches, their latest slices (what
-        # the index and the partitioner see) and the file groups an overwrite replaces.
-        self.partitions: list[str] = []
-        self.latest: dict[str, list[FileSlice]] = {}
-        self.replaced: dict[str, list[str]] | None = None
-        self.profiles: dict[str, PartitionProfile] = {}
-        # Set by locate(): the batch spans enough partitions for every task to hold whole
-        # ones (write_partitions), and whether its partition fields can be shuffled on.
-        self.partition_aligned = False
-        self._fields_injective = False
-        self._located = False
         self._touched_paths: tuple[list[str], bool] | None = None
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
 
     # --- driver: setup ----------------------------------------------------------------------
     @classmethod
-    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> SparkWriteJob:
+    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> DataFrameRecordFlow:
         """Driver setup shared with the in-process client, plus the checks it makes on the
         batch before anything is written (here on the schema: no rows are looked at)."""
         if df.isStreaming:
@@ -280,69 +244,42 @@ class SparkWriteJob:
         return self.prepared.table
 
     @property
-    def tagging(self) -> bool:
-        """Whether the index is consulted (:func:`hoodie.writer.client.uses_index`)."""
-        return uses_index(self.settings)
+    def engine(self) -> SparkEngine:
+        return SparkEngine(self.spark)
 
     def _shuffle_partitions(self) -> int | None:
         opt = _PARALLELISM.get(self.settings.operation)
         n = self.prepared.config.get(opt) if opt is not None else 0
         return n if n and n > 0 else None  # None: spark.sql.shuffle.partitions, AQE-coalesced
 
-    # --- the whole write --------------------------------------------------------------------
-    def run(self) -> str:
-        """Begin, execute and commit; on any error cancel the jobs, wait for their tasks,
-        roll the write back and re-raise (a hoodie error raised in a task is re-raised as
-        that error, chained to Spark's)."""
-        if self.prepared.keygen.is_partitioned:
-            # every partition value is checked before the instant exists, so a refused
-            # batch leaves no trace in the table, not even a rolled-back instant
-            self._touched_once()
-        txn = WriteTransaction.begin(self.table, self.settings.operation, self.prepared.services)
+    def tasks(self) -> int:
+        """The shuffle's partitions (the operation's parallelism option, or Spark's)."""
+        return self._shuffle_partitions() or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
+
+    @contextmanager
+    def running(self, instant: str) -> Iterator[None]:
+        """The write's jobs in their own group: on an error they are cancelled and their
+        tasks awaited, and a hoodie error a task raised is re-raised as such; the write's
+        cached DataFrames and broadcasts are dropped at the end."""
         sc = self.spark.sparkContext
-        group = f"hoodie-write-{txn.instant_time}"
-        with job_group(sc, group, f"hoodie {self.settings.operation} {txn.instant_time} into {self.table.base_path}"):
+        group = f"hoodie-write-{instant}"
+        with job_group(sc, group, f"hoodie {self.settings.operation} {instant} into {self.table.base_path}"):
             try:
-                self.locate()
-                if self.partition_aligned:
-                    # Every task plans its own partitions, so no plan exists yet: the
-                    # inflight instant names the touched partitions (a rollback lists
-                    # them) without file groups, as Hudi's bulk_insert leaves it empty.
-                    txn.mark_inflight({p: [] for p in self.partitions})
-                    stats = self.write_partitions(txn.instant_time)
-                else:
-                    tagged = self.tag()
-                    plan = self.plan(tagged)
-                    # planned counts: counting the buckets exactly would cost one more pass
-                    txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, self.profiles)))
-                    stats = self.write_buckets(self.assign(tagged, plan), plan, txn.instant_time)
-                txn.commit(stats, self.data_schema, self.replaced)
+                yield
             except BaseException as e:
                 try:
                     cancel_and_wait(sc, group)
                 except Exception:  # a stopped context has no tasks left to wait for
-                    log.exception("could not cancel the Spark jobs of write %s", txn.instant_time)
-                txn.abort()
+                    log.exception("could not cancel the Spark jobs of write %s", instant)
                 translated = hoodie_error_in(e)
                 if translated is not None:
                     raise translated from e
                 raise
             finally:
                 self.release()
-        # the commit stands even if a service fails: the next write retries the service
-        self.prepared.services.after_commit(self.table, self.prepared.config, SparkEngine(self.spark))
-        return txn.instant_time
 
-    # --- executors: keys, dedupe, tags --------------------------------------------------------
-    def keyed(self) -> DataFrame:
-        """Input rows + input position + record key, partition path, delete flag and
-        (null) file location."""
-        with_seq = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
-        schema = StructType(list(with_seq.schema.fields) + _KEYED_FIELDS)
-        spec = tasks.KeySpec(self.prepared.keygen, self.settings.operation == "delete")
-        return with_seq.mapInArrow(functools.partial(tasks.add_keys_task, spec=spec), schema)
-
-    def touched_partitions(self) -> list[str]:
+    # --- driver: the touched partitions -------------------------------------------------------
+    def partitions(self) -> list[str]:
         """The partition paths the batch writes to, computed on executors from the
         partition fields only (Spark prunes the other columns from the scan)."""
         return self._touched_once()[0]
@@ -353,8 +290,8 @@ class SparkWriteJob:
         return self._touched_paths
 
     def _touched(self) -> tuple[list[str], bool]:
-        """:meth:`touched_partitions`, and whether distinct partition-field values of the
-        batch give distinct paths (then the fields themselves can be shuffled on)."""
+        """:meth:`partitions`, and whether distinct partition-field values of the batch
+        give distinct paths (then the fields themselves can be shuffled on)."""
         keygen = self.prepared.keygen
         if not keygen.is_partitioned:
             return ([] if self.data.isEmpty() else [""]), False
@@ -373,60 +310,22 @@ class SparkWriteJob:
             return sorted(paths), len(paths) == values.num_rows
         return distinct_paths_on_executors(self.data, keygen), False
 
-    def _locate(self, partitions: list[str]) -> None:
-        self.partitions = partitions
-        self.replaced = replaced_file_groups(self.prepared, partitions)
-        view = self.table.view()
-        self.latest = {p: ([] if self.replaced is not None else view.latest_slices(p)) for p in partitions}
-
-    def locate(self) -> None:
-        """For operations that consult the index: the touched partitions
-        (:attr:`partitions`, :attr:`latest`, :attr:`replaced`), and whether the write runs
-        partition-aligned (:attr:`partition_aligned`, see :meth:`write_partitions`)."""
-        if not self.tagging or self._located:
-            return
-        partitions, self._fields_injective = self._touched_once()
-        self._locate(partitions)
-        self._located = True
-        n = self._shuffle_partitions() or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
-        self.partition_aligned = len(self.partitions) >= 2 * n
-
-    def tag(self) -> DataFrame:
-        """Keyed, deduped and tagged records, persisted (the plan and the handles both
-        read them); duplicates meet because the shuffle hashes (partition, key)."""
-        s = self.settings
-        keyed = self.keyed()
-        if not (s.combine or self.tagging):
-            # Nothing needs duplicates to meet: no shuffle (bulk_insert, plain insert).
-            return self._persist(keyed)
-        refs: dict[str, list[FileRef]] = {}
-        if self.tagging:
-            self.locate()
-            refs = {p: pipeline.file_refs(self.latest[p]) for p in self.partitions}
-        spec = tasks.TagSpec(self.table.storage, s, self.tagging)
-        n = self._shuffle_partitions()
-        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
-        shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
-        fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(refs))
-        return self._persist(shuffled.mapInArrow(fn, keyed.schema))
-
     # --- executors: one pass when tasks hold whole partitions ---------------------------------
-    def write_partitions(self, instant: str) -> list[WriteStat]:
+    def write_partitions(self, spec: GroupSpec, latest: Mapping[str, list[FileSlice]]) -> list[WriteStat]:
         """Key, dedupe, tag, plan and write in one pass (``tasks.write_partitions_task``):
         the records are hashed by partition and sorted by it within each task, so every
         task holds whole partitions, one at a time, and plans them as the driver would
         (Hudi's file sizing is per partition). The driver sees the write stats only,
-        in the order of the driver's plan (partition, then bucket).
+        in the order of (partition, bucket).
 
         When the batch's partition fields map one to one to its paths, Spark shuffles on
         the fields and the keys are computed after the shuffle, in the same task;
         otherwise (timestamp or floating-point fields, values sharing a path) a first
         ``mapInArrow`` computes the paths to shuffle on.
         """
-        s = self.settings
         n = self._shuffle_partitions()
-        if self._fields_injective:
-            keys: tasks.KeySpec | None = tasks.KeySpec(self.prepared.keygen, s.operation == "delete")
+        if self._touched_once()[1]:
+            keys: tasks.KeySpec | None = tasks.KeySpec(self.prepared.keygen, self.settings.operation == "delete")
             data = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
             cols = [F.col(f) for f in self.prepared.keygen.partition_fields]
         else:
@@ -434,21 +333,39 @@ class SparkWriteJob:
             data = self.keyed()
             cols = [F.col(tasks.PARTITION_PATH)]
         shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
-        group = GroupSpec(self.table.storage, s, planner_for(self.prepared), write_context(self.prepared, instant, self.data_schema))
-        spec = tasks.PartitionWriteSpec(keys, group)
-        fn = functools.partial(tasks.write_partitions_task, spec=spec, latest=self._broadcast(self.latest))
+        fn = functools.partial(tasks.write_partitions_task, spec=tasks.PartitionWriteSpec(keys, spec), latest=self._broadcast(dict(latest)))
         rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: (r.partition, r.bucket))]
 
-    # --- driver: plan -----------------------------------------------------------------------
-    def plan(self, tagged: DataFrame) -> WritePlan:
-        """The write plan from record counts per (partition, file id): the only thing about
-        the records the driver ever sees."""
+    # --- executors: keys, dedupe, tags --------------------------------------------------------
+    def keyed(self) -> DataFrame:
+        """Input rows + input position + record key, partition path, delete flag and
+        (null) file location."""
+        with_seq = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
+        schema = StructType(list(with_seq.schema.fields) + _KEYED_FIELDS)
+        spec = tasks.KeySpec(self.prepared.keygen, self.settings.operation == "delete")
+        return with_seq.mapInArrow(functools.partial(tasks.add_keys_task, spec=spec), schema)
+
+    def tag(self, refs: Mapping[str, list[FileRef]]) -> DataFrame:
+        """Keyed, deduped and tagged records, persisted (the counts and the handles both
+        read them); duplicates meet because the shuffle hashes (partition, key)."""
+        s = self.settings
+        keyed = self.keyed()
+        if not (s.combine or s.tags_records):
+            # Nothing needs duplicates to meet: no shuffle (bulk_insert, plain insert).
+            return self._persist(keyed)
+        n = self._shuffle_partitions()
+        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
+        shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
+        spec = tasks.TagSpec(self.table.storage, s)
+        fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(dict(refs)))
+        return self._persist(shuffled.mapInArrow(fn, keyed.schema))
+
+    # --- driver: profiles -------------------------------------------------------------------
+    def profiles(self, tagged: DataFrame) -> dict[str, PartitionProfile]:
+        """Record counts per (partition, file id): the only thing about the records the
+        driver ever sees."""
         counts = tagged.groupBy(tasks.PARTITION_PATH, FILE_ID_COLUMN).count().collect()
-        if not self.tagging:
-            # Like the client, take the partitions of the (deduped) records: the counts
-            # name them all, so no other pass over the data is needed.
-            self._locate(sorted({partition for partition, _, _ in counts}))
         updates: dict[str, dict[str, int]] = defaultdict(dict)
         inserts: Counter[str] = Counter()
         for partition, file_id, n in counts:
@@ -456,9 +373,7 @@ class SparkWriteJob:
                 inserts[partition] += n
             else:
                 updates[partition][file_id] = n
-        profiles = {p: PartitionProfile(updates.get(p, {}), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
-        self.profiles = profiles
-        return make_plan(self.prepared, profiles, self.latest)
+        return {p: PartitionProfile(updates.get(p, {}), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
 
     # --- executors: buckets and handles -------------------------------------------------------
     def assign(self, tagged: DataFrame, plan: WritePlan) -> DataFrame:
@@ -466,13 +381,17 @@ class SparkWriteJob:
         return tagged.mapInArrow(functools.partial(tasks.assign_buckets_task, plan=self._broadcast(plan)), schema)
 
     def bucket_counts(self, bucketed: DataFrame) -> dict[int, int]:
-        """Records per bucket, for the planned workload in the inflight instant."""
+        """Records per bucket."""
         return {int(b): int(n) for b, n in bucketed.groupBy(BUCKET_COLUMN).count().collect()}
 
-    def write_buckets(self, bucketed: DataFrame, plan: WritePlan, instant: str) -> list[WriteStat]:
-        """Run the write handle of every bucket on the executors; the write stats in
-        bucket order. Every call is a new Spark stage, hence new write tokens."""
-        wctx = write_context(self.prepared, instant, self.data_schema)
+    def write_buckets(self, tagged: DataFrame, plan: WritePlan, wctx: WriteContext) -> list[WriteStat]:
+        """Assign every record its bucket and run the write handle of every bucket on the
+        executors; the write stats in bucket order."""
+        return self.write_assigned(self.assign(tagged, plan), plan, wctx)
+
+    def write_assigned(self, bucketed: DataFrame, plan: WritePlan, wctx: WriteContext) -> list[WriteStat]:
+        """Run the write handles of records already assigned their buckets. Every call is
+        a new Spark stage, hence new write tokens."""
         fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
         rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, "bucket int, stat string").collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]

@@ -1,8 +1,9 @@
-"""Write-client batches spanning many partitions: each engine task takes a group of whole
-partitions through the whole pipeline (dedupe, tag, plan, bucket, write).
+"""Partition-aligned writes: a task takes whole partitions through dedupe, tagging,
+planning and the write handles (:func:`plan_partitions`, which Spark's partition-aligned
+tasks run too); in process, the partitions are dealt into groups, one per engine task.
 
 Hudi sizes files per partition, so the plan a task makes for its partitions is the plan
-the driver would make for them. The pipeline steps (:mod:`hoodie.writer.pipeline`) run
+the driver would make for them. The write steps (:mod:`hoodie.writer.steps`) run
 once per group, on all its partitions at once, so their per-call costs are paid a few
 times, not once per partition; and nothing waits between tagging and writing for every
 partition of the batch to be tagged, or runs on the whole batch on the driver.
@@ -25,11 +26,10 @@ from hoodie.engine.base import TaskContext
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.timeline.commit_metadata import WriteStat
-from hoodie.writer import pipeline
+from hoodie.writer import steps
 from hoodie.writer.context import WriteContext
 from hoodie.writer.handles import BucketGroup, BucketTask, run_bucket_group
 from hoodie.writer.planner import PartitionProfile, WritePlan
-from hoodie.writer.prepare import dedupe
 from hoodie.writer.schema import DELETE_COLUMN, consecutive_slices
 from hoodie.writer.settings import WriteSettings
 
@@ -56,15 +56,12 @@ def plan_partitions(
     """Dedupe, tag and plan the records of whole ``partitions`` (keyed, in input order):
     the plan and each bucket's records by id in it, or (None, []) when nothing is left to
     write. Spark's partition-aligned tasks run it one partition at a time."""
-    settings = spec.settings
-    if settings.combine:
-        records = dedupe(records, settings.ordering_field)
-    refs = {p: pipeline.file_refs(latest[p]) for p in partitions}
-    records = pipeline.after_tagging(pipeline.tag_records(records, refs, spec.storage, settings.index), settings.operation)
+    refs = {p: steps.file_refs(latest[p]) for p in partitions}
+    records = steps.dedupe_and_tag(records, refs, spec.storage, spec.settings)
     if records.num_rows == 0:
         return None, []
-    plan = spec.planner.plan(pipeline.profile(records), {p: latest[p] for p in partitions})
-    return plan, pipeline.split_by_bucket(pipeline.assign_buckets(records, plan))
+    plan = spec.planner.plan(steps.profile(records), {p: latest[p] for p in partitions})
+    return plan, steps.split_by_bucket(steps.assign_buckets(records, plan))
 
 
 @dataclass(frozen=True)

@@ -1,177 +1,232 @@
-"""Engine-neutral steps of the write pipeline over Arrow batches.
+"""The write pipeline, once for every engine: one batch of records becomes one commit.
 
-The in-process client calls them on the whole batch; the Spark pipeline calls the same
-functions inside executor tasks on its shuffled pieces. Each is a pure function of its
-inputs (plus reads of base files for tagging).
+:func:`run_write` is the whole of it, on the driver. The steps and every rule about them
+(which operations consult the index, when a write runs partition-aligned, which file
+groups an overwrite replaces, what the inflight instant records) are written here once.
+Where the records are and how they move is a :class:`RecordFlow`'s business: an Arrow
+table and an :class:`~hoodie.engine.Engine` in process (:mod:`hoodie.writer.client`), a
+DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
+:mod:`hoodie.writer.steps` where its records are and decides nothing else.
+
+1. ``flow.partitions()`` — the touched partitions; a refused key or partition value
+   stops the write before its instant exists.
+2. ``WriteTransaction.begin``; the latest slices of the touched partitions.
+3. Partition-aligned (the index is consulted and there are at least two partitions for
+   each of the flow's tasks): the inflight instant names the partitions; every task takes
+   whole partitions through dedupe, tagging, planning (Hudi sizes files per partition)
+   and the write handles (``flow.write_partitions``).
+4. Otherwise: ``flow.tag`` (dedupe and tag), ``flow.profiles`` (records per file group
+   and inserts per partition: all the driver sees of the records), the plan, the inflight
+   instant with the planned workload, ``flow.write_buckets`` (bucket assignment and the
+   write handles).
+5. ``txn.commit``, or on any error the flow's tasks are stopped and ``txn.abort`` rolls
+   back; after the commit the table services run (a failing service does not undo it).
 """
 from __future__ import annotations
 
-import functools
-from collections import Counter, defaultdict
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from hoodie.engine.base import Engine, TaskContext
-from hoodie.index import FileRef, IndexSettings, tag_partition
-from hoodie.storage.base import Storage
+from hoodie.config import options as o
+from hoodie.engine.base import Engine
+from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.index.base import FileRef
 from hoodie.table.file_group import FileSlice
-from hoodie.writer.planner import PartitionProfile, WritePlan, assign_insert_buckets
-from hoodie.writer.schema import (
-    BASE_INSTANT_COLUMN,
-    BUCKET_COLUMN,
-    DELETE_COLUMN,
-    FILE_ID_COLUMN,
-    consecutive_slices,
+from hoodie.timeline.commit_metadata import WriteStat
+from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
+from hoodie.writer import steps
+from hoodie.writer.context import WriteContext
+from hoodie.writer.partition_groups import GroupSpec
+from hoodie.writer.planner import (
+    PartitionProfile,
+    SizingSettings,
+    WritePlan,
+    average_record_size,
+    build_plan,
+    planned_bucket_counts,
 )
+from hoodie.writer.settings import PreparedWrite
+from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
+
+MERGE_ON_READ = "MERGE_ON_READ"
+NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
+# A write runs partition-aligned when every task gets at least this many partitions: with
+# two, the tasks' loads even out at the end (tasks end at different times).
+PARTITIONS_PER_TASK = 2
+
+Tagged = TypeVar("Tagged")
 
 
-def file_refs(slices: list[FileSlice]) -> list[FileRef]:
-    return [FileRef(s.file_id, s.base_instant, s.base_file.path) for s in slices if s.base_file is not None]
+class RecordFlow(Protocol, Generic[Tagged]):
+    """Where one batch's records are and how they move: the engine side of the pipeline.
+    ``Tagged`` is the flow's handle on its deduped and tagged records."""
+
+    @property
+    def engine(self) -> Engine:
+        """The engine the table services run on after the commit."""
+        ...
+
+    def partitions(self) -> list[str]:
+        """The partition paths the batch touches, sorted; raises for a record whose key or
+        partition value is refused (before anything is written)."""
+        ...
+
+    def tasks(self) -> int:
+        """How many tasks the flow spreads the records over."""
+        ...
+
+    def running(self, instant: str) -> AbstractContextManager[None]:
+        """The scope of the write's tasks: on an error inside it, no task of the write is
+        still running when it exits (so the rollback that follows misses no file)."""
+        ...
+
+    def write_partitions(self, spec: GroupSpec, latest: Mapping[str, list[FileSlice]]) -> list[WriteStat]:
+        """Dedupe, tag, plan and write whole partitions in the tasks that hold them
+        (:func:`hoodie.writer.partition_groups.plan_partitions`); the stats in the order of
+        (partition, bucket)."""
+        ...
+
+    def tag(self, refs: Mapping[str, list[FileRef]]) -> Tagged:
+        """The records deduped and tagged (:func:`hoodie.writer.steps.dedupe_and_tag`) with
+        the latest base files ``refs`` of every touched partition (empty: no tagging)."""
+        ...
+
+    def profiles(self, tagged: Tagged) -> dict[str, PartitionProfile]:
+        """Records per existing file group and inserts, per partition."""
+        ...
+
+    def write_buckets(self, tagged: Tagged, plan: WritePlan, wctx: WriteContext) -> list[WriteStat]:
+        """Assign every record its bucket in ``plan`` and run the write handle of each
+        bucket; the stats in bucket order."""
+        ...
 
 
-def tag_records(
-    records: pa.Table,
-    refs_by_partition: Mapping[str, list[FileRef]],
-    storage: Storage,
-    settings: IndexSettings,
-    engine: Engine | None = None,
-) -> pa.Table:
-    """Add the file id and base instant of every record whose key already exists.
+def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged]) -> str:
+    """Write ``flow``'s records as one commit (see the module docstring); returns its
+    instant time."""
+    s = prepared.settings
+    partitions = flow.partitions()  # a refused batch leaves no trace, not even an instant
+    txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services)
+    try:
+        with flow.running(txn.instant_time):
+            stats, replaced = _execute(prepared, data_schema, flow, partitions, txn)
+            txn.commit(stats, data_schema, replaced)
+    except BaseException:
+        txn.abort()
+        raise
+    # the commit stands even if a service fails: the next write retries the service
+    prepared.services.after_commit(prepared.table, prepared.config, flow.engine)
+    return txn.instant_time
 
-    One task per partition that has existing files (keys are unique per partition).
-    """
-    n = records.num_rows
-    parts = records.column("_hoodie_partition_path").combine_chunks()
-    keys = records.column("_hoodie_record_key").combine_chunks()
-    work = [
-        (partition, idx, refs_by_partition[partition])
-        for partition, idx in group_indices(parts).items()
-        if refs_by_partition.get(partition)
-    ]
-    tasks = [TagTask(keys.take(pa.array(idx)), refs) for _, idx, refs in work]
-    run = functools.partial(run_tag_task, storage=storage, settings=settings)
-    results = (engine.map(run, tasks, "tag") if engine is not None else [run(t, None) for t in tasks])
-    # Per record, the position of its file in all partitions' refs laid end to end (-1:
-    # not found); the id and instant columns are then one take each from those refs, not
-    # a Python object per record.
-    found = np.full(n, -1, dtype=np.int64)
-    all_refs: list[FileRef] = []
-    for (_, idx, refs), file_pos in zip(work, results):
-        hit = file_pos >= 0
-        found[idx[hit]] = file_pos[hit] + len(all_refs)
-        all_refs.extend(refs)
-    at = pa.array(found, mask=found < 0)
-    file_ids = pa.array([r.file_id for r in all_refs], pa.string()).take(at)
-    base_instants = pa.array([r.base_instant for r in all_refs], pa.string()).take(at)
-    records = _drop(records, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
-    return records.append_column(FILE_ID_COLUMN, file_ids).append_column(BASE_INSTANT_COLUMN, base_instants)
+
+def _execute(
+    prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged], partitions: list[str], txn: WriteTransaction
+) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
+    s = prepared.settings
+    replaced = replaced_file_groups(prepared, partitions)
+    view = prepared.table.view()
+    # an overwrite's new file groups replace the old ones: nothing is merged into them
+    latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
+    planner = planner_for(prepared)
+    wctx = write_context(prepared, txn.instant_time, data_schema)
+    if runs_partition_aligned(prepared, len(partitions), flow.tasks()):
+        # No plan exists before the tasks make theirs: the inflight instant names the
+        # touched partitions (a rollback lists them) without file groups, as Hudi's
+        # bulk_insert leaves it empty.
+        txn.mark_inflight({p: [] for p in partitions})
+        return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), latest), replaced
+    refs = {p: steps.file_refs(latest[p]) for p in partitions} if s.tags_records else {}
+    tagged = flow.tag(refs)
+    profiles = flow.profiles(tagged)
+    plan = planner.plan(profiles, latest)
+    # planned counts: on an engine that keeps the records elsewhere, exact ones cost a pass
+    txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, profiles)))
+    return flow.write_buckets(tagged, plan, wctx), replaced
+
+
+def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
+    """Whether every task can take whole partitions through the pipeline: the index is
+    consulted (so tagging, the costly step, runs in the tasks too) and there are at least
+    :data:`PARTITIONS_PER_TASK` partitions for each task (and two in all)."""
+    return prepared.settings.tags_records and partitions >= max(2, PARTITIONS_PER_TASK * tasks)
+
+
+def replaced_file_groups(prepared: PreparedWrite, partitions: list[str]) -> dict[str, list[str]] | None:
+    """File groups an insert_overwrite replaces: those of the written partitions, or all."""
+    op = prepared.settings.operation
+    if op not in REPLACE_OPERATIONS:
+        return None
+    view = prepared.table.view()
+    targets = view.all_partition_paths() if op == "insert_overwrite_table" else partitions
+    return {p: ids for p in targets if (ids := [g.file_id for g in view.file_groups(p)])}
 
 
 @dataclass(frozen=True)
-class TagTask:
-    keys: pa.Array
-    refs: list[FileRef]
+class Planner:
+    """Everything :func:`~hoodie.writer.planner.build_plan` needs besides the profiles and
+    the latest slices, resolved once on the driver. Picklable, so that an engine task
+    holding whole partitions can plan them itself (Hudi's file sizing is per partition)."""
+
+    sizing: SizingSettings
+    avg_record_size: int
+    use_small_files: bool
+    merge_on_read: bool
+    pending_compactions: Mapping[tuple[str, str], str] | None
+
+    def plan(self, profiles: Mapping[str, PartitionProfile], latest: Mapping[str, list[FileSlice]]) -> WritePlan:
+        return build_plan(
+            profiles,
+            latest,
+            self.sizing,
+            self.avg_record_size,
+            use_small_files=self.use_small_files,
+            merge_on_read=self.merge_on_read,
+            pending_compactions=self.pending_compactions,
+        )
 
 
-def run_tag_task(task: TagTask, ctx: TaskContext | None, storage: Storage, settings: IndexSettings) -> np.ndarray:
-    return tag_partition(task.keys, task.refs, storage, settings).file_pos
+def planner_for(prepared: PreparedWrite) -> Planner:
+    """Sizing from past commits, small files unless the operation writes new file groups
+    only, merge-on-read handles and pending compactions."""
+    table, s = prepared.table, prepared.settings
+    merge_on_read = table.table_type == MERGE_ON_READ
+    return Planner(
+        s.sizing,
+        average_record_size(table.timeline, s.sizing),
+        use_small_files=s.operation not in NO_SMALL_FILE_OPERATIONS,
+        merge_on_read=merge_on_read,
+        pending_compactions=file_groups_in_pending_compaction(table.timeline) if merge_on_read else None,
+    )
 
 
-def group_indices(values: pa.Array | pa.ChunkedArray) -> dict[Any, np.ndarray]:
-    """Row indices of each distinct value."""
-    if len(values) == 0:
-        return {}
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    encoded = values.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    if len(encoded.dictionary) <= 1 << 16:
-        # numpy sorts 16-bit integers stably by radix sort: ~6x faster than int32's
-        codes = codes.astype(np.uint16)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    dictionary = encoded.dictionary.to_pylist()
-    out: dict[str, np.ndarray] = {}
-    for chunk in np.split(order, bounds):
-        out[dictionary[codes[chunk[0]]]] = chunk
+def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema) -> WriteContext:
+    """What every write task needs, shipped once per task."""
+    table, s = prepared.table, prepared.settings
+    return WriteContext(
+        storage=table.storage,
+        base_path=table.base_path,
+        instant=instant,
+        data_schema=data_schema,
+        ordering_field=s.ordering_field,
+        parquet=s.parquet,
+        bloom=s.bloom,
+        avro_schema_with_meta=avro_schema_json(arrow_to_avro_schema(data_schema, table.name, include_meta_fields=True)),
+        deletes_carry_ordering=s.operation != "delete",
+        log_block_format=prepared.config.get(o.LOG_BLOCK_FORMAT),
+    )
+
+
+def workload_stats(plan: WritePlan, records_per_bucket: Mapping[int, int]) -> dict[str, list[WriteStat]]:
+    """The planned workload, recorded in the inflight instant (used by rollback)."""
+    out: dict[str, list[WriteStat]] = {}
+    for b in plan.buckets:
+        out.setdefault(b.partition_path, []).append(
+            WriteStat(
+                fileId=b.file_id, path="", partitionPath=b.partition_path, prevCommit=b.base_instant or "null", numWrites=records_per_bucket.get(b.bucket_id, 0)
+            )
+        )
     return out
-
-
-def profile(records: pa.Table) -> dict[str, PartitionProfile]:
-    """Per partition: records per existing file group (updates, deletes) and new inserts.
-
-    Deletes of keys that do not exist are not work: they are dropped by the caller.
-    """
-    # counted by Arrow (a null file id, an insert, is a group of its own)
-    counts = records.select(["_hoodie_partition_path", FILE_ID_COLUMN]).group_by(["_hoodie_partition_path", FILE_ID_COLUMN]).aggregate([([], "count_all")])
-    updates: dict[str, dict[str, int]] = defaultdict(dict)
-    inserts: Counter[str] = Counter()
-    for p, f, n in zip(*(counts.column(c).to_pylist() for c in ("_hoodie_partition_path", FILE_ID_COLUMN, "count_all"))):
-        if f is None:
-            inserts[p] += n
-        else:
-            updates[p][f] = n
-    return {p: PartitionProfile(dict(updates.get(p, {})), inserts.get(p, 0)) for p in set(updates) | set(inserts)}
-
-
-def drop_unmatched_deletes(records: pa.Table) -> pa.Table:
-    """Deletes of keys not in the table have nothing to delete."""
-    unmatched_delete = pc.and_(records.column(DELETE_COLUMN), pc.is_null(records.column(FILE_ID_COLUMN)))
-    if not pc.any(unmatched_delete).as_py():
-        return records
-    return records.filter(pc.invert(unmatched_delete))
-
-
-def after_tagging(records: pa.Table, operation: str) -> pa.Table:
-    """Drop what tagging showed needs no writing: existing keys of an insert that drops
-    duplicates, and deletes of keys the table does not hold."""
-    if operation == "insert":
-        records = records.filter(pc.is_null(records.column(FILE_ID_COLUMN)))
-    return drop_unmatched_deletes(records)
-
-
-def assign_buckets(records: pa.Table, plan: WritePlan) -> pa.Table:
-    """Add the bucket id of every record: its file group, or an insert target."""
-    n = records.num_rows
-    bucket = np.full(n, -1, dtype=np.int32)
-    parts = records.column("_hoodie_partition_path").combine_chunks()
-    fids = records.column(FILE_ID_COLUMN).combine_chunks()
-    keys = records.column("_hoodie_record_key").combine_chunks()
-    is_insert = pc.is_null(fids).to_numpy(zero_copy_only=False)
-    upd = np.flatnonzero(~is_insert)
-    if len(upd):
-        # one lookup per distinct (partition, file group), then a numpy take per record
-        pair_codes = []
-        for column in (parts, fids):
-            encoded = column.take(pa.array(upd)).dictionary_encode()
-            pair_codes.append((encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()))
-        (p_codes, p_names), (f_codes, f_names) = pair_codes
-        _, first, inverse = np.unique(p_codes * len(f_names) + f_codes, return_index=True, return_inverse=True)
-        lookup = np.array([plan.update_bucket[(p_names[p_codes[i]], f_names[f_codes[i]])] for i in first], dtype=np.int32)
-        bucket[upd] = lookup[inverse.ravel()]
-    ins = np.flatnonzero(is_insert)
-    if len(ins):
-        insert_keys = keys.take(pa.array(ins))
-        for partition, idx in group_indices(parts.take(pa.array(ins))).items():
-            bucket[ins[idx]] = assign_insert_buckets(insert_keys.take(pa.array(idx)), plan.insert_targets[partition])
-    return _drop(records, BUCKET_COLUMN).append_column(BUCKET_COLUMN, pa.array(bucket))
-
-
-def split_by_bucket(records: pa.Table) -> list[tuple[int, pa.Table]]:
-    """The rows of each bucket (without the bucket column), by bucket id: one take in
-    bucket order, then zero-copy slices, cheaper than a take per bucket."""
-    order = sorted((int(b), idx) for b, idx in group_indices(records.column(BUCKET_COLUMN)).items())
-    if not order:
-        return []
-    ordered = records.drop_columns([BUCKET_COLUMN]).take(pa.array(np.concatenate([idx for _, idx in order])))
-    return list(zip([b for b, _ in order], consecutive_slices(ordered, [len(idx) for _, idx in order])))
-
-
-def _drop(table: pa.Table, *names: str) -> pa.Table:
-    present = [n for n in names if n in table.column_names]
-    return table.drop_columns(present) if present else table

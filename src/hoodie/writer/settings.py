@@ -14,6 +14,8 @@ from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import SizingSettings
 from hoodie.writer.table_services import TableServices
 
+TAGGING_OPERATIONS = ("upsert", "delete")
+
 
 @dataclass(frozen=True)
 class WriteSettings:
@@ -28,6 +30,12 @@ class WriteSettings:
     sizing: SizingSettings
     parquet: ParquetSettings
     bloom: BloomSettings
+
+    @property
+    def tags_records(self) -> bool:
+        """Whether the write looks its keys up in the index: upsert and delete always;
+        insert only to drop keys that already exist (``hoodie.datasource.write.insert.drop.duplicates``)."""
+        return self.operation in TAGGING_OPERATIONS or (self.operation == "insert" and self.drop_duplicates)
 
     @classmethod
     def of(cls, config: HoodieConfig, operation: str) -> WriteSettings:

@@ -1,4 +1,6 @@
-"""Open the table a write targets, or create it; reconcile user options with the table.
+"""The driver-side setup of a write, the same for every engine: open the table a write
+targets or create it, reconcile user options with the table, roll back failed writes, and
+resolve the write's settings and the schema it will commit.
 
 A path that holds a different table (other name, other keys, other partitioning) is an
 error naming both values; options the user left out are taken from the table's
@@ -6,18 +8,26 @@ error naming both values; options the user left out are taken from the table's
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, TableError, UnsupportedTableError
+from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.formats.meta_columns import data_fields
 from hoodie.layout import METADATA_FOLDER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
+from hoodie.writer.schema import INTERNAL_PREFIX, reconcile
+from hoodie.writer.settings import PreparedWrite, WriteSettings
+from hoodie.writer.table_services import TableServices
 
 # hoodie.properties key -> write option it provides a default for
 _TABLE_TO_OPTION = {
@@ -120,3 +130,64 @@ def disable_metadata_table(table: HoodieTable) -> HoodieTable:
     store_table_config(cfg, table.storage, table.meta_path)
     table.storage.delete_dir(folder)
     return table.reload()
+
+
+def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
+    op = (operation or config.get(o.OPERATION) or "upsert").lower()
+    o.OPERATION.convert(op)
+    return op
+
+
+def validate_options(config: HoodieConfig) -> None:
+    if config.get(o.METADATA_ENABLE):
+        raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
+    if config.get(o.MARKERS_TYPE) != "DIRECT":
+        raise ConfigError(f"{o.MARKERS_TYPE.key}={config.get(o.MARKERS_TYPE)} is not supported yet; use DIRECT")
+
+
+def prepare_write(
+    path: str,
+    options: Mapping[str, Any] | None,
+    operation: str | None,
+    batch_schema: pa.Schema,
+    storage: Storage,
+    services: TableServices,
+    check_new_table_batch: Callable[[KeyGenerator], None] | None = None,
+) -> PreparedWrite:
+    """Driver-side setup shared by every engine: table, effective config, recovery (an
+    interrupted restore finished, failed writes rolled back by ``services``).
+
+    ``check_new_table_batch`` is called with the key generator before a table that does
+    not exist yet is created, so that a batch refused for its keys or partition values
+    leaves no table behind (on an existing table the pipeline checks them before it writes).
+    """
+    config = HoodieConfig.of(options)
+    validate_options(config)
+    services.check_settings(config)
+    op = resolve_operation(config, operation)
+    create_schema = (
+        avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
+    )
+
+    def keygen_for_create(create_config: HoodieConfig) -> KeyGenerator:
+        keygen = KeyGenerator.from_config(create_config)
+        if check_new_table_batch is not None:
+            check_new_table_batch(keygen)
+        return keygen
+
+    table, config = open_or_create(path, storage, config, keygen_for_create, create_schema)
+    validate_options(config)
+    keygen = KeyGenerator.from_config(config)
+    table = services.recover(disable_metadata_table(table))
+    return PreparedWrite(table, config, keygen, WriteSettings.of(config, op), services)
+
+
+def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.Schema:
+    """The data schema the commit will record (a delete batch never changes it)."""
+    current = prepared.table.data_schema()
+    if prepared.settings.operation == "delete":
+        if current is None:
+            return pa.schema(data_fields(batch_schema))
+        return current
+    incoming = pa.schema([f for f in data_fields(batch_schema) if not f.name.startswith(INTERNAL_PREFIX)])
+    return reconcile(current, incoming, prepared.settings.allow_column_drop)

@@ -1,11 +1,11 @@
-"""Engine-neutral pipeline steps on Arrow batches."""
+"""Engine-neutral write steps on Arrow batches."""
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from hoodie.writer.pipeline import group_indices
+from hoodie.writer.steps import group_indices
 
 
 @pytest.mark.parametrize("distinct", [1, 3, 70_000])
