@@ -82,7 +82,7 @@ def _prepare(bucket: Bucket, ctx: TaskContext, wctx: WriteContext, updates: pa.T
         else:
             blocks.append(AvroDataBlock.create(updates, wctx.avro_schema_with_meta, wctx.instant))
     if removed.num_rows:
-        blocks.append(DeleteBlock.create(_delete_records(removed, wctx), wctx.instant, wctx.avro_schema_with_meta))
+        blocks.extend(DeleteBlock.create(records, wctx.instant, wctx.avro_schema_with_meta) for records in _delete_blocks(removed, wctx))
     return PreparedAppend(bucket, log_name, blocks, updates.num_rows, removed.num_rows, started)
 
 
@@ -131,19 +131,24 @@ def _log_records(records: pa.Table, buckets: list[Bucket], contexts: list[TaskCo
     return with_meta_columns(records, wctx.data_schema, wctx.instant, prefixes, [b.file_id for b in buckets], lengths)
 
 
-def _delete_records(removed: pa.Table, wctx: WriteContext) -> list[DeleteRecord]:
-    """Deletes carry the default ordering value 0 (an ``IntWrapper``, exactly what Spark's
-    DELETE writes; it always wins) unless the batch supplies the ordering field
-    (``_hoodie_is_deleted`` rows of an upsert)."""
+def _delete_blocks(removed: pa.Table, wctx: WriteContext) -> list[list[DeleteRecord]]:
+    """The delete entries of a log file, one delete block per list. A delete without an
+    ordering value carries the default value 0 (an ``IntWrapper``, exactly what Spark's
+    DELETE writes; it always wins, as a delete without a value does in every merge); one
+    with a value (``_hoodie_is_deleted`` rows of an upsert) carries it, compared like a
+    data record's. hudi-rs refuses a delete block mixing ordering types, so the two kinds
+    go in a block each."""
     keys = removed.column("_hoodie_record_key").to_pylist()
     parts = removed.column("_hoodie_partition_path").to_pylist()
     f = wctx.ordering_field
-    if f and f in removed.column_names and removed.column(f).null_count < removed.num_rows and wctx.deletes_carry_ordering:
-        kind = OrderingType.for_arrow_type(removed.schema.field(f).type)
-        values = removed.column(f).to_pylist()
-        # hudi-rs refuses a delete block mixing ordering types: a missing value becomes a 0
-        # of the column's type (an integer 0 means "compare commit times only")
-        numeric = kind in (OrderingType.INT, OrderingType.LONG)
-        if numeric or None not in values:
-            return [DeleteRecord(k, p, 0 if v is None else v, kind) for k, p, v in zip(keys, parts, values)]
-    return [DeleteRecord(k, p, 0, OrderingType.INT) for k, p in zip(keys, parts)]
+    if not (f and f in removed.column_names and removed.column(f).null_count < removed.num_rows and wctx.deletes_carry_ordering):
+        return [[DeleteRecord(k, p, 0, OrderingType.INT) for k, p in zip(keys, parts)]]
+    kind = OrderingType.for_arrow_type(removed.schema.field(f).type)
+    with_value: list[DeleteRecord] = []
+    without: list[DeleteRecord] = []
+    for k, p, v in zip(keys, parts, removed.column(f).to_pylist()):
+        if v is None:
+            without.append(DeleteRecord(k, p, 0, OrderingType.INT))
+        else:
+            with_value.append(DeleteRecord(k, p, v, kind))
+    return [records for records in (with_value, without) if records]

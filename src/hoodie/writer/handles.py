@@ -3,9 +3,11 @@ latest base file (copy-on-write); log appends (merge-on-read) live in ``append_h
 Each writes its marker first and returns a WriteStat. ``run_bucket_group`` writes several
 buckets in one task, sharing their Avro encoding and bloom hashing.
 
-Merge semantics (``DefaultHoodieRecordPayload``, event time): an incoming update replaces
-the stored record unless the stored ordering value is larger; a delete removes it;
-untouched records keep their commit time and sequence number.
+Merge semantics (``DefaultHoodieRecordPayload``, event time): an incoming version
+replaces the stored record unless the merge rules keep the stored one
+(:func:`hoodie.table.slice_reader.merge_rules.newer_wins`, the rules a merge-on-read read
+and compaction follow: the stored record stays only when its ordering value is larger);
+a delete removes it; untouched records keep their commit time and sequence number.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from hoodie.layout import (
 )
 from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative, under
+from hoodie.table.slice_reader.merge_rules import newer_wins
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.context import WriteContext
@@ -218,7 +221,7 @@ def _merge(
     incoming_pos = match[touched]
     old_pos = np.nonzero(touched)[0]
     is_delete = deletes_mask[incoming_pos]
-    # event-time ordering: the stored record survives an update carrying a smaller value
+    # event-time ordering: the stored record survives an update the merge rules say is older
     stored_wins = np.zeros(len(incoming_pos), dtype=bool)
     ordering = wctx.ordering_field
     if ordering is not None and ordering in old.column_names and ordering in incoming.column_names and len(incoming_pos):
@@ -226,7 +229,7 @@ def _merge(
         new_ord = incoming.column(ordering).take(pa.array(incoming_pos))
         if not new_ord.type.equals(old_ord.type):
             new_ord = new_ord.cast(old_ord.type)
-        stored_wins = pc.fill_null(pc.greater(old_ord, new_ord), False).to_numpy(zero_copy_only=False)
+        stored_wins = ~newer_wins(old_ord, new_ord, is_delete)
     if not wctx.deletes_carry_ordering:
         stored_wins &= ~is_delete  # the delete operation carries no ordering: it always wins
     keep_old = ~touched

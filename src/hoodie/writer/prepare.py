@@ -2,8 +2,10 @@
 
 The output keeps the data columns and adds ``_hoodie_record_key`` and
 ``_hoodie_partition_path`` (and the internal ``__hoodie_delete`` flag). Dedupe keeps one
-record per (partition, key): the one with the largest ordering value, the later one on a
-tie (Hudi's ``preCombine`` with ``DefaultHoodieRecordPayload``).
+record per (partition, key): the version that survives when the records meet in batch
+order under the table's event-time rules (:mod:`hoodie.table.slice_reader.merge_rules`,
+the rules every merge of two versions follows): the largest ordering value, the later
+record on a tie (Hudi's ``preCombine`` with ``DefaultHoodieRecordPayload``).
 """
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.errors import RecordError
+from hoodie.table.slice_reader.merge_rules import MergeMode, fold_versions, surviving_versions
+from hoodie.table.slice_reader.ordering import column_ordering_values, columnar_kind, sort_keys
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.schema import DELETE_COLUMN
 
@@ -42,30 +46,35 @@ def check_ordering_field(batch: pa.Table, field: str | None, required: bool) -> 
 
 
 def dedupe(batch: pa.Table, ordering_field: str | None) -> pa.Table:
-    """One record per (partition path, record key): largest ordering value, later on ties."""
+    """One record per (partition path, record key), the one the merge rules keep."""
     n = batch.num_rows
     if n <= 1:
         return batch
     # (unique costs half of count_distinct; keys are never null here)
     if len(pc.unique(batch.column("_hoodie_record_key"))) == n:
         return batch  # distinct keys make distinct (partition, key) pairs: the usual batch
-    composite = _composite_key(batch)
-    if len(pc.unique(composite)) == n:
+    encoded = _composite_key(batch).dictionary_encode()
+    keys = len(encoded.dictionary)
+    if keys == n:
         return batch
-    # null ordering values lose against any value (sorted last within a key)
-    order_cols: list[tuple[str, str, str]] = [("k", "ascending", "at_end")]
-    arrays: dict[str, pa.Array] = {"k": composite, "i": pa.array(np.arange(n, dtype=np.int64))}
-    if ordering_field is not None and ordering_field in batch.column_names:
-        arrays["o"] = batch.column(ordering_field).combine_chunks()
-        order_cols.append(("o", "descending", "at_end"))
-    order_cols.append(("i", "descending", "at_end"))
-    helper = pa.table(arrays)
-    sorted_idx = pc.sort_indices(helper, sort_keys=order_cols)
-    sorted_keys = pc.take(composite, sorted_idx).to_numpy(zero_copy_only=False)
-    first = np.ones(n, dtype=bool)
-    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
-    keep = np.sort(sorted_idx.to_numpy()[first])  # keep the batch's original order
-    return batch.take(pa.array(keep))
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if ordering_field is None or ordering_field not in batch.column_names:
+        winners = surviving_versions(codes, keys, None)  # commit time: the latest
+    else:
+        winners = _event_time_winners(batch, codes, keys, ordering_field)
+    return batch.take(pa.array(np.sort(winners)))  # keep the batch's order
+
+
+def _event_time_winners(batch: pa.Table, codes: np.ndarray, keys: int, ordering_field: str) -> np.ndarray:
+    """Column at a time when the ordering values are totally ordered and no delete lacks
+    an ordering value (a commit-time delete always wins); otherwise record by record."""
+    column = batch.column(ordering_field)
+    deletes = batch.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+    kind = columnar_kind(column.type)
+    order = sort_keys(column, kind) if kind is not None else None
+    if order is not None and not (deletes & pc.is_null(column).to_numpy(zero_copy_only=False)).any():
+        return surviving_versions(codes, keys, order)
+    return fold_versions(codes, keys, column_ordering_values([column]), deletes, MergeMode.EVENT_TIME_ORDERING)
 
 
 def _composite_key(batch: pa.Table) -> pa.Array:

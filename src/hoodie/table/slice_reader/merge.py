@@ -56,8 +56,10 @@ from hoodie.table.slice_reader.merge_rules import (
     delta_merge,
     delta_merge_delete,
     final_merge,
+    newer_wins,
+    surviving_versions,
 )
-from hoodie.table.slice_reader.ordering import DOUBLE, LONG, STRING, column_ordering_values, delete_ordering_value, scalar_kind
+from hoodie.table.slice_reader.ordering import column_ordering_values, columnar_kind, delete_ordering_value, sort_keys
 
 __all__ = [
     "MergeSliceTask",
@@ -297,7 +299,7 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
     kind = _ordering_kind(log, merge)
     if kind is None:
         return None
-    log_ord = None if kind == _COMMIT_TIME else _fold_keys(log.column(merge.ordering_fields[0]), kind)
+    log_ord = None if kind == _COMMIT_TIME else sort_keys(log.column(merge.ordering_fields[0]), kind)
     if kind != _COMMIT_TIME and log_ord is None:
         return None
     keys = _key_column(log, merge).combine_chunks()
@@ -305,12 +307,7 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
         return None  # the record-at-a-time path reports it, naming the block's instant
     encoded = keys.dictionary_encode()  # codes in first-seen order
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    position = np.arange(len(codes))
-    order = np.lexsort((position, codes) if log_ord is None else (position, log_ord, codes))
-    ordered = codes[order]
-    last = np.r_[ordered[1:] != ordered[:-1], True]
-    winner = np.empty(len(encoded.dictionary), dtype=np.int64)
-    winner[ordered[last]] = order[last]
+    winner = surviving_versions(codes, len(encoded.dictionary), log_ord)
 
     replaced_rows = np.zeros(0, dtype=np.int64)
     replacing = np.zeros(0, dtype=np.int64)
@@ -328,7 +325,7 @@ def merge_columnar(base: pa.Table, logs: list[pa.Table], merge: MergeConfig, sta
             log_wins = np.ones(len(rows), dtype=bool)
         else:
             field = merge.ordering_fields[0]
-            log_wins = _log_wins(log.column(field).take(pa.array(versions)), base.column(field).take(pa.array(rows)), kind)
+            log_wins = newer_wins(base.column(field).take(pa.array(rows)), log.column(field).take(pa.array(versions)))
         replaced_rows, replacing = rows[log_wins], versions[log_wins]
     inserts = winner[~matched]
     stats.log_records += log.num_rows
@@ -355,53 +352,7 @@ def _ordering_kind(log: pa.Table, merge: MergeConfig) -> str | None:
     field = merge.ordering_fields[0]
     if field not in log.column_names:
         return _COMMIT_TIME  # no ordering values at all: the newer record always wins
-    t = log.schema.field(field).type
-    if pa.types.is_unsigned_integer(t) and t.bit_width == 64:
-        return None  # values past int64 compare as Python ints only
-    try:
-        kind = scalar_kind(t)
-    except TypeError:
-        return None  # the record-at-a-time rules report it
-    return kind if kind in (LONG, DOUBLE, STRING) else None
-
-
-def _as_long(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    """Integer-like values as int64, nulls as the default 0 (which compares as ``LONG`` 0)."""
-    t = column.type
-    if pa.types.is_boolean(t):
-        column = column.cast(pa.int8())
-    elif pa.types.is_date32(t) or pa.types.is_time32(t):
-        column = column.cast(pa.int32())
-    return pc.fill_null(column.cast(pa.int64()), 0)
-
-
-def _double_order(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """IEEE-754 total-order keys (as :func:`~hoodie.table.slice_reader.ordering.compare` uses)."""
-    bits = np.ascontiguousarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False)).view(np.int64)
-    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
-
-
-def _fold_keys(column: pa.ChunkedArray, kind: str) -> np.ndarray | None:
-    """Sortable keys of the log's ordering values; None when a null makes the rules
-    record-at-a-time (a null string or float is the default value, of another class)."""
-    if kind == LONG:
-        return _as_long(column).to_numpy()
-    if column.null_count:
-        return None
-    if kind == DOUBLE:
-        return _double_order(column)
-    return pc.rank(column.combine_chunks(), sort_keys="ascending", tiebreaker="dense").to_numpy()
-
-
-def _log_wins(log_values: pa.ChunkedArray, base_values: pa.ChunkedArray, kind: str) -> np.ndarray:
-    """Per pair, whether the log version beats the base row (ties go to the log; a null
-    base value is the default, of another class than a float or string: the log wins)."""
-    if kind == LONG:
-        return _as_long(log_values).to_numpy() >= _as_long(base_values).to_numpy()
-    base_null = pc.is_null(base_values).to_numpy(zero_copy_only=False)
-    if kind == DOUBLE:
-        return (_double_order(log_values) >= _double_order(pc.fill_null(base_values, 0.0))) | base_null
-    return pc.fill_null(pc.greater_equal(log_values, base_values), True).to_numpy(zero_copy_only=False) | base_null
+    return columnar_kind(log.schema.field(field).type)
 
 
 def _merge_base(base: pa.Table, buffer: _LogBuffer, mode: MergeMode, stats: MergeStats) -> pa.Table:

@@ -17,18 +17,28 @@ default and the buffered record's ordering is of the same class and strictly gre
 buffered commit-time delete is never displaced by a later delete-block entry.
 Commit-time ordering (``COMMIT_TIME_ORDERING``): the newer record always wins.
 
+The same rules decide every other meeting of two versions of a key, so that a key ends
+the same whichever path it takes: the writer's dedupe of a batch
+(:func:`surviving_versions`, or :func:`fold_versions` where the order is partial) and the
+copy-on-write merge of a batch into a base file (:func:`newer_wins`), as well as the
+column-at-a-time slice merge.
+
 ``merge.py`` applies these rules; :func:`resolve_merge_mode` mirrors hudi-rs's
 ``infer_merge_mode`` (itself Java's ``inferMergingConfigsForPreV9Table``).
 """
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import UnsupportedTableError
-from hoodie.table.slice_reader.ordering import OrderingValue, compare, is_default, same_class
+from hoodie.table.slice_reader.ordering import OrderingValue, at_least, compare, is_default, same_class
 
 __all__ = [
     "BufferedRecord",
@@ -37,7 +47,10 @@ __all__ = [
     "delta_merge",
     "delta_merge_delete",
     "final_merge",
+    "fold_versions",
+    "newer_wins",
     "resolve_merge_mode",
+    "surviving_versions",
 ]
 
 
@@ -216,3 +229,41 @@ def final_merge(mode: MergeMode, base: BufferedRecord, log: BufferedRecord) -> B
     if mode is MergeMode.COMMIT_TIME_ORDERING or keep_newer(base, log):
         return log
     return base
+
+
+# --- column at a time ---------------------------------------------------------------------------
+
+
+def newer_wins(older: pa.Array | pa.ChunkedArray, newer: pa.Array | pa.ChunkedArray, newer_deletes: np.ndarray | None = None) -> np.ndarray:
+    """Event-time ordering, per pair of versions of one key: whether the newer version
+    (its single ordering value in ``newer``, a delete where ``newer_deletes``) wins over
+    the older data record (:func:`keep_newer`): ties and values that cannot be compared
+    go to the newer version, and so does a delete without an ordering value (a
+    commit-time delete). Both columns have one type."""
+    wins = at_least(newer, older)
+    if newer_deletes is not None:
+        wins |= newer_deletes & pc.is_null(newer).to_numpy(zero_copy_only=False)
+    return wins
+
+
+def surviving_versions(codes: np.ndarray, keys: int, ordering: np.ndarray | None) -> np.ndarray:
+    """Per key (``codes``: each row's key, ``0..keys-1``), the row of the version that
+    survives when the rows meet in row order: the greatest ``ordering`` (sort keys of a
+    total order, :func:`~.ordering.sort_keys`), the later row on a tie; without an
+    ordering, the last row (commit time). The fold of :func:`delta_merge` over data rows."""
+    position = np.arange(len(codes))
+    order = np.lexsort((position, codes) if ordering is None else (position, ordering, codes))
+    ordered = codes[order]
+    last = np.r_[ordered[1:] != ordered[:-1], True]
+    winner = np.empty(keys, dtype=np.int64)
+    winner[ordered[last]] = order[last]
+    return winner
+
+
+def fold_versions(codes: np.ndarray, keys: int, orderings: Sequence[OrderingValue | None], deletes: np.ndarray, mode: MergeMode) -> np.ndarray:
+    """:func:`surviving_versions` record by record, for any ordering values and rows
+    flagged as deletes: :func:`delta_merge` folded over the rows in order."""
+    buffered: list[BufferedRecord | None] = [None] * keys
+    for row, code in enumerate(codes.tolist()):
+        buffered[code] = delta_merge(mode, BufferedRecord(orderings[row], bool(deletes[row]), 0, row), buffered[code])
+    return np.array([b.row if b is not None else -1 for b in buffered], dtype=np.int64)

@@ -17,6 +17,9 @@ default file group reader (version 2, a port of Java 1.x ``OrderingValues``) see
 
 ``None`` (no ordering value at all: a composite with a null part, a delete with a null
 ``orderingVal``) is distinct from ``DEFAULT``: it never compares and counts as default.
+
+Column at a time (:func:`columnar_kind`, :func:`sort_keys`, :func:`at_least`), the same
+domain as numpy keys and Arrow comparisons, for the merges that decide whole columns.
 """
 from __future__ import annotations
 
@@ -27,19 +30,24 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie.formats.log.blocks import DeleteRecord, OrderingType
 
 __all__ = [
     "DEFAULT",
     "OrderingValue",
+    "at_least",
     "column_ordering_values",
+    "columnar_kind",
     "compare",
     "delete_ordering_value",
     "is_default",
     "same_class",
     "scalar_kind",
+    "sort_keys",
 ]
 
 LONG = "long"
@@ -160,6 +168,67 @@ def column_ordering_values(columns: Sequence[pa.Array | pa.ChunkedArray]) -> lis
         else:
             out.append(OrderingValue(COMPOSITE, tuple(OrderingValue(k, int(v) if k == LONG else v) for k, v in zip(kinds, row))))
     return out
+
+
+# --- column at a time ------------------------------------------------------------------------
+
+
+def columnar_kind(t: pa.DataType) -> str | None:
+    """The class of a single ordering field of type ``t`` when its values can be ranked
+    column at a time (``LONG``, ``DOUBLE``, ``STRING``), else None (the record-at-a-time
+    values decide)."""
+    if pa.types.is_unsigned_integer(t) and t.bit_width == 64:
+        return None  # values past int64 compare as Python ints only
+    try:
+        kind = scalar_kind(t)
+    except TypeError:
+        return None  # the record-at-a-time rules report it
+    return kind if kind in (LONG, DOUBLE, STRING) else None
+
+
+def _as_long(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Integer-like values as int64, nulls as the default 0 (which compares as ``LONG`` 0)."""
+    t = column.type
+    if pa.types.is_boolean(t):
+        column = column.cast(pa.int8())
+    elif pa.types.is_date32(t) or pa.types.is_time32(t):
+        column = column.cast(pa.int32())
+    return pc.fill_null(column.cast(pa.int64()), 0)
+
+
+def _double_order(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """IEEE-754 total-order keys (as :func:`compare` uses)."""
+    bits = np.ascontiguousarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False)).view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+def sort_keys(column: pa.Array | pa.ChunkedArray, kind: str) -> np.ndarray | None:
+    """Integers ranking the values of a ``columnar_kind`` column as :func:`compare` ranks
+    them; None when a null makes the order partial (a null float or string is the
+    default value, of another class, which is never compared)."""
+    if kind == LONG:
+        return np.asarray(_as_long(column).to_numpy())
+    if column.null_count:
+        return None
+    if kind == DOUBLE:
+        return _double_order(column)
+    chunk = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return np.asarray(pc.rank(chunk, sort_keys="ascending", tiebreaker="dense").to_numpy())
+
+
+def at_least(values: pa.Array | pa.ChunkedArray, than: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per pair of single ordering values, :func:`compare` ``>= 0`` where the two may be
+    compared, True where they may not (a null float or string is the default, of another
+    class). Both columns have one type."""
+    kind = scalar_kind(values.type)
+    if kind == LONG:
+        if columnar_kind(values.type) is None:  # uint64: no int64 cast, the default still 0
+            return np.asarray(pc.greater_equal(pc.fill_null(values, 0), pc.fill_null(than, 0)).to_numpy(zero_copy_only=False))
+        return np.asarray(_as_long(values).to_numpy() >= _as_long(than).to_numpy())
+    other_class = pc.or_(pc.is_null(values), pc.is_null(than)).to_numpy(zero_copy_only=False)
+    if kind == DOUBLE:
+        return np.asarray((_double_order(pc.fill_null(values, 0.0)) >= _double_order(pc.fill_null(than, 0.0))) | other_class)
+    return np.asarray(pc.fill_null(pc.greater_equal(values, than), True).to_numpy(zero_copy_only=False) | other_class)
 
 
 # --- from delete blocks ---------------------------------------------------------------------
