@@ -17,9 +17,10 @@ def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any]
     ``hoodie.datasource.write.operation``, ...); the table is created on first write.
     """
     from hoodie.services.for_writers import WRITER_SERVICES
+    from hoodie.timeline_server.embedded import process_server_for
     from hoodie.writer.client import WriteClient
 
-    return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage).write(data)
+    return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage, timeline_server=process_server_for).write(data)
 
 
 def read(path: str, options: Mapping[str, Any] | None = None, *, engine: Engine | None = None, storage: Storage | None = None) -> pa.Table:

@@ -19,7 +19,8 @@ SEEDS = [int(s) for s in os.environ.get("HOODIE_MODEL_SEEDS", "20261122").split(
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
-def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int) -> None:
+@pytest.mark.parametrize("markers", ["DIRECT", "TIMELINE_SERVER_BASED"])
+def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int, markers: str) -> None:
     rng = random.Random(seed + len(index_type))
     path = str(tmp_path / "model")
 
@@ -30,7 +31,8 @@ def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int) -
             "hoodie.datasource.read.end.instanttime": end,
         })
 
-    run_write_steps(rng, 14, model_options(index_type), lambda batch, opts: hoodie.write(batch, path, opts), lambda: hoodie.read(path), incremental)
+    opts = {**model_options(index_type), "hoodie.write.markers.type": markers}
+    run_write_steps(rng, 14, opts, lambda batch, opts: hoodie.write(batch, path, opts), lambda: hoodie.read(path), incremental)
     table = HoodieTable.open(path)
     groups = [g for p in table.view().all_partition_paths() for g in table.view().file_groups(p)]
     assert len(groups) > len(CITIES), "sizing should have split partitions into several file groups"

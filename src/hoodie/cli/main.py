@@ -26,6 +26,7 @@ from hoodie.cli import explain as explain_cmd
 from hoodie.cli import read as read_cmd
 from hoodie.cli import restore as restore_cmd
 from hoodie.cli import savepoint as savepoint_cmd
+from hoodie.cli import serve as serve_cmd
 from hoodie.cli import show as show_cmd
 from hoodie.cli import timeline as timeline_cmd
 from hoodie.cli import validate as validate_cmd
@@ -277,6 +278,25 @@ def explain(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -
     with reporting_errors():
         config = parse_options(options)
         explain_cmd.print_explain(HoodieTable.open(path), config, as_json)
+
+
+@app.command("timeline-server")
+def timeline_server(
+    tables: Annotated[list[str], typer.Option("--table", metavar="PATH", help="A table to serve (repeatable).", show_default=False)],
+    host: Annotated[str, typer.Option(help="Address to bind (a wildcard needs --allow-wildcard).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: a free one).")] = 26754,
+    token: Annotated[
+        str | None, typer.Option(help=f"Token every request must carry (default: ${serve_cmd.TOKEN_ENV}, else a new one, printed).", show_default=False)
+    ] = None,
+    batch_interval_ms: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.interval_ms (0: group commit)")] = 0,
+    batch_threads: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.num_threads")] = 20,
+    allow_wildcard: Annotated[bool, typer.Option(help="Allow binding to 0.0.0.0 or ::.")] = False,
+) -> None:
+    """Serve tables' markers to writers until interrupted (Ctrl-C)."""
+    from hoodie.timeline_server import MarkerBatching
+
+    with reporting_errors():
+        serve_cmd.serve(tables, host, port, token, MarkerBatching(batch_interval_ms, batch_threads), allow_wildcard)
 
 
 @app.command()

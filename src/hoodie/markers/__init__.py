@@ -4,8 +4,34 @@ failed write left. Written by the write handles; read by the commit and by rollb
 restore, which is why they sit below both ``writer`` and ``services``.
 
 ``direct``: a marker file per data file; ``timeline_based``: the ``MARKERS<n>`` files a
-timeline server batches marker names into (read here, whoever wrote them).
+timeline server batches marker names into (read here, whoever wrote them); ``remote``:
+creating a marker through a timeline server, direct if the server fails.
 """
-from hoodie.markers.direct import DirectMarkers, MarkerEntry, log_file_written_by
+from __future__ import annotations
 
-__all__ = ["DirectMarkers", "MarkerEntry", "log_file_written_by"]
+from dataclasses import dataclass
+
+from hoodie.markers.direct import DirectMarkers, MarkerEntry, log_file_written_by
+from hoodie.markers.remote import ServerAddress, TimelineServerMarkers
+from hoodie.storage.base import Storage
+
+__all__ = ["DirectMarkers", "MarkerEntry", "MarkerSettings", "ServerAddress", "TimelineServerMarkers", "log_file_written_by", "marker_writer"]
+
+
+@dataclass(frozen=True)
+class MarkerSettings:
+    """How a write's tasks create markers: through the timeline server at ``server``, or
+    directly (None)."""
+
+    server: ServerAddress | None = None
+
+    @property
+    def kind(self) -> str:
+        return "DIRECT" if self.server is None else "TIMELINE_SERVER_BASED"
+
+
+def marker_writer(storage: Storage, base_path: str, instant: str, settings: MarkerSettings) -> DirectMarkers | TimelineServerMarkers:
+    """What creates the markers of ``instant``'s data files."""
+    if settings.server is None:
+        return DirectMarkers(storage, base_path, instant)
+    return TimelineServerMarkers(storage, base_path, instant, settings.server)

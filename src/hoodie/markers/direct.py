@@ -17,13 +17,10 @@ from hoodie.layout import (
     parse_log_file_name,
     parse_marker_name,
 )
-from hoodie.markers.timeline_based import read_batched_markers
+from hoodie.markers.timeline_based import MARKERS_TYPE_FILE, markers_file_index, parse_markers_file
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
 from hoodie.timeline.commit_metadata import WriteStat
-
-MARKERS_TYPE_FILE = "MARKERS.type"
-
 
 # Per marker directory of this process, a marker that later ones may share storage with
 # (see Storage.create_empty). Markers of one instant are created by many tasks at once;
@@ -73,22 +70,27 @@ class DirectMarkers:
     def exists(self) -> bool:
         return self.storage.exists(self.marker_dir)
 
-    def entries(self) -> list[MarkerEntry]:
-        """Every marker of the instant (walks the marker directory, never the table)."""
-        out: list[MarkerEntry] = []
-        if self.storage.exists(under(self.marker_dir, MARKERS_TYPE_FILE)):
-            names = read_batched_markers(self.storage, self.marker_dir)
-        else:
-            names = []
-            pending = [self.marker_dir]
-            while pending:
-                d = pending.pop()
-                for info in self.storage.list_dir(d):
-                    if info.is_dir:
-                        pending.append(info.path)
-                    else:
-                        names.append(relative_to(info.path, self.marker_dir))
+    def entries(self, strict: bool = True) -> list[MarkerEntry]:
+        """Every marker of the instant, direct and timeline-server-based alike (a write
+        whose server failed goes on with direct markers): walks the marker directory,
+        never the table. ``strict``: a damaged ``MARKERS<n>`` file is an error (a commit
+        must not miss a file to delete), else its unreadable lines are skipped (a
+        rollback lists the written partitions as well)."""
+        names: list[str] = []
+        pending = [self.marker_dir]
+        while pending:
+            d = pending.pop()
+            for info in self.storage.list_dir(d):
+                if info.is_dir:
+                    pending.append(info.path)
+                elif d == self.marker_dir and info.name == MARKERS_TYPE_FILE:
+                    continue
+                elif d == self.marker_dir and markers_file_index(info.name) is not None:
+                    names.extend(parse_markers_file(self.storage.read_bytes(info.path), info.path, strict))
+                else:
+                    names.append(relative_to(info.path, self.marker_dir))
         source = f"a marker of instant {self.instant}"
+        out: list[MarkerEntry] = []
         for name in names:
             parsed = parse_marker_name(name)
             if parsed is not None:

@@ -134,7 +134,7 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
         elif not compaction and table.storage.exists(full):
             failed_logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
 
-    for entry in markers.entries():
+    for entry in markers.entries(strict=False):  # the written partitions are listed too
         for rel in markers.files_of(entry):
             note(rel, entry.partition_path)
     # Partitions named by the inflight workload: catch files whose marker never made it.

@@ -68,7 +68,7 @@ def _known_partitions(table: HoodieTable, instant: Instant, files: list[Timeline
                 written.update(s.path for s in meta.write_stats() if s.path)
             known = True
     markers = DirectMarkers(table.storage, table.base_path, instant.timestamp)
-    for entry in markers.entries():
+    for entry in markers.entries(strict=False):  # the written partitions are listed too
         partitions.add(entry.partition_path)
         written.update(markers.files_of(entry))
         known = True

@@ -60,10 +60,12 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
+from hoodie.markers import ServerAddress
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import tasks
 from hoodie.spark.engine import SparkEngine
 from hoodie.spark.jobs import cancel_and_wait, hoodie_error_in, job_group
+from hoodie.spark.timeline import driver_server_for
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
@@ -246,6 +248,11 @@ class DataFrameRecordFlow:
     @property
     def engine(self) -> SparkEngine:
         return SparkEngine(self.spark)
+
+    default_markers = "TIMELINE_SERVER_BASED"  # as in Hudi
+
+    def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
+        return driver_server_for(self.spark, prepared.table.base_path, prepared.table.storage, prepared.config)
 
     def _shuffle_partitions(self) -> int | None:
         opt = _PARALLELISM.get(self.settings.operation)

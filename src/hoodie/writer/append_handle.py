@@ -22,7 +22,6 @@ from hoodie.formats.log import AvroDataBlock, DeleteBlock, DeleteRecord, Parquet
 from hoodie.formats.log.blocks import LogBlock, OrderingType
 from hoodie.formats.meta_columns import with_meta_columns
 from hoodie.layout import LogFileName, base_file_name
-from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative, under
 from hoodie.timeline.commit_metadata import RuntimeStats, WriteStat
 from hoodie.writer.context import WriteContext
@@ -74,7 +73,7 @@ def prepare_appends(appends: list[tuple[Bucket, pa.Table, TaskContext]], wctx: W
 
 def _prepare(bucket: Bucket, ctx: TaskContext, wctx: WriteContext, updates: pa.Table, removed: pa.Table, started: float) -> PreparedAppend:
     log_name = LogFileName(bucket.file_id, bucket.base_instant or "", bucket.next_log_version, ctx.write_token).name
-    DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
+    wctx.marker_writer().create(bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND")
     blocks: list[LogBlock] = []
     if updates.num_rows:
         if wctx.log_block_format == "parquet":  # a whole Parquet file as the block's content

@@ -22,6 +22,7 @@ from hoodie.engine.base import Engine
 from hoodie.engine.local import LocalEngine
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
+from hoodie.markers import ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
@@ -30,7 +31,7 @@ from hoodie.writer import steps
 from hoodie.writer.context import WriteContext
 from hoodie.writer.handles import BucketTask, group_buckets, run_bucket_group
 from hoodie.writer.partition_groups import GroupSpec, in_group_order, partition_groups, with_own_records, write_partition_group
-from hoodie.writer.pipeline import PARTITIONS_PER_TASK, run_write
+from hoodie.writer.pipeline import PARTITIONS_PER_TASK, TimelineServerFor, run_write
 from hoodie.writer.planner import PartitionProfile, WritePlan
 from hoodie.writer.prepare import add_keys, check_ordering_field
 from hoodie.writer.schema import normalize_batch
@@ -46,13 +47,21 @@ class WriteClient:
     table ``services`` around each write (``hoodie.write`` passes hoodie's own)."""
 
     def __init__(
-        self, path: str, options: Mapping[str, Any] | None = None, *, services: TableServices, engine: Engine | None = None, storage: Storage | None = None
+        self,
+        path: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        services: TableServices,
+        engine: Engine | None = None,
+        storage: Storage | None = None,
+        timeline_server: TimelineServerFor | None = None,
     ) -> None:
         self.path = normalize_path(path)
         self.options = dict(options or {})
         self.services = services
         self.engine = engine or LocalEngine()
         self.storage = storage or storage_for(self.path)
+        self.timeline_server = timeline_server
 
     def write(self, data: pa.Table | pa.RecordBatch, operation: str | None = None) -> str:
         """Write one batch as one commit; returns its instant time."""
@@ -63,22 +72,30 @@ class WriteClient:
         s = prepared.settings
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)
-        return run_write(prepared, data_schema, ArrowRecordFlow(prepared, batch, self.engine))
+        return run_write(prepared, data_schema, ArrowRecordFlow(prepared, batch, self.engine, self.timeline_server))
 
 
 class ArrowRecordFlow:
     """The pipeline's records as one Arrow table in this process, its steps run as tasks
     of ``engine`` (:class:`~hoodie.writer.pipeline.RecordFlow`)."""
 
-    def __init__(self, prepared: PreparedWrite, batch: pa.Table, engine: Engine) -> None:
+    default_markers = "DIRECT"
+
+    def __init__(self, prepared: PreparedWrite, batch: pa.Table, engine: Engine, timeline_server: TimelineServerFor | None = None) -> None:
         self.prepared = prepared
         self.batch = batch
         self._engine = engine
+        self._timeline_server = timeline_server
         self._records: pa.Table | None = None
 
     @property
     def engine(self) -> Engine:
         return self._engine
+
+    def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
+        if self._timeline_server is None:
+            return None
+        return self._timeline_server(prepared.table.base_path, prepared.table.storage, prepared.config)
 
     @property
     def records(self) -> pa.Table:

@@ -37,7 +37,6 @@ from hoodie.layout import (
     base_file_name,
     partition_metadata_content,
 )
-from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative, under
 from hoodie.table.slice_reader.merge_rules import newer_wins
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
@@ -72,7 +71,7 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
         return run_append(bucket, task.records, ctx, wctx)
     name = base_file_name(bucket.file_id, ctx.write_token, wctx.instant)
     _ensure_partition_metadata(wctx, bucket.partition_path)
-    DirectMarkers(wctx.storage, wctx.base_path, wctx.instant).create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
+    wctx.marker_writer().create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
     incoming = task.records
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None
     use_dictionary = None

@@ -10,7 +10,8 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 
 1. ``flow.partitions()`` — the touched partitions; a refused key or partition value
    stops the write before its instant exists.
-2. ``WriteTransaction.begin``; the latest slices of the touched partitions.
+2. ``WriteTransaction.begin``; the latest slices of the touched partitions; how the tasks
+   create markers (:func:`marker_settings`: through the flow's timeline server, or direct).
 3. Partition-aligned (the index is consulted and there are at least two partitions for
    each of the flow's tasks): the inflight instant names the partitions; every task takes
    whole partitions through dedupe, tagging, planning (Hudi sizes files per partition)
@@ -24,7 +25,7 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
@@ -32,9 +33,12 @@ from typing import Generic, Protocol, TypeVar
 import pyarrow as pa
 
 from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
+from hoodie.markers import MarkerSettings, ServerAddress
+from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
@@ -59,6 +63,9 @@ NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite
 PARTITIONS_PER_TASK = 2
 
 Tagged = TypeVar("Tagged")
+# Starts or reuses an embedded timeline server serving a table (base path, storage, the
+# write's options): given to a write by the layer that may start servers.
+TimelineServerFor = Callable[[str, Storage, HoodieConfig], ServerAddress]
 
 
 class RecordFlow(Protocol, Generic[Tagged]):
@@ -68,6 +75,16 @@ class RecordFlow(Protocol, Generic[Tagged]):
     @property
     def engine(self) -> Engine:
         """The engine the table services run on after the commit."""
+        ...
+
+    @property
+    def default_markers(self) -> str:
+        """The marker type when ``hoodie.write.markers.type`` is unset."""
+        ...
+
+    def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
+        """The embedded timeline server serving the table (started or reused), or None
+        when the flow has none."""
         ...
 
     def partitions(self) -> list[str]:
@@ -132,7 +149,7 @@ def _execute(
     # an overwrite's new file groups replace the old ones: nothing is merged into them
     latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
     planner = planner_for(prepared)
-    wctx = write_context(prepared, txn.instant_time, data_schema)
+    wctx = write_context(prepared, txn.instant_time, data_schema, marker_settings(prepared, flow))
     if runs_partition_aligned(prepared, len(partitions), flow.tasks()):
         # No plan exists before the tasks make theirs: the inflight instant names the
         # touched partitions (a rollback lists them) without file groups, as Hudi's
@@ -146,6 +163,23 @@ def _execute(
     # planned counts: on an engine that keeps the records elsewhere, exact ones cost a pass
     txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, profiles)))
     return flow.write_buckets(tagged, plan, wctx), replaced
+
+
+def marker_settings(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> MarkerSettings:
+    """Timeline-server-based markers when they are asked for (or the flow's default): from
+    the standalone server ``hoodie.filesystem.view.remote.host`` names, else from the
+    embedded one while ``hoodie.embed.timeline.server`` is on (as in Hudi); otherwise
+    direct markers."""
+    config = prepared.config
+    kind = config.get(o.MARKERS_TYPE) or flow.default_markers
+    if kind != "TIMELINE_SERVER_BASED":
+        return MarkerSettings()
+    if config.has(o.VIEW_REMOTE_HOST):
+        host, port, token = config.get(o.VIEW_REMOTE_HOST), config.get(o.VIEW_REMOTE_PORT), config.get(o.VIEW_REMOTE_TOKEN)
+        return MarkerSettings(ServerAddress.configured(host, port, token, config))
+    if not config.get(o.EMBED_TIMELINE_SERVER):
+        return MarkerSettings()
+    return MarkerSettings(flow.timeline_server(prepared))
 
 
 def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
@@ -203,7 +237,7 @@ def planner_for(prepared: PreparedWrite) -> Planner:
     )
 
 
-def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema) -> WriteContext:
+def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema, markers: MarkerSettings | None = None) -> WriteContext:
     """What every write task needs, shipped once per task."""
     table, s = prepared.table, prepared.settings
     return WriteContext(
@@ -217,6 +251,7 @@ def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema)
         avro_schema_with_meta=avro_schema_json(arrow_to_avro_schema(data_schema, table.name, include_meta_fields=True)),
         deletes_carry_ordering=s.operation != "delete",
         log_block_format=prepared.config.get(o.LOG_BLOCK_FORMAT),
+        markers=markers or MarkerSettings(),
     )
 
 

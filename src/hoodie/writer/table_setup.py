@@ -141,8 +141,6 @@ def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
 def validate_options(config: HoodieConfig) -> None:
     if config.get(o.METADATA_ENABLE):
         raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
-    if config.get(o.MARKERS_TYPE) != "DIRECT":
-        raise ConfigError(f"{o.MARKERS_TYPE.key}={config.get(o.MARKERS_TYPE)} is not supported yet; use DIRECT")
 
 
 def prepare_write(

@@ -1,0 +1,44 @@
+"""``hoodie timeline-server``: a timeline server for several tables and jobs, in the
+foreground until interrupted.
+
+It binds to the given address (loopback by default; a wildcard only with
+``--allow-wildcard``), serves only the ``--table`` paths, and requires the token from
+``--token`` or ``HOODIE_TIMELINE_SERVER_TOKEN`` (a new one is made and printed when neither
+is given). Jobs reach it with ``hoodie.filesystem.view.remote.host``/``port`` and the token.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+from hoodie.cli.errors import UsageError
+from hoodie.cli.output import stdout_console
+from hoodie.table import HoodieTable
+from hoodie.timeline_server import MarkerBatching, TimelineServer
+
+TOKEN_ENV = "HOODIE_TIMELINE_SERVER_TOKEN"
+
+
+def serve(tables: list[str], host: str, port: int, token: str | None, batching: MarkerBatching, allow_wildcard: bool) -> None:
+    if not tables:
+        raise UsageError("name at least one table to serve (--table PATH)")
+    opened = [HoodieTable.open(path) for path in tables]  # each must be a table
+    server = TimelineServer(host, port, token or os.environ.get(TOKEN_ENV) or None, batching, allow_wildcard=allow_wildcard)
+    for table in opened:
+        server.add_table(table.base_path, table.storage)
+    server.start()
+    console = stdout_console()
+    console.print(f"timeline server on http://{server.host}:{server.port} serving {len(opened)} table(s)")
+    for table in opened:
+        console.print(f"  {table.base_path}")
+    if not (token or os.environ.get(TOKEN_ENV)):
+        console.print(f"token (send as header X-Hoodie-Token): {server.token}")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        stop.wait()
+    finally:
+        server.stop()
+        console.print("timeline server stopped")

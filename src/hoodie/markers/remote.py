@@ -1,0 +1,142 @@
+"""Timeline-server-based markers, the writer's side: a marker is a request to the timeline
+server (``POST /v1/hoodie/marker/create``), which batches the names of many tasks into a
+few ``MARKERS<n>`` files and answers once the name is written.
+
+If the server cannot be reached or answers an error after the bounded retries, the marker
+is created directly instead (:class:`~hoodie.markers.direct.DirectMarkers`) and the write
+goes on; the commit and rollback read both kinds. This module owns the client and the
+fallback; it must not know how the server stores the names.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.errors import HoodieError
+from hoodie.layout import marker_name
+from hoodie.markers.direct import DirectMarkers
+from hoodie.storage.base import Storage
+
+log = logging.getLogger(__name__)
+
+MARKER_CREATE = "/v1/hoodie/marker/create"
+TOKEN_HEADER = "X-Hoodie-Token"
+
+# One warning per process and server that a marker fell back to a direct marker.
+_WARNED: set[str] = set()
+_CONNECTIONS = threading.local()
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """Where a timeline server listens, and what a client sends it."""
+
+    host: str
+    port: int
+    token: str = field(default="", repr=False)
+    timeout_s: float = 10.0
+    retries: int = 3
+    retry_interval_s: float = 0.1
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @classmethod
+    def configured(cls, host: str, port: int, token: str, config: HoodieConfig) -> ServerAddress:
+        """A server address with the timeout and retries of a write's options."""
+        return cls(
+            host,
+            port,
+            token,
+            timeout_s=float(config.get(o.VIEW_REMOTE_TIMEOUT_SECS)),
+            retries=config.get(o.VIEW_REMOTE_RETRY_MAX),
+            retry_interval_s=config.get(o.VIEW_REMOTE_RETRY_INTERVAL_MS) / 1000,
+        )
+
+
+class ServerCallError(HoodieError):
+    """A timeline-server call failed after its retries (the message says how)."""
+
+
+def call_server(address: ServerAddress, method: str, path: str, params: dict[str, str]) -> object:
+    """One JSON call with bounded retries on connection errors and 5xx answers; a 4xx
+    answer is not retried. Raises :class:`ServerCallError` naming the server and path."""
+    query = urllib.parse.urlencode(params)
+    target = f"{path}?{query}" if query else path
+    last = ""
+    for attempt in range(address.retries + 1):
+        if attempt:
+            time.sleep(address.retry_interval_s * attempt)
+        try:
+            status, body = _request(address, method, target)
+        except (OSError, http.client.HTTPException) as e:
+            _drop_connection(address)
+            last = f"{type(e).__name__}: {e}"
+            continue
+        if status == 200:
+            return json.loads(body)
+        last = f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"
+        if status < 500:
+            break
+    raise ServerCallError(f"timeline server {address.host}:{address.port} {method} {path} failed: {last}")
+
+
+def _request(address: ServerAddress, method: str, target: str) -> tuple[int, bytes]:
+    conn = _connection(address)
+    headers = {TOKEN_HEADER: address.token} if address.token else {}
+    conn.request(method, target, body=b"" if method == "POST" else None, headers=headers)
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+def _connection(address: ServerAddress) -> http.client.HTTPConnection:
+    """A kept-alive connection per thread and server."""
+    pool: dict[tuple[str, int], http.client.HTTPConnection] = getattr(_CONNECTIONS, "pool", None) or {}
+    _CONNECTIONS.pool = pool
+    key = (address.host, address.port)
+    conn = pool.get(key)
+    if conn is None:
+        conn = pool[key] = http.client.HTTPConnection(address.host, address.port, timeout=address.timeout_s)
+    return conn
+
+
+def _drop_connection(address: ServerAddress) -> None:
+    pool = getattr(_CONNECTIONS, "pool", {})
+    conn = pool.pop((address.host, address.port), None)
+    if conn is not None:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class TimelineServerMarkers:
+    """Markers of one instant created through a timeline server, direct on failure."""
+
+    storage: Storage
+    base_path: str
+    instant: str
+    server: ServerAddress
+
+    @property
+    def direct(self) -> DirectMarkers:
+        return DirectMarkers(self.storage, self.base_path, self.instant)
+
+    def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
+        name = marker_name(partition_path, data_file_name, io_type)
+        params = {"markerdirpath": self.direct.marker_dir, "markername": name}
+        try:
+            # False: the name was there already (a retried task attempt), as for direct markers
+            call_server(self.server, "POST", MARKER_CREATE, params)
+            return
+        except ServerCallError as e:
+            if self.server.url not in _WARNED:
+                _WARNED.add(self.server.url)
+                log.warning("%s; creating markers directly instead", e)
+        self.direct.create(partition_path, data_file_name, io_type)

@@ -1,0 +1,163 @@
+"""The timeline server's HTTP interface (aiohttp): Apache Hudi's REST paths and parameter
+names, JSON bodies, plus ``/health`` and a Prometheus ``/metrics``.
+
+Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``); a path
+it names must lie inside one of the tables the server was started for (marker directories
+exactly ``<table>/.hoodie/.temp/<instant>``, marker names checked like every recorded
+path). A refused request reads and writes nothing and is answered 4xx with a one-line
+reason; an oversized body 413; a full marker queue 503.
+
+This module owns routing, checking and answering; the marker batching is
+:mod:`.markers`'s, the counters :mod:`.metrics`'s.
+"""
+from __future__ import annotations
+
+import hmac
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from hoodie.errors import HoodieError, UnsafePathError
+from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_marker_name
+from hoodie.markers.remote import TOKEN_HEADER
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import check_name, check_partition_path, under
+from hoodie.timeline_server.markers import MarkerService, Overloaded
+from hoodie.timeline_server.metrics import ServerMetrics
+
+MARKER_PREFIX = "/v1/hoodie/marker/"
+MAX_BODY_BYTES = 64 * 1024
+
+
+class Refused(Exception):
+    """A request the server will not serve; ``status`` says why in HTTP terms."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class ServedTables:
+    """The tables a server serves, by normalised base path."""
+
+    tables: dict[str, Storage]
+
+    def marker_dir(self, marker_dir: str) -> tuple[Storage, str]:
+        """The table storage and the checked marker directory ``marker_dir`` names."""
+        head, _, instant = marker_dir.rstrip("/").rpartition("/")
+        if not is_instant_time(instant):
+            raise Refused(400, f"markerdirpath {marker_dir[:200]!r} does not end in an instant time")
+        for base, storage in self.tables.items():
+            if head == under(base, HOODIE_FOLDER, TEMP_FOLDER):
+                return storage, under(head, instant)
+        raise Refused(403, f"markerdirpath {marker_dir[:200]!r} is not the marker folder of a table this server serves")
+
+
+def _param(request: web.Request, name: str) -> str:
+    value = request.query.get(name)
+    if value is None:
+        raise Refused(400, f"missing parameter {name!r}")
+    return value
+
+
+def _checked_marker_name(name: str) -> str:
+    parsed = parse_marker_name(name)
+    if parsed is None:
+        raise Refused(400, f"markername {name[:200]!r} is not <partition>/<file>.marker.<CREATE|MERGE|APPEND>")
+    partition, file_name, _ = parsed
+    try:
+        check_partition_path(partition, "markername")
+        check_name(file_name, "markername")
+    except UnsafePathError as e:
+        raise Refused(400, str(e)) from None
+    return name
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _guard(token: str, metrics: ServerMetrics) -> Middleware:
+    """The middleware every request passes: the token of ``/v1/`` requests, refusals as
+    one-line JSON errors, and the request counted and timed."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        resource = request.match_info.route.resource
+        endpoint = resource.canonical if resource is not None else "unknown"
+        status = 500
+        try:
+            if (request.content_length or 0) > MAX_BODY_BYTES:
+                raise Refused(413, f"request body of {request.content_length} bytes; at most {MAX_BODY_BYTES}")
+            if request.path.startswith("/v1/"):
+                given = request.headers.get(TOKEN_HEADER, "")
+                if not token or not hmac.compare_digest(given.encode(), token.encode()):
+                    raise Refused(401, "wrong token" if given else f"missing token (header {TOKEN_HEADER})")
+            response = await handler(request)
+            status = response.status
+            return response
+        except Refused as e:
+            status = e.status
+            return web.json_response({"error": str(e)}, status=e.status)
+        except Overloaded as e:
+            status = 503
+            return web.json_response({"error": str(e)}, status=503)
+        except web.HTTPException as e:
+            status = e.status
+            raise
+        except HoodieError as e:
+            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
+        finally:
+            metrics.observe(endpoint, status, time.perf_counter() - started)
+
+    return guard
+
+
+def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetrics, token: str) -> web.Application:
+    """The aiohttp application of one server."""
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "tables": sorted(tables.tables)})
+
+    async def prometheus(request: web.Request) -> web.Response:
+        body, content_type = metrics.render()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    async def create_marker(request: web.Request) -> web.Response:
+        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        return web.json_response(await markers.create(storage, marker_dir, _checked_marker_name(_param(request, "markername"))))
+
+    async def all_markers(request: web.Request) -> web.Response:
+        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        return web.json_response(await markers.names(storage, marker_dir))
+
+    async def create_and_merge_markers(request: web.Request) -> web.Response:
+        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        names = await markers.names(storage, marker_dir)
+        return web.json_response([n for n in names if n.endswith((".marker.CREATE", ".marker.MERGE"))])
+
+    async def marker_dir_exists(request: web.Request) -> web.Response:
+        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        return web.json_response(await markers.exists(storage, marker_dir))
+
+    async def delete_marker_dir(request: web.Request) -> web.Response:
+        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        return web.json_response(await markers.delete_dir(storage, marker_dir))
+
+    app = web.Application(middlewares=[_guard(token, metrics)], client_max_size=MAX_BODY_BYTES)
+    routes: Mapping[str, tuple[str, Handler]] = {
+        "/health": ("GET", health),
+        "/metrics": ("GET", prometheus),
+        MARKER_PREFIX + "create": ("POST", create_marker),
+        MARKER_PREFIX + "all": ("GET", all_markers),
+        MARKER_PREFIX + "create-and-merge": ("GET", create_and_merge_markers),
+        MARKER_PREFIX + "dir/exists": ("GET", marker_dir_exists),
+        MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
+    }
+    for path, (method, handler) in routes.items():
+        app.router.add_route(method, path, handler)
+    return app

@@ -1,0 +1,119 @@
+"""One timeline server: an aiohttp application on its own event-loop thread, bound to a
+given address (loopback by default, never a wildcard unless asked), serving the tables
+added to it, with a token every ``/v1/`` request must carry.
+
+``TimelineServer(host, port).start()`` returns once the socket is bound (port 0: a free
+one, read back from :attr:`address`); :meth:`stop` answers queued marker requests, closes
+the socket and ends the thread. The embedded server of a write and the ``hoodie
+timeline-server`` command both run this.
+"""
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+from concurrent.futures import Future
+
+from aiohttp import web
+
+from hoodie.errors import ConfigError
+from hoodie.markers.remote import ServerAddress
+from hoodie.storage.base import Storage
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.timeline_server.app import ServedTables, make_app
+from hoodie.timeline_server.markers import MarkerBatching, MarkerService
+from hoodie.timeline_server.metrics import ServerMetrics
+
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
+class TimelineServer:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        batching: MarkerBatching | None = None,
+        allow_wildcard: bool = False,
+    ) -> None:
+        if host in WILDCARDS and not allow_wildcard:
+            raise ConfigError(f"the timeline server does not bind to the wildcard address {host!r} unless told to (bind to the driver's address)")
+        self.host = host
+        self.port = port
+        self.token = token or secrets.token_urlsafe(32)
+        self.metrics = ServerMetrics()
+        self.markers = MarkerService(batching or MarkerBatching(), on_flush=self.metrics.flushed)
+        self.tables = ServedTables({})
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def address(self) -> ServerAddress:
+        return ServerAddress(self.host, self.port, self.token)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def add_table(self, base_path: str, storage: Storage | None = None) -> None:
+        """Serve the table at ``base_path`` (requests naming any other path are refused)."""
+        path = normalize_path(base_path)
+        self.tables.tables[path] = storage or storage_for(path)
+
+    def start(self) -> TimelineServer:
+        ready: Future[int] = Future()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), name=f"hoodie-timeline-server-{self.host}", daemon=True)
+        self._thread.start()
+        try:
+            self.port = ready.result(timeout=30)
+        except OSError as e:
+            self._thread.join(timeout=5)
+            raise ConfigError(f"the timeline server cannot listen on {self.host}:{self.port}: {e.strerror or e}") from e
+        return self
+
+    def _serve(self, ready: Future[int]) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._open(ready))
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e)
+            loop.close()
+            return
+        loop.run_forever()
+        loop.close()
+
+    async def _open(self, ready: Future[int]) -> None:
+        self.markers.start()
+        app = make_app(self.tables, self.markers, self.metrics, self.token)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=False)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        ready.set_result(sockets[0].getsockname()[1] if sockets else self.port)
+
+    async def _close(self) -> None:
+        await self.markers.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self._close(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        self._thread = None
+
+    def __enter__(self) -> TimelineServer:
+        return self.start() if not self.running else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,71 @@
+"""Spark writes and the application's embedded timeline server: the executors' markers
+(from Python workers, separate processes) reach it, it is reused by the application's
+later writes, the table equals one written with direct markers, and an executor that
+cannot reach it makes the write fall back to direct markers, naming host and port."""
+from __future__ import annotations
+
+import logging
+import re
+import urllib.request
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.timeline_server import TimelineServer
+from hoodie.timeline_server import embedded as embedded_module
+
+
+def _batches() -> list[pa.Table]:
+    cities = ["sf", "la", "nyc"]
+    first = pa.table(
+        {"uuid": [f"u{i:02d}" for i in range(30)], "city": [cities[i % 3] for i in range(30)], "ts": [1] * 30, "fare": [float(i) for i in range(30)]}
+    )
+    upsert = pa.table({"uuid": ["u00", "u04", "n1"], "city": ["sf", "la", "nyc"], "ts": [2, 2, 2], "fare": [-1.0, -2.0, -3.0]})
+    return [first, upsert]
+
+
+def _application_server(spark) -> TimelineServer:  # type: ignore[no-untyped-def]
+    return embedded_module._SERVERS["spark:" + spark.sparkContext.applicationId]
+
+
+def _flushed(server: TimelineServer) -> int:
+    text = urllib.request.urlopen(f"http://{server.host}:{server.port}/metrics", timeout=10).read().decode()
+    match = re.search(r"hoodie_timeline_server_markers_flushed_total (\d+)", text)
+    return int(match.group(1)) if match else 0
+
+
+def test_executor_markers_reach_the_embedded_server_which_later_writes_reuse(spark, tmp_path: Path, helpers) -> None:
+    server_table, direct_table = str(tmp_path / "server"), str(tmp_path / "direct")
+    flushed: list[int] = []
+    ports: set[int] = set()
+    for batch in _batches():
+        df = helpers.to_df(spark, batch)
+        df.write.format("hoodie").options(**helpers.base_options()).mode("append").save(server_table)
+        server = _application_server(spark)
+        ports.add(server.port)
+        flushed.append(_flushed(server))
+        df.write.format("hoodie").options(**helpers.base_options(**{"hoodie.write.markers.type": "DIRECT"})).mode("append").save(direct_table)
+    assert len(ports) == 1, "one server for the application"
+    assert flushed[0] >= 3 and flushed[1] > flushed[0], flushed  # a marker a data file
+    assert helpers.rows(hoodie.read(server_table), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(direct_table), drop=helpers.VOLATILE)
+    assert helpers.rows(helpers.hudi_rs_snapshot(server_table), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(direct_table), drop=helpers.VOLATILE)
+
+
+def test_an_unreachable_server_leaves_the_write_to_direct_markers(
+    spark, tmp_path: Path, helpers, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = TimelineServer().start()
+    gone.stop()  # nothing listens on its port any more
+
+    def unreachable(application, host, config):  # type: ignore[no-untyped-def]
+        return gone, True
+
+    monkeypatch.setattr("hoodie.spark.timeline.embedded_server", unreachable)
+    monkeypatch.setattr("hoodie.spark.timeline._UNREACHABLE", set())  # the session's later writes use the real server
+    path = str(tmp_path / "t")
+    with caplog.at_level(logging.WARNING, logger="hoodie.spark.timeline"):
+        helpers.to_df(spark, _batches()[0]).write.format("hoodie").options(**helpers.base_options()).save(path)
+    assert f"cannot reach the embedded timeline server at 127.0.0.1:{gone.port}" in caplog.text
+    assert hoodie.read(path).num_rows == 30
