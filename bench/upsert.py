@@ -130,24 +130,27 @@ def step(case: str, phase: str) -> dict:  # noqa: C901 (one branch per benchmark
         hoodie.read(path, ro)  # warm the page cache, so neither timed read pays for it
         (snapshot, read_optimized), n = best_reads(lambda: hoodie.read(path).num_rows, lambda: hoodie.read(path, ro).num_rows)
         return {"seconds": snapshot, "read_optimized_seconds": read_optimized, "rows": n}
-    if case == "spark":
+    if case in ("spark", "spark-direct"):
         from hoodie.spark import local_session
 
-        path = str(root / "spark")
+        # "spark": Spark's default timeline-server-based markers (the application's
+        # embedded server); "spark-direct": a marker file per data file, no server
+        opts = {**KEY_OPTS, "hoodie.write.markers.type": "DIRECT"} if case == "spark-direct" else KEY_OPTS
+        path = str(root / case)
         spark = local_session("hoodie-bench")
         if phase == "setup":
             shutil.rmtree(path, ignore_errors=True)
-            spark.read.parquet(str(OUT / "data" / "base.parquet")).write.format("hoodie").options(**KEY_OPTS).option(
+            spark.read.parquet(str(OUT / "data" / "base.parquet")).write.format("hoodie").options(**opts).option(
                 "hoodie.datasource.write.operation", "bulk_insert").mode("append").save(path)
             return {}
         # warm the session: JIT, Python workers, Arrow paths. Enough rows for the shuffle
         # to stay two tasks or more (adaptive execution merges a small one into a single
         # task), so that both Python workers exist, as in a session that has been working.
-        warm = str(root / "spark-warm")
+        warm = str(root / f"{case}-warm")
         shutil.rmtree(warm, ignore_errors=True)
         small = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).limit(50_000)
-        small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
-        small.write.format("hoodie").options(**KEY_OPTS).mode("append").save(warm)
+        small.write.format("hoodie").options(**opts).mode("append").save(warm)
+        small.write.format("hoodie").options(**opts).mode("append").save(warm)
         spark.read.format("hoodie").load(warm).count()
         if phase == "upsert":
             df = spark.read.parquet(str(OUT / "data" / "upsert.parquet")).cache()
@@ -155,14 +158,14 @@ def step(case: str, phase: str) -> dict:  # noqa: C901 (one branch per benchmark
             # JIT warm-up, as a benchmark of a JVM warms up (JMH's warm-up iterations): the
             # same upsert once, untimed, into a copy of the table; a session that has been
             # writing for a while has compiled these code paths for batches of this size.
-            rehearsal = str(root / "spark-rehearsal")
+            rehearsal = str(root / f"{case}-rehearsal")
             shutil.rmtree(rehearsal, ignore_errors=True)
             shutil.copytree(path, rehearsal)
-            df.write.format("hoodie").options(**KEY_OPTS).mode("append").save(rehearsal)
+            df.write.format("hoodie").options(**opts).mode("append").save(rehearsal)
             shutil.rmtree(rehearsal, ignore_errors=True)
             os.sync()  # the warm-up's files reach the disk now, not during the timed write
             t0 = time.perf_counter()
-            df.write.format("hoodie").options(**KEY_OPTS).mode("append").save(path)
+            df.write.format("hoodie").options(**opts).mode("append").save(path)
             return {"seconds": time.perf_counter() - t0}
         # a full scan of every column (noop sink), through hoodie and straight from the files
         import hoodie
@@ -452,6 +455,9 @@ def main() -> None:  # noqa: C901 (one branch per command-line mode)
                 cow = results["hoodie"]["upsert"]
                 print(f"{case:>16}: compaction / COW upsert in the same rounds: {r['read']['compaction_seconds'] / cow['beside_compactions_seconds']:5.2f}x"
                       f"   (/ the upsert rounds' COW upsert: {r['read']['compaction_seconds'] / cow['seconds']:5.2f}x)")
+    if "spark" in results and "spark-direct" in results:
+        print(f"     spark upsert, timeline-server markers / direct markers: "
+              f"{results['spark']['upsert']['seconds'] / results['spark-direct']['upsert']['seconds']:5.2f}x")
     if "spark" in results:
         r = results["spark"]["read"]
         print(f"     spark snapshot read / Spark's direct Parquet read of the same base files: {r['seconds'] / r['direct_parquet_seconds']:5.2f}x")

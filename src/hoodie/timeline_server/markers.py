@@ -127,21 +127,27 @@ class MarkerService:
     _pool: ThreadPoolExecutor | None = None
     _flusher: asyncio.Task[None] | None = None
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _closed: bool = False
 
     def start(self) -> None:
         self._pool = ThreadPoolExecutor(max(1, self.batching.threads), thread_name_prefix="hoodie-markers")
         self._flusher = asyncio.get_running_loop().create_task(self._flush_forever())
 
     async def stop(self) -> None:
+        """Refuse new requests, write and answer the queued ones, end the flusher (after
+        the batch it is writing: a batch taken from the queue is always answered)."""
+        self._closed = True
+        self._arrived.set()
         if self._flusher is not None:
-            self._flusher.cancel()
             await asyncio.gather(self._flusher, return_exceptions=True)
-        await self.flush()  # answer what was queued
+        await self.flush()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
     async def create(self, storage: Storage, marker_dir: str, name: str) -> bool:
         """Queue a marker; True once it is written, False if the directory had it."""
+        if self._closed:
+            raise Overloaded("the timeline server is stopping")
         if len(self._pending) >= self.batching.max_pending:
             raise Overloaded(f"{len(self._pending)} marker requests are queued already")
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -174,7 +180,7 @@ class MarkerService:
         return state
 
     async def _flush_forever(self) -> None:
-        while True:
+        while not self._closed:
             if self.batching.interval_ms > 0:
                 await asyncio.sleep(self.batching.interval_ms / 1000)
             else:

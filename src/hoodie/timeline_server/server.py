@@ -90,7 +90,9 @@ class TimelineServer:
     async def _open(self, ready: Future[int]) -> None:
         self.markers.start()
         app = make_app(self.tables, self.markers, self.metrics, self.token)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # a stopping server waits this long for requests in progress (markers are answered
+        # by then: the marker service refuses new ones and answers the queued first)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=False)
         await site.start()
