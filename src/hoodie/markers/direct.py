@@ -67,6 +67,11 @@ class DirectMarkers:
                 _LINK_SOURCES.clear()  # a long-lived process writes many instants
             _LINK_SOURCES[self.marker_dir] = path
 
+    def create_all(self, markers: list[tuple[str, str, str]]) -> None:
+        """The markers (partition, data file name, IO type) of several files."""
+        for marker in markers:
+            self.create(*marker)
+
     def exists(self) -> bool:
         return self.storage.exists(self.marker_dir)
 

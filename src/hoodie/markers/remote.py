@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hoodie.config import options as o
@@ -32,6 +33,15 @@ TOKEN_HEADER = "X-Hoodie-Token"
 # One warning per process and server that a marker fell back to a direct marker.
 _WARNED: set[str] = set()
 _CONNECTIONS = threading.local()
+# Markers this process has had made, per marker directory: the markers of a task's
+# buckets are asked for together before the first file is written (create_all), and a
+# handle's own create then finds its marker made.
+_MADE: dict[str, set[str]] = {}
+_MAX_DIRS = 64
+_MADE_LOCK = threading.Lock()
+# Requests of one create_all in flight at once (they meet in the server's next batch).
+_CONCURRENT = 8
+_POOL: ThreadPoolExecutor | None = None
 
 
 @dataclass(frozen=True)
@@ -130,13 +140,33 @@ class TimelineServerMarkers:
 
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
         name = marker_name(partition_path, data_file_name, io_type)
-        params = {"markerdirpath": self.direct.marker_dir, "markername": name}
+        marker_dir = self.direct.marker_dir
+        with _MADE_LOCK:
+            if name in _MADE.get(marker_dir, ()):
+                return  # made by create_all
+        params = {"markerdirpath": marker_dir, "markername": name}
         try:
             # False: the name was there already (a retried task attempt), as for direct markers
             call_server(self.server, "POST", MARKER_CREATE, params)
-            return
         except ServerCallError as e:
             if self.server.url not in _WARNED:
                 _WARNED.add(self.server.url)
                 log.warning("%s; creating markers directly instead", e)
-        self.direct.create(partition_path, data_file_name, io_type)
+            self.direct.create(partition_path, data_file_name, io_type)
+        with _MADE_LOCK:
+            if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
+                _MADE.clear()  # a long-lived worker writes many instants
+            _MADE.setdefault(marker_dir, set()).add(name)
+
+    def create_all(self, markers: list[tuple[str, str, str]]) -> None:
+        """Make the markers (partition, data file name, IO type) of several files at
+        once, before any of the files is written: the requests go out together and are
+        answered by one or two of the server's batches, instead of one batch each."""
+        global _POOL
+        if len(markers) < 2:
+            for marker in markers:
+                self.create(*marker)
+            return
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(_CONCURRENT, thread_name_prefix="hoodie-marker-requests")
+        list(_POOL.map(lambda m: self.create(*m), markers))

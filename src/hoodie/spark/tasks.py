@@ -26,7 +26,7 @@ from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import steps
 from hoodie.writer.context import WriteContext
-from hoodie.writer.handles import BucketTask, run_bucket
+from hoodie.writer.handles import BucketTask, make_markers_first, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, plan_partitions
 from hoodie.writer.planner import WritePlan
@@ -211,9 +211,11 @@ def _write_partition(
 ) -> Iterator[pa.RecordBatch]:
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     plan, buckets = plan_partitions(records, [partition], {partition: slices}, spec.group)
-    for local_id, bucket_records in buckets:
-        assert plan is not None  # buckets come with their plan
-        ctx = current_task_context(partition_id=local_id * stride + ordinal)
+    if plan is None:
+        return
+    contexts = [current_task_context(partition_id=local_id * stride + ordinal) for local_id, _ in buckets]
+    make_markers_first([(plan.bucket(local_id), ctx) for (local_id, _), ctx in zip(buckets, contexts)], spec.group.wctx)
+    for (local_id, bucket_records), ctx in zip(buckets, contexts):
         stat = run_bucket(BucketTask(plan.bucket(local_id), bucket_records), ctx, spec.group.wctx)
         yield pa.RecordBatch.from_pydict({
             "partition": pa.array([ordinal], pa.int32()),

@@ -40,7 +40,7 @@ from hoodie.layout import (
 from hoodie.storage.paths import relative, under
 from hoodie.table.slice_reader.merge_rules import newer_wins
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
-from hoodie.writer.append_handle import finish_append, prepare_appends, run_append, share_encoding
+from hoodie.writer.append_handle import append_marker_name, finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.context import WriteContext
 from hoodie.writer.planner import APPEND, Bucket
 from hoodie.writer.schema import consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
@@ -69,9 +69,9 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
     bucket = task.bucket
     if bucket.handle == APPEND:
         return run_append(bucket, task.records, ctx, wctx)
-    name = base_file_name(bucket.file_id, ctx.write_token, wctx.instant)
+    partition, name, io_type = bucket_marker(bucket, ctx, wctx)
     _ensure_partition_metadata(wctx, bucket.partition_path)
-    wctx.marker_writer().create(bucket.partition_path, name, "CREATE" if bucket.is_new else "MERGE")
+    wctx.marker_writer().create(partition, name, io_type)
     incoming = task.records
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None
     use_dictionary = None
@@ -100,6 +100,21 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
         fileSizeInBytes=size,
         runtimeStats=RuntimeStats(totalUpsertTime=elapsed if not bucket.is_new else 0, totalCreateTime=elapsed if bucket.is_new else 0),
     )
+
+
+def bucket_marker(bucket: Bucket, ctx: TaskContext, wctx: WriteContext) -> tuple[str, str, str]:
+    """The marker (partition, data file name, IO type) a bucket's handle makes first."""
+    if bucket.handle == APPEND:
+        return bucket.partition_path, append_marker_name(bucket, ctx.write_token), "APPEND"
+    return bucket.partition_path, base_file_name(bucket.file_id, ctx.write_token, wctx.instant), "CREATE" if bucket.is_new else "MERGE"
+
+
+def make_markers_first(buckets: list[tuple[Bucket, TaskContext]], wctx: WriteContext) -> None:
+    """With timeline-server markers, the markers of a task's buckets are asked for
+    together before its first file (one or two of the server's batches instead of one a
+    file); each handle then finds its marker made. Direct markers are made by the handles."""
+    if wctx.markers.server is not None:
+        wctx.marker_writer().create_all([bucket_marker(bucket, ctx, wctx) for bucket, ctx in buckets])
 
 
 def _creates(bucket: Bucket) -> bool:
@@ -140,6 +155,7 @@ def run_bucket_group(group: BucketGroup, ctx: TaskContext, wctx: WriteContext) -
     order."""
     tasks = group.tasks
     contexts = [TaskContext(i, ctx.stage_id, ctx.attempt_id) for i in group.ids]
+    make_markers_first([(t.bucket, c) for t, c in zip(tasks, contexts)], wctx)
     stats: list[WriteStat | None] = [None] * len(tasks)
     for batch in _batches([j for j, t in enumerate(tasks) if t.bucket.handle == APPEND], tasks):
         appends = prepare_appends([(tasks[j].bucket, tasks[j].records, contexts[j]) for j in batch], wctx)
