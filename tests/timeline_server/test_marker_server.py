@@ -4,6 +4,7 @@ hostile, unauthenticated, oversized and flooding requests refused without a trac
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import threading
 import urllib.parse
@@ -156,3 +157,22 @@ def test_markers_fall_back_to_direct_when_the_server_is_gone(table: str, caplog:
     assert [e.file_name for e in DirectMarkers(LocalStorage(), table, INSTANT).entries()] == [f"f0_0-1-0_{INSTANT}.parquet"]
     assert os.path.exists(Path(markers.direct.marker_dir) / "sf" / f"f0_0-1-0_{INSTANT}.parquet.marker.CREATE")
     assert "creating markers directly instead" in caplog.text
+
+
+def test_a_task_s_markers_in_one_request(table: str) -> None:
+    with TimelineServer() as server:
+        server.add_table(table)
+        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, server.address)
+        wanted = [("sf", f"f{i}_0-1-0_{INSTANT}.parquet", "CREATE") for i in range(600)]  # three requests
+        markers.create_all(wanted)
+        assert sorted(e.file_name for e in DirectMarkers(LocalStorage(), table, INSTANT).entries()) == sorted(f for _, f, _ in wanted)
+        marker_dir = markers.direct.marker_dir
+        body = {"markerdirpath": marker_dir, "markernames": [f"sf/f0_0-1-0_{INSTANT}.parquet.marker.CREATE", f"sf/new_0-1-0_{INSTANT}.parquet.marker.CREATE"]}
+        assert call_server(server.address, "POST", "/v1/hoodie/marker/create-all", {}, body) == [False, True]
+        before = _files_under(Path(table).parent)
+        hostile = {"markerdirpath": marker_dir, "markernames": [f"sf/ok_0-1-0_{INSTANT}.parquet.marker.CREATE", "../../x.parquet.marker.CREATE"]}
+        code, answer = _raw(server, "POST", "/v1/hoodie/marker/create-all", {}, server.token, body=json.dumps(hostile).encode())
+        assert code == 400 and b"../.." in answer
+        code, _ = _raw(server, "POST", "/v1/hoodie/marker/create-all", {}, server.token, body=b"not json")
+        assert code == 400
+        assert _files_under(Path(table).parent) == before  # nothing of a refused batch is written

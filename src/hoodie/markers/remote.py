@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hoodie.config import options as o
@@ -28,6 +27,9 @@ from hoodie.storage.base import Storage
 log = logging.getLogger(__name__)
 
 MARKER_CREATE = "/v1/hoodie/marker/create"
+MARKER_CREATE_ALL = "/v1/hoodie/marker/create-all"
+# Marker names a create-all request carries at most (well inside the server's body limit).
+CHUNK = 256
 TOKEN_HEADER = "X-Hoodie-Token"
 
 # One warning per process and server that a marker fell back to a direct marker.
@@ -39,9 +41,6 @@ _CONNECTIONS = threading.local()
 _MADE: dict[str, set[str]] = {}
 _MAX_DIRS = 64
 _MADE_LOCK = threading.Lock()
-# Requests of one create_all in flight at once (they meet in the server's next batch).
-_CONCURRENT = 8
-_POOL: ThreadPoolExecutor | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +75,11 @@ class ServerCallError(HoodieError):
     """A timeline-server call failed after its retries (the message says how)."""
 
 
-def call_server(address: ServerAddress, method: str, path: str, params: dict[str, str]) -> object:
-    """One JSON call with bounded retries on connection errors and 5xx answers; a 4xx
-    answer is not retried. Raises :class:`ServerCallError` naming the server and path."""
+def call_server(address: ServerAddress, method: str, path: str, params: dict[str, str], body: object = None) -> object:
+    """One JSON call (``body``: sent as JSON) with bounded retries on connection errors and
+    5xx answers; a 4xx answer is not retried. Raises :class:`ServerCallError` naming the
+    server and path."""
+    payload = json.dumps(body).encode() if body is not None else None
     query = urllib.parse.urlencode(params)
     target = f"{path}?{query}" if query else path
     last = ""
@@ -86,23 +87,25 @@ def call_server(address: ServerAddress, method: str, path: str, params: dict[str
         if attempt:
             time.sleep(address.retry_interval_s * attempt)
         try:
-            status, body = _request(address, method, target)
+            status, answer = _request(address, method, target, payload)
         except (OSError, http.client.HTTPException) as e:
             _drop_connection(address)
             last = f"{type(e).__name__}: {e}"
             continue
         if status == 200:
-            return json.loads(body)
-        last = f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"
+            return json.loads(answer)
+        last = f"HTTP {status}: {answer[:200].decode('utf-8', 'replace')}"
         if status < 500:
             break
     raise ServerCallError(f"timeline server {address.host}:{address.port} {method} {path} failed: {last}")
 
 
-def _request(address: ServerAddress, method: str, target: str) -> tuple[int, bytes]:
+def _request(address: ServerAddress, method: str, target: str, payload: bytes | None) -> tuple[int, bytes]:
     conn = _connection(address)
     headers = {TOKEN_HEADER: address.token} if address.token else {}
-    conn.request(method, target, body=b"" if method == "POST" else None, headers=headers)
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    conn.request(method, target, body=payload if payload is not None else (b"" if method == "POST" else None), headers=headers)
     response = conn.getresponse()
     return response.status, response.read()
 
@@ -160,13 +163,24 @@ class TimelineServerMarkers:
 
     def create_all(self, markers: list[tuple[str, str, str]]) -> None:
         """Make the markers (partition, data file name, IO type) of several files at
-        once, before any of the files is written: the requests go out together and are
-        answered by one or two of the server's batches, instead of one batch each."""
-        global _POOL
-        if len(markers) < 2:
-            for marker in markers:
+        once, before any of the files is written: one request per :data:`CHUNK` names
+        (``/v1/hoodie/marker/create-all``), answered by one of the server's batches,
+        instead of a request and a batch each. Names the server did not take are made
+        one by one (direct, if the server is gone)."""
+        marker_dir = self.direct.marker_dir
+        names = [marker_name(*m) for m in markers]
+        made: list[str] = []
+        for start in range(0, len(names), CHUNK):
+            chunk = names[start : start + CHUNK]
+            try:
+                call_server(self.server, "POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
+            except ServerCallError:
+                break  # the rest go one by one, with create's fallback
+            made.extend(chunk)
+        with _MADE_LOCK:
+            if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
+                _MADE.clear()
+            _MADE.setdefault(marker_dir, set()).update(made)
+        for marker, name in zip(markers, names):
+            if name not in made:
                 self.create(*marker)
-            return
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(_CONCURRENT, thread_name_prefix="hoodie-marker-requests")
-        list(_POOL.map(lambda m: self.create(*m), markers))

@@ -39,6 +39,17 @@ class StorageCounters:
     def reset(self) -> None:
         self.calls.clear()
 
+    def by_kind(self) -> dict[str, int]:
+        """The calls as list, read, write (creates, renames, directories made), exists
+        (sizes too) and delete."""
+        kinds = {"list": 0, "read": 0, "write": 0, "exists": 0, "delete": 0}
+        for op, n in self.calls.items():
+            kinds[_KIND.get(op, op)] = kinds.get(_KIND.get(op, op), 0) + n
+        return kinds
+
+
+_KIND = {"create": "write", "rename": "write", "mkdir": "write", "stat": "exists"}
+
 
 @runtime_checkable
 class Storage(Protocol):

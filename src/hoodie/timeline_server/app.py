@@ -12,6 +12,7 @@ This module owns routing, checking and answering; the marker batching is
 """
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -131,6 +132,21 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
         return web.json_response(await markers.create(storage, marker_dir, _checked_marker_name(_param(request, "markername"))))
 
+    async def create_markers(request: web.Request) -> web.Response:
+        """hoodie's extension: the markers of one task at once, JSON ``{"markerdirpath":
+        ..., "markernames": [...]}``; answers a list of booleans in the same order."""
+        try:
+            body = await request.json()
+            marker_dir_path, names = body["markerdirpath"], body["markernames"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise Refused(400, f"body must be JSON with markerdirpath and markernames: {e}") from None
+        if not isinstance(marker_dir_path, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise Refused(400, "markerdirpath must be a string and markernames a list of strings")
+        storage, marker_dir = tables.marker_dir(marker_dir_path)
+        checked = [_checked_marker_name(n) for n in names]
+        results = await asyncio.gather(*(markers.create(storage, marker_dir, n) for n in checked))
+        return web.json_response(list(results))
+
     async def all_markers(request: web.Request) -> web.Response:
         storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
         return web.json_response(await markers.names(storage, marker_dir))
@@ -153,6 +169,7 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         "/health": ("GET", health),
         "/metrics": ("GET", prometheus),
         MARKER_PREFIX + "create": ("POST", create_marker),
+        MARKER_PREFIX + "create-all": ("POST", create_markers),
         MARKER_PREFIX + "all": ("GET", all_markers),
         MARKER_PREFIX + "create-and-merge": ("GET", create_and_merge_markers),
         MARKER_PREFIX + "dir/exists": ("GET", marker_dir_exists),

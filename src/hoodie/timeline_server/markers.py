@@ -66,16 +66,16 @@ class MarkerDirState:
     def load(self) -> None:
         """The names the directory's ``MARKERS<n>`` files hold already (a damaged file is a
         :class:`~hoodie.errors.FormatError`: its names cannot be told from a new one's)."""
-        indexes = set(range(self.files))
+        existing: set[int] = set()
         for info in self.storage.list_dir(self.marker_dir):
             if info.name == MARKERS_TYPE_FILE:
                 self.type_written = True
             elif (index := markers_file_index(info.name)) is not None:
-                indexes.add(index)
-        for index in sorted(indexes):
-            existing = read_markers_file(self.storage, self.marker_dir, index)
-            self.lines[index] = existing
-            self.names.update(existing)
+                existing.add(index)
+        for index in sorted(existing):
+            names = read_markers_file(self.storage, self.marker_dir, index)
+            self.lines[index] = names
+            self.names.update(names)
         self.loaded = True
 
     def next_file(self) -> int:
