@@ -32,8 +32,8 @@ MARKER_CREATE_ALL = "/v1/hoodie/marker/create-all"
 CHUNK = 256
 TOKEN_HEADER = "X-Hoodie-Token"
 
-# One warning per process and server that a marker fell back to a direct marker.
-_WARNED: set[str] = set()
+# Servers a call of this process failed on after its retries: their markers are direct.
+_DOWN: set[tuple[str, int, str]] = set()
 _CONNECTIONS = threading.local()
 # Markers this process has had made, per marker directory: the markers of a task's
 # buckets are asked for together before the first file is written (create_all), and a
@@ -57,6 +57,11 @@ class ServerAddress:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def identity(self) -> tuple[str, int, str]:
+        """One server run: a server started later on the same port has another token."""
+        return (self.host, self.port, self.token)
 
     @classmethod
     def configured(cls, host: str, port: int, token: str, config: HoodieConfig) -> ServerAddress:
@@ -147,40 +152,45 @@ class TimelineServerMarkers:
         with _MADE_LOCK:
             if name in _MADE.get(marker_dir, ()):
                 return  # made by create_all
-        params = {"markerdirpath": marker_dir, "markername": name}
-        try:
-            # False: the name was there already (a retried task attempt), as for direct markers
-            call_server(self.server, "POST", MARKER_CREATE, params)
-        except ServerCallError as e:
-            if self.server.url not in _WARNED:
-                _WARNED.add(self.server.url)
-                log.warning("%s; creating markers directly instead", e)
-            self.direct.create(partition_path, data_file_name, io_type)
-        with _MADE_LOCK:
-            if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
-                _MADE.clear()  # a long-lived worker writes many instants
-            _MADE.setdefault(marker_dir, set()).add(name)
+        if self.server.identity not in _DOWN:
+            try:
+                # False: the name was there already (a retried task attempt), as for direct markers
+                call_server(self.server, "POST", MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
+                return
+            except ServerCallError as e:
+                self._went_down(e)
+        self.direct.create(partition_path, data_file_name, io_type)
 
     def create_all(self, markers: list[tuple[str, str, str]]) -> None:
         """Make the markers (partition, data file name, IO type) of several files at
         once, before any of the files is written: one request per :data:`CHUNK` names
         (``/v1/hoodie/marker/create-all``), answered by one of the server's batches,
-        instead of a request and a batch each. Names the server did not take are made
-        one by one (direct, if the server is gone)."""
+        instead of a request and a batch each. If the server fails, the rest are made
+        directly."""
         marker_dir = self.direct.marker_dir
         names = [marker_name(*m) for m in markers]
-        made: list[str] = []
+        made: set[str] = set()
         for start in range(0, len(names), CHUNK):
+            if self.server.identity in _DOWN:
+                break
             chunk = names[start : start + CHUNK]
             try:
                 call_server(self.server, "POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
-            except ServerCallError:
-                break  # the rest go one by one, with create's fallback
-            made.extend(chunk)
+            except ServerCallError as e:
+                self._went_down(e)
+                break
+            made.update(chunk)
         with _MADE_LOCK:
             if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
-                _MADE.clear()
+                _MADE.clear()  # a long-lived worker writes many instants
             _MADE.setdefault(marker_dir, set()).update(made)
         for marker, name in zip(markers, names):
             if name not in made:
-                self.create(*marker)
+                self.direct.create(*marker)
+
+    def _went_down(self, error: ServerCallError) -> None:
+        """From now on this process makes direct markers instead of calling the server
+        (as Hudi's views switch to their local secondary for good), and says so once."""
+        if self.server.identity not in _DOWN:
+            _DOWN.add(self.server.identity)
+            log.warning("%s; creating markers directly instead", error)
