@@ -67,7 +67,7 @@ class TripGenerator:
         return pa.Table.from_pylist([{"uuid": k, "city": c, "ts": self.ts} for k, c in victims])
 
 
-def run(path: str, in_process: bool, batches: int, console: Console) -> None:
+def run(path: str, in_process: bool, batches: int, console: Console, master: str | None = None) -> None:
     gen = TripGenerator()
     plan = [("insert", lambda: gen.inserts(200))]
     for i in range(batches - 1):
@@ -76,7 +76,7 @@ def run(path: str, in_process: bool, batches: int, console: Console) -> None:
     if not in_process:
         from hoodie.spark import local_session
 
-        spark = local_session("hoodie-demo")
+        spark = local_session("hoodie-demo", master=master)
     instants = []
     with console.status("writing") as status:
         for op, make in plan:
@@ -127,12 +127,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--path", default="demo-output/trips", help="table directory (recreated)")
     parser.add_argument("--in-process", action="store_true", help="no Spark: write and read in this process")
     parser.add_argument("--batches", type=int, default=6)
+    parser.add_argument("--master", help="a Spark cluster to run on, e.g. spark://127.0.0.1:7077 (default: local Spark)")
     args = parser.parse_args(argv)
     shutil.rmtree(args.path, ignore_errors=True)
     Path(args.path).parent.mkdir(parents=True, exist_ok=True)
     console = Console(width=None if Console().is_terminal else 140)
-    console.print(f"[bold]hoodie demo[/bold]: table at {Path(args.path).resolve()} ({'in-process' if args.in_process else 'local Spark'})")
-    run(str(Path(args.path).resolve()), args.in_process, max(3, args.batches), console)
+    where = "in-process" if args.in_process else (f"Spark at {args.master}" if args.master else "local Spark")
+    console.print(f"[bold]hoodie demo[/bold]: table at {Path(args.path).resolve()} ({where})")
+    run(str(Path(args.path).resolve()), args.in_process, max(3, args.batches), console, args.master)
 
 
 if __name__ == "__main__":

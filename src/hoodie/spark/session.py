@@ -16,19 +16,24 @@ from pyspark.sql import SparkSession
 from hoodie.spark.datasource import register
 
 
-def local_session(app_name: str = "hoodie", cores: int = 2) -> SparkSession:
-    """``getOrCreate`` a ``local[cores]`` session and :func:`~hoodie.spark.register` hoodie.
+def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None = None) -> SparkSession:
+    """``getOrCreate`` a ``local[cores]`` session (or one on the cluster ``master`` names,
+    e.g. ``spark://127.0.0.1:7077``) and :func:`~hoodie.spark.register` hoodie.
 
-    If a session already exists in this process it is returned as is (Spark ignores the
-    builder's settings then), with hoodie registered.
+    On a cluster the executors run on the same machine's interpreter path as the driver
+    (a standalone cluster on this host, or nodes set up alike). If a session already
+    exists in this process it is returned as is (Spark ignores the builder's settings
+    then), with hoodie registered.
     """
     # Python workers must run the driver's interpreter: they unpickle hoodie functions.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     shuffle_partitions = max(2, 2 * cores)
     spark = (
-        SparkSession.builder.master(f"local[{cores}]")
+        SparkSession.builder.master(master or f"local[{cores}]")
         .appName(app_name)
         .config("spark.pyspark.python", sys.executable)
+        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+        .config("spark.executor.memory", "1g")
         .config("spark.driver.memory", "2g")
         # Local mode runs every executor in this driver JVM. The serial collector grows the
         # heap only as far as the live data needs (G1 commits a large share of the 2g at
