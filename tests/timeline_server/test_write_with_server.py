@@ -111,3 +111,16 @@ def test_a_damaged_markers_file_fails_the_commit_and_the_write_is_rolled_back(tm
     assert [i.state for i in table.timeline.instants if i.action == "commit"][-1] == "COMPLETED"
     hoodie.write(upsert, path, trip_options(**SERVER))  # the next write succeeds
     assert len(hoodie.read(path)) == 82
+
+
+def test_a_taken_port_leaves_the_write_to_direct_markers(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        path = str(tmp_path / "t")
+        hoodie.write(_batches()[0][1], path, trip_options(**SERVER, **{"hoodie.embed.timeline.server.port": str(port)}))
+    assert f"127.0.0.1:{port}" in caplog.text and "direct markers" in caplog.text
+    assert hoodie.read(path).num_rows == 80

@@ -15,6 +15,7 @@ import logging
 from pyspark.sql import SparkSession
 
 from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
 from hoodie.markers.remote import ServerCallError, call_server
 from hoodie.storage.base import Storage
@@ -41,7 +42,11 @@ def driver_server_for(spark: SparkSession, base_path: str, storage: Storage, con
     application = _PREFIX + sc.applicationId
     _stop_servers_of_stopped_applications(application)
     host = sc.getConf().get("spark.driver.host") or "127.0.0.1"
-    server, started = embedded_server(application, host, config)
+    try:
+        server, started = embedded_server(application, host, config)
+    except ConfigError as e:  # e.g. the configured port is taken: the write goes on
+        log.warning("%s; this write creates direct markers", e)
+        return None
     server.add_table(base_path, storage)
     address = client_address(server, config)
     if started:

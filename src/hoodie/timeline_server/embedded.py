@@ -7,15 +7,18 @@ A reused server keeps the address, port and marker batching it was started with.
 from __future__ import annotations
 
 import atexit
+import logging
 import threading
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.timeline_server.markers import MarkerBatching
 from hoodie.timeline_server.server import TimelineServer
 
+log = logging.getLogger(__name__)
 PROCESS = "process"
 _SERVERS: dict[str, TimelineServer] = {}
 _LOCK = threading.Lock()
@@ -39,9 +42,14 @@ def client_address(server: TimelineServer, config: HoodieConfig) -> ServerAddres
     return ServerAddress.configured(server.host, server.port, server.token, config)
 
 
-def process_server_for(base_path: str, storage: Storage, config: HoodieConfig) -> ServerAddress:
-    """The embedded server of this process, on loopback, serving ``base_path``."""
-    server, _ = embedded_server(PROCESS, "127.0.0.1", config)
+def process_server_for(base_path: str, storage: Storage, config: HoodieConfig) -> ServerAddress | None:
+    """The embedded server of this process, on loopback, serving ``base_path``; None (the
+    write makes direct markers) if it cannot start, e.g. its configured port is taken."""
+    try:
+        server, _ = embedded_server(PROCESS, "127.0.0.1", config)
+    except ConfigError as e:
+        log.warning("%s; this write creates direct markers", e)
+        return None
     server.add_table(base_path, storage)
     return client_address(server, config)
 

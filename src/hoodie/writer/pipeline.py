@@ -64,8 +64,8 @@ PARTITIONS_PER_TASK = 2
 
 Tagged = TypeVar("Tagged")
 # Starts or reuses an embedded timeline server serving a table (base path, storage, the
-# write's options): given to a write by the layer that may start servers.
-TimelineServerFor = Callable[[str, Storage, HoodieConfig], ServerAddress]
+# write's options), None if it cannot: given to a write by the layer that may start servers.
+TimelineServerFor = Callable[[str, Storage, HoodieConfig], ServerAddress | None]
 
 
 class RecordFlow(Protocol, Generic[Tagged]):
