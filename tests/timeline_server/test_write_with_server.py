@@ -124,3 +124,20 @@ def test_a_taken_port_leaves_the_write_to_direct_markers(tmp_path: Path, caplog:
         hoodie.write(_batches()[0][1], path, trip_options(**SERVER, **{"hoodie.embed.timeline.server.port": str(port)}))
     assert f"127.0.0.1:{port}" in caplog.text and "direct markers" in caplog.text
     assert hoodie.read(path).num_rows == 80
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("hoodie.markers.timeline_server_based.batch.num_threads", "0"),
+        ("hoodie.embed.timeline.server.port", "70000"),
+        ("hoodie.filesystem.view.remote.retry.max_numbers", "-1"),
+    ],
+)
+def test_out_of_range_server_options_are_refused_before_anything_is_written(tmp_path: Path, key: str, value: str) -> None:
+    from hoodie.errors import ConfigError
+
+    path = tmp_path / "t"
+    with pytest.raises(ConfigError, match=f"invalid value '{value}' for option {key}"):
+        hoodie.write(_batches()[0][1], str(path), trip_options(**{**SERVER, key: value}))
+    assert not path.exists()

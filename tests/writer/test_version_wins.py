@@ -16,7 +16,7 @@ from hoodie.services import CompactionSettings, compact
 from hoodie.services.compaction import UNBOUNDED_STRATEGY
 from hoodie.table import HoodieTable
 from hoodie.table.slice_reader.merge_rules import MergeMode, fold_versions, surviving_versions
-from hoodie.table.slice_reader.ordering import column_ordering_values, columnar_kind, sort_keys
+from hoodie.table.slice_reader.ordering import LONG, column_ordering_values, columnar_kind, sort_keys
 from hoodie.writer.prepare import dedupe
 from hoodie.writer.schema import DELETE_COLUMN
 
@@ -61,7 +61,8 @@ def test_column_at_a_time_winners_are_the_fold_for_total_orders() -> None:
     rng = np.random.default_rng(3)
     codes = rng.integers(0, 50, 2000)
     values = pa.array(rng.integers(-5, 5, 2000))
-    order = sort_keys(values, columnar_kind(values.type) or "")
+    assert columnar_kind(values.type) == LONG
+    order = sort_keys(values, LONG)
     assert order is not None
     orderings = column_ordering_values([values])
     folded = fold_versions(codes, 50, orderings, np.zeros(2000, dtype=bool), MergeMode.EVENT_TIME_ORDERING)

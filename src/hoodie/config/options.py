@@ -28,6 +28,18 @@ def _lower(v: str) -> str:
     return str(v).strip().lower()
 
 
+def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An integer parser refusing values below ``low`` (or above ``high``)."""
+
+    def parse(v: str) -> int:
+        n = int(str(v).strip())
+        if n < low or (high is not None and n > high):
+            raise ValueError(f"expected an integer from {low}" + (f" to {high}" if high is not None else ""))
+        return n
+
+    return parse
+
+
 def _fields(v: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in str(v).split(",") if p.strip())
 
@@ -196,21 +208,21 @@ MARKERS_TYPE: Option[str | None] = _opt(
     "DIRECT (a marker file per data file) or TIMELINE_SERVER_BASED (marker names batched into a few MARKERS files by "
     "the embedded timeline server); unset: TIMELINE_SERVER_BASED for Spark writes, DIRECT in process.",
     (),
-    ("DIRECT", "TIMELINE_SERVER_BASED"),
+    ("DIRECT", "TIMELINE_SERVER_BASED"),  # markers.DIRECT, markers.TIMELINE_SERVER_BASED (config sits below markers)
 )
 EMBED_TIMELINE_SERVER = _opt(
     "hoodie.embed.timeline.server", True, _bool, "Run a timeline server in the writing driver (timeline-server-based markers need it)."
 )
-EMBED_TIMELINE_SERVER_PORT = _opt("hoodie.embed.timeline.server.port", 0, int, "Port of the embedded timeline server (0: a free port).")
+EMBED_TIMELINE_SERVER_PORT = _opt("hoodie.embed.timeline.server.port", 0, _int_in(0, 65535), "Port of the embedded timeline server (0: a free port).")
 MARKERS_BATCH_INTERVAL_MS = _opt(
     "hoodie.markers.timeline_server_based.batch.interval_ms",
     0,
-    int,
+    _int_in(0),
     "How often the timeline server writes the marker names it received; 0 (hoodie's default): as soon as its previous write is done "
     "(group commit), so that a task never waits a whole interval for its marker.",
 )
 MARKERS_BATCH_THREADS = _opt(
-    "hoodie.markers.timeline_server_based.batch.num_threads", 20, int, "MARKERS files (and threads writing them) per marker directory."
+    "hoodie.markers.timeline_server_based.batch.num_threads", 20, _int_in(1), "MARKERS files (and threads writing them) per marker directory."
 )
 VIEW_REMOTE_HOST = _opt(
     "hoodie.filesystem.view.remote.host",
@@ -218,16 +230,16 @@ VIEW_REMOTE_HOST = _opt(
     str,
     "Host of a standalone timeline server (hoodie timeline-server) that writes use instead of an embedded one.",
 )
-VIEW_REMOTE_PORT = _opt("hoodie.filesystem.view.remote.port", 26754, int, "Port of that standalone timeline server.")
+VIEW_REMOTE_PORT = _opt("hoodie.filesystem.view.remote.port", 26754, _int_in(1, 65535), "Port of that standalone timeline server.")
 VIEW_REMOTE_TOKEN = _opt("hoodie.filesystem.view.remote.token", "", str, "Token of that standalone timeline server (it prints it when it makes one).")
 VIEW_REMOTE_TIMEOUT_SECS = _opt(
-    "hoodie.filesystem.view.remote.timeout.secs", 300, int, "Timeout of one call to the timeline server, in seconds."
+    "hoodie.filesystem.view.remote.timeout.secs", 300, _int_in(1), "Timeout of one call to the timeline server, in seconds."
 )
 VIEW_REMOTE_RETRY_MAX = _opt(
-    "hoodie.filesystem.view.remote.retry.max_numbers", 3, int, "Retries of a failed call to the timeline server before falling back."
+    "hoodie.filesystem.view.remote.retry.max_numbers", 3, _int_in(0), "Retries of a failed call to the timeline server before falling back."
 )
 VIEW_REMOTE_RETRY_INTERVAL_MS = _opt(
-    "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, int, "Wait before the first retry of a timeline-server call (growing linearly)."
+    "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, _int_in(0), "Wait before the first retry of a timeline-server call (growing linearly)."
 )
 ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
 UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")

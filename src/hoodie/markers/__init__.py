@@ -9,29 +9,28 @@ creating a marker through a timeline server, direct if the server fails.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hoodie.markers.direct import DirectMarkers, MarkerEntry, log_file_written_by
 from hoodie.markers.remote import ServerAddress, TimelineServerMarkers
+from hoodie.markers.timeline_based import TIMELINE_SERVER_BASED
 from hoodie.storage.base import Storage
 
-__all__ = ["DirectMarkers", "MarkerEntry", "MarkerSettings", "ServerAddress", "TimelineServerMarkers", "log_file_written_by", "marker_writer"]
+__all__ = [
+    "DIRECT",
+    "TIMELINE_SERVER_BASED",
+    "DirectMarkers",
+    "MarkerEntry",
+    "ServerAddress",
+    "TimelineServerMarkers",
+    "log_file_written_by",
+    "marker_writer",
+]
+
+DIRECT = "DIRECT"  # hoodie.write.markers.type values: DIRECT, TIMELINE_SERVER_BASED
 
 
-@dataclass(frozen=True)
-class MarkerSettings:
-    """How a write's tasks create markers: through the timeline server at ``server``, or
-    directly (None)."""
-
-    server: ServerAddress | None = None
-
-    @property
-    def kind(self) -> str:
-        return "DIRECT" if self.server is None else "TIMELINE_SERVER_BASED"
-
-
-def marker_writer(storage: Storage, base_path: str, instant: str, settings: MarkerSettings) -> DirectMarkers | TimelineServerMarkers:
-    """What creates the markers of ``instant``'s data files."""
-    if settings.server is None:
+def marker_writer(storage: Storage, base_path: str, instant: str, server: ServerAddress | None) -> DirectMarkers | TimelineServerMarkers:
+    """What creates the markers of ``instant``'s data files: the timeline server at
+    ``server``, or marker files directly (None)."""
+    if server is None:
         return DirectMarkers(storage, base_path, instant)
-    return TimelineServerMarkers(storage, base_path, instant, settings.server)
+    return TimelineServerMarkers(storage, base_path, instant, server)

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pyspark import Broadcast
 
 from hoodie.errors import HoodieError
+from hoodie.formats.meta_columns import PARTITION_PATH, RECORD_KEY
 from hoodie.index.base import FileRef
 from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage
@@ -40,8 +41,6 @@ from hoodie.writer.schema import (
 )
 from hoodie.writer.settings import WriteSettings
 
-RECORD_KEY = "_hoodie_record_key"
-PARTITION_PATH = "_hoodie_partition_path"
 # Position of a record in the input DataFrame. Dedupe keeps the *later* record on an
 # ordering tie and handles see records in batch order; a shuffle loses that order, so
 # every task restores it from this column. The internal prefix keeps it out of the schema.

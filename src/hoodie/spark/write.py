@@ -60,7 +60,7 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
-from hoodie.markers import ServerAddress
+from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import tasks
 from hoodie.spark.engine import SparkEngine
@@ -210,10 +210,9 @@ class DataFrameRecordFlow:
     The steps are public so that tests can interleave them (e.g. run the handles twice
     before committing)."""
 
-    def __init__(self, data: DataFrame, prepared: PreparedWrite, batch_schema: pa.Schema, data_schema: pa.Schema) -> None:
+    def __init__(self, data: DataFrame, prepared: PreparedWrite, data_schema: pa.Schema) -> None:
         self.data = data
         self.prepared = prepared
-        self.batch_schema = batch_schema
         self.data_schema = data_schema
         self.spark: SparkSession = data.sparkSession
         self._touched_paths: tuple[list[str], bool] | None = None
@@ -235,7 +234,7 @@ class DataFrameRecordFlow:
         empty = batch_schema.empty_table()
         check_ordering_field(empty, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         add_keys(empty, prepared.keygen, is_delete=s.operation == "delete")  # key fields present?
-        return cls(data, prepared, batch_schema, table_schema_after(prepared, batch_schema))
+        return cls(data, prepared, table_schema_after(prepared, batch_schema))
 
     @property
     def settings(self) -> WriteSettings:
@@ -249,7 +248,7 @@ class DataFrameRecordFlow:
     def engine(self) -> SparkEngine:
         return SparkEngine(self.spark)
 
-    default_markers = "TIMELINE_SERVER_BASED"  # as in Hudi
+    default_markers = TIMELINE_SERVER_BASED  # as in Hudi
 
     def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
         return driver_server_for(self.spark, prepared.table.base_path, prepared.table.storage, prepared.config)

@@ -60,7 +60,6 @@ class MarkerDirState:
         self.names: set[str] = set()
         self.dirty: set[int] = set()
         self.type_written = False
-        self.loaded = False
         self._next = 0
 
     def load(self) -> None:
@@ -76,7 +75,6 @@ class MarkerDirState:
             names = read_markers_file(self.storage, self.marker_dir, index)
             self.lines[index] = names
             self.names.update(names)
-        self.loaded = True
 
     def next_file(self) -> int:
         """The file a flush adds its names to: the next in turn (each flush of a busy

@@ -21,8 +21,9 @@ from hoodie.config import options as o
 from hoodie.engine.base import Engine
 from hoodie.engine.local import LocalEngine
 from hoodie.formats.meta_columns import META_COLUMNS
+from hoodie.formats.meta_columns import PARTITION_PATH as PARTITION_PATH_COLUMN
 from hoodie.index.base import FileRef
-from hoodie.markers import ServerAddress
+from hoodie.markers import DIRECT, ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.table.file_group import FileSlice
@@ -38,8 +39,6 @@ from hoodie.writer.schema import normalize_batch
 from hoodie.writer.settings import PreparedWrite
 from hoodie.writer.table_services import TableServices
 from hoodie.writer.table_setup import prepare_write, table_schema_after
-
-PARTITION_PATH_COLUMN = "_hoodie_partition_path"
 
 
 class WriteClient:
@@ -79,7 +78,7 @@ class ArrowRecordFlow:
     """The pipeline's records as one Arrow table in this process, its steps run as tasks
     of ``engine`` (:class:`~hoodie.writer.pipeline.RecordFlow`)."""
 
-    default_markers = "DIRECT"
+    default_markers = DIRECT
 
     def __init__(self, prepared: PreparedWrite, batch: pa.Table, engine: Engine, timeline_server: TimelineServerFor | None = None) -> None:
         self.prepared = prepared

@@ -113,7 +113,7 @@ def make_markers_first(buckets: list[tuple[Bucket, TaskContext]], wctx: WriteCon
     """With timeline-server markers, the markers of a task's buckets are asked for
     together before its first file (one or two of the server's batches instead of one a
     file); each handle then finds its marker made. Direct markers are made by the handles."""
-    if wctx.markers.server is not None:
+    if wctx.marker_server is not None:
         wctx.marker_writer().create_all([bucket_marker(bucket, ctx, wctx) for bucket, ctx in buckets])
 
 

@@ -11,7 +11,7 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 1. ``flow.partitions()`` — the touched partitions; a refused key or partition value
    stops the write before its instant exists.
 2. ``WriteTransaction.begin``; the latest slices of the touched partitions; how the tasks
-   create markers (:func:`marker_settings`: through the flow's timeline server, or direct).
+   create markers (:func:`marker_server`: through a timeline server, or direct).
 3. Partition-aligned (the index is consulted and there are at least two partitions for
    each of the flow's tasks): the inflight instant names the partitions; every task takes
    whole partitions through dedupe, tagging, planning (Hudi sizes files per partition)
@@ -37,9 +37,10 @@ from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
-from hoodie.markers import MarkerSettings, ServerAddress
+from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
+from hoodie.table.fs_view import FileSystemView
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import steps
@@ -144,12 +145,12 @@ def _execute(
     prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged], partitions: list[str], txn: WriteTransaction
 ) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
     s = prepared.settings
-    replaced = replaced_file_groups(prepared, partitions)
     view = prepared.table.view()
+    replaced = replaced_file_groups(s.operation, view, partitions)
     # an overwrite's new file groups replace the old ones: nothing is merged into them
     latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
     planner = planner_for(prepared)
-    wctx = write_context(prepared, txn.instant_time, data_schema, marker_settings(prepared, flow))
+    wctx = write_context(prepared, txn.instant_time, data_schema, marker_server(prepared, flow))
     if runs_partition_aligned(prepared, len(partitions), flow.tasks()):
         # No plan exists before the tasks make theirs: the inflight instant names the
         # touched partitions (a rollback lists them) without file groups, as Hudi's
@@ -165,21 +166,18 @@ def _execute(
     return flow.write_buckets(tagged, plan, wctx), replaced
 
 
-def marker_settings(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> MarkerSettings:
-    """Timeline-server-based markers when they are asked for (or the flow's default): from
-    the standalone server ``hoodie.filesystem.view.remote.host`` names, else from the
-    embedded one while ``hoodie.embed.timeline.server`` is on (as in Hudi); otherwise
-    direct markers."""
+def marker_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAddress | None:
+    """The timeline server that makes the write's markers when timeline-server-based
+    markers are asked for (or are the flow's default): the standalone server
+    ``hoodie.filesystem.view.remote.host`` names, else the embedded one while
+    ``hoodie.embed.timeline.server`` is on (as in Hudi); None: direct markers."""
     config = prepared.config
-    kind = config.get(o.MARKERS_TYPE) or flow.default_markers
-    if kind != "TIMELINE_SERVER_BASED":
-        return MarkerSettings()
+    if (config.get(o.MARKERS_TYPE) or flow.default_markers) != TIMELINE_SERVER_BASED:
+        return None
     if config.has(o.VIEW_REMOTE_HOST):
         host, port, token = config.get(o.VIEW_REMOTE_HOST), config.get(o.VIEW_REMOTE_PORT), config.get(o.VIEW_REMOTE_TOKEN)
-        return MarkerSettings(ServerAddress.configured(host, port, token, config))
-    if not config.get(o.EMBED_TIMELINE_SERVER):
-        return MarkerSettings()
-    return MarkerSettings(flow.timeline_server(prepared))
+        return ServerAddress.configured(host, port, token, config)
+    return flow.timeline_server(prepared) if config.get(o.EMBED_TIMELINE_SERVER) else None
 
 
 def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
@@ -189,12 +187,10 @@ def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int)
     return prepared.settings.tags_records and partitions >= max(2, PARTITIONS_PER_TASK * tasks)
 
 
-def replaced_file_groups(prepared: PreparedWrite, partitions: list[str]) -> dict[str, list[str]] | None:
+def replaced_file_groups(op: str, view: FileSystemView, partitions: list[str]) -> dict[str, list[str]] | None:
     """File groups an insert_overwrite replaces: those of the written partitions, or all."""
-    op = prepared.settings.operation
     if op not in REPLACE_OPERATIONS:
         return None
-    view = prepared.table.view()
     targets = view.all_partition_paths() if op == "insert_overwrite_table" else partitions
     return {p: ids for p in targets if (ids := [g.file_id for g in view.file_groups(p)])}
 
@@ -237,7 +233,7 @@ def planner_for(prepared: PreparedWrite) -> Planner:
     )
 
 
-def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema, markers: MarkerSettings | None = None) -> WriteContext:
+def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema, marker_server: ServerAddress | None = None) -> WriteContext:
     """What every write task needs, shipped once per task."""
     table, s = prepared.table, prepared.settings
     return WriteContext(
@@ -251,7 +247,7 @@ def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema,
         avro_schema_with_meta=avro_schema_json(arrow_to_avro_schema(data_schema, table.name, include_meta_fields=True)),
         deletes_carry_ordering=s.operation != "delete",
         log_block_format=prepared.config.get(o.LOG_BLOCK_FORMAT),
-        markers=markers or MarkerSettings(),
+        marker_server=marker_server,
     )
 
 

@@ -44,6 +44,7 @@ from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.bloom_footer import FooterIndex
 from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
+from hoodie.formats.meta_columns import RECORD_KEY
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import BaseFile, FileSlice
 from hoodie.table.slice_reader.base_file import BaseFileTask, read_base_file_and_footer, read_base_file_task
@@ -80,7 +81,6 @@ GROUP_LOG_BYTES = 4 << 20
 # Groups are formed only while every worker still gets this many tasks to balance.
 TASKS_PER_WORKER = 4
 
-RECORD_KEY = "_hoodie_record_key"
 IS_DELETED = "_hoodie_is_deleted"
 OPERATION = "_hoodie_operation"
 Visible = Callable[[str], bool] | set[str] | frozenset[str]
