@@ -18,7 +18,7 @@ from table_options import trip_options
 import hoodie
 from hoodie.errors import ConfigError
 from hoodie.markers import DirectMarkers, ServerAddress, TimelineServerMarkers
-from hoodie.markers.remote import TOKEN_HEADER, call_server
+from hoodie.server_calls import TOKEN_HEADER, call_server
 from hoodie.storage.local import LocalStorage
 from hoodie.timeline_server import MarkerBatching, TimelineServer
 

@@ -29,7 +29,7 @@ from hoodie.errors import HoodieError
 from hoodie.table import HoodieTable
 
 if TYPE_CHECKING:
-    from hoodie.table import FileGroup, FileSlice, FileSystemView
+    from hoodie.table import FileGroup, FileSlice, TableView
 
 # hoodie.properties keys rendered in the configuration block; the rest are "other".
 CONFIG_KEYS = (
@@ -159,7 +159,7 @@ def _slice_info(s: FileSlice) -> SliceInfo:
     )
 
 
-def _check_partition(table: HoodieTable, view: FileSystemView, partition: str) -> str:
+def _check_partition(table: HoodieTable, view: TableView, partition: str) -> str:
     wanted = partition.strip("/")
     if view.file_groups(wanted):
         return wanted

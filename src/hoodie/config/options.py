@@ -241,6 +241,40 @@ VIEW_REMOTE_RETRY_MAX = _opt(
 VIEW_REMOTE_RETRY_INTERVAL_MS = _opt(
     "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, _int_in(0), "Wait before the first retry of a timeline-server call (growing linearly)."
 )
+VIEW_TYPE: Option[str | None] = _opt(
+    "hoodie.filesystem.view.type",
+    None,
+    _upper,
+    "Where file-system views come from. On a timeline server, the store of its views: MEMORY, SPILLABLE_DISK (memory up to "
+    "hoodie.filesystem.view.spillable.mem, the rest on local disk) or EMBEDDED_KV_STORE (RocksDB). For a write's clients: "
+    "REMOTE_FIRST (the timeline server, a local view if it fails; the default when a write has a server), REMOTE_ONLY, or a "
+    "store type (local views; the default without a server).",
+    (),
+    ("MEMORY", "SPILLABLE_DISK", "EMBEDDED_KV_STORE", "REMOTE_ONLY", "REMOTE_FIRST"),
+)
+VIEW_SECONDARY_TYPE = _opt(
+    "hoodie.filesystem.view.secondary.type",
+    "MEMORY",
+    _upper,
+    "The local view a REMOTE_FIRST client falls back to (built from listings of the partitions it needs).",
+    (),
+    ("MEMORY", "SPILLABLE_DISK", "EMBEDDED_KV_STORE"),
+)
+VIEW_SPILLABLE_MEM = _opt(
+    "hoodie.filesystem.view.spillable.mem", 100 * 1024 * 1024, _int_in(0), "Bytes of partition listings a SPILLABLE_DISK view keeps in memory."
+)
+VIEW_SPILLABLE_DIR = _opt(
+    "hoodie.filesystem.view.spillable.dir", "", str, "Local directory a SPILLABLE_DISK view spills to (empty: the system's temporary directory)."
+)
+VIEW_ROCKSDB_BASE_PATH = _opt(
+    "hoodie.filesystem.view.rocksdb.base.path", "/tmp/hoodie_timeline_rocksdb", str, "Local directory of EMBEDDED_KV_STORE views' RocksDB databases."
+)
+VIEW_INCREMENTAL_SYNC = _opt(
+    "hoodie.filesystem.view.incr.timeline.sync.enable",
+    True,
+    _bool,
+    "Bring a timeline server's views up to date from the metadata of new instants (false: list every partition again after any change).",
+)
 ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
 UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")
 INSERT_PARALLELISM = _opt("hoodie.insert.shuffle.parallelism", 0, int, "Shuffle parallelism for insert (0 = automatic).")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from hoodie.errors import InstantNotFoundError
 from hoodie.layout import compare_key, normalize_instant
 from hoodie.table.file_group import FileSlice
-from hoodie.table.fs_view import FileSystemView
+from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State
@@ -79,7 +79,7 @@ def plan_snapshot(
     return slices
 
 
-def warn_missing(view: FileSystemView) -> None:
+def warn_missing(view: TableView) -> None:
     """One warning per committed file a read goes around (``ignoreMissingFiles``)."""
     for m in view.missing:
         log.warning("%s; reading around it (ignoreMissingFiles)", m.message)
@@ -187,6 +187,7 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
             if stat.fileId:
                 touched[stat.partitionPath].add(stat.fileId)
 
+    view: TableView
     if basis == COMPLETION_TIME:
         view = FileSystemView(table.storage, table.base_path, _timeline_as_completed_by(timeline, end), None, ignore_missing_files)
     else:

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
-from hoodie.markers.remote import ServerCallError, call_server
+from hoodie.server_calls import ServerCallError, call_server
 from hoodie.storage.base import Storage
 from hoodie.timeline_server.embedded import client_address, embedded_server, running_applications, stop_embedded
 

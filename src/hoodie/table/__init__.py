@@ -7,8 +7,8 @@ instant. Nothing here writes data. Its public API is what this package exports.
 from __future__ import annotations
 
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
-from hoodie.table.fs_view import FileSystemView
+from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.table.validate import ValidationReport, validate_table
 
-__all__ = ["BaseFile", "FileGroup", "FileSlice", "FileSystemView", "HoodieTable", "LogFile", "ValidationReport", "validate_table"]
+__all__ = ["BaseFile", "FileGroup", "FileSlice", "FileSystemView", "HoodieTable", "TableView", "LogFile", "ValidationReport", "validate_table"]

@@ -6,6 +6,9 @@ completed at or before the view's instant count, and file groups replaced by a c
 replace commit are hidden. Partitions are listed lazily and cached. On v6 tables the
 log files a writer names after a pending compaction belong to the latest slice before it
 until the compaction's base file is committed.
+
+A view lists storage itself unless it is given :class:`PartitionListings`, the listings a
+longer-lived owner keeps in step with the timeline (a timeline server's synced view).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from hoodie.errors import DamagedTableError
 from hoodie.layout import (
@@ -41,6 +45,62 @@ class MissingFile:
     message: str
 
 
+class TableView(Protocol):
+    """What every file-system view answers (a local :class:`FileSystemView`, or a timeline
+    server's through :mod:`hoodie.table.remote_view`); writers, readers, services and the
+    CLI ask only this."""
+
+    base_path: str
+
+    @property
+    def missing(self) -> list[MissingFile]:
+        """Committed files read around (local views with ``ignore_missing_files``)."""
+        ...
+
+    @property
+    def visible_instants(self) -> list[Instant]: ...
+
+    def all_partition_paths(self) -> list[str]: ...
+
+    def file_groups(self, partition_path: str) -> list[FileGroup]: ...
+
+    def latest_slices(self, partition_path: str) -> list[FileSlice]: ...
+
+    def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]: ...
+
+
+class PartitionListings(Protocol):
+    """Partition listings a view takes instead of listing storage."""
+
+    def partition_paths(self) -> list[str]:
+        """Every partition of the table."""
+        ...
+
+    def list_partition(self, partition_path: str) -> list[FileInfo]:
+        """The files of one partition, as a storage listing would give them."""
+        ...
+
+
+def walk_partitions(storage: Storage, base_path: str) -> dict[str, list[FileInfo]]:
+    """Every partition of the table at ``base_path`` with its listing, found by walking the
+    directory tree (as Java does without the metadata table): a directory holding partition
+    metadata or data files is a partition."""
+    found: dict[str, list[FileInfo]] = {}
+    pending = [base_path]
+    while pending:
+        d = pending.pop()
+        entries = storage.list_dir(d)
+        if any(
+            (not e.is_dir) and (e.name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(e.name) is not None)
+            for e in entries
+        ):
+            found[relative_to(d, base_path)] = entries
+        for e in entries:
+            if e.is_dir and not (d == base_path and e.name == HOODIE_FOLDER):
+                pending.append(e.path)
+    return found
+
+
 class FileSystemView:
     """File groups of a table as of ``as_of`` (default: the latest completed instant)."""
 
@@ -51,8 +111,10 @@ class FileSystemView:
         timeline: ActiveTimeline,
         as_of: str | None = None,
         ignore_missing_files: bool = False,
+        listings: PartitionListings | None = None,
     ) -> None:
         self.storage = storage
+        self.listings = listings
         self.base_path = base_path
         self.timeline = timeline
         self.as_of = as_of
@@ -96,26 +158,16 @@ class FileSystemView:
 
     # --- partitions -------------------------------------------------------------------------
     def all_partition_paths(self) -> list[str]:
-        """Every partition of the table, found by walking the directory tree (as Java does
-        without the metadata table): a directory holding partition metadata or data files.
-        A partition a completed write of the view wrote live files into, and that is gone
-        from storage, is damage (see :meth:`_checked`)."""
-        found: list[str] = []
-        pending = [self.base_path]
-        while pending:
-            d = pending.pop()
-            entries = self.storage.list_dir(d)
-            is_partition = any(
-                (not e.is_dir) and (e.name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(e.name) is not None)
-                for e in entries
-            )
-            if is_partition:
-                found.append(relative_to(d, self.base_path))
-                with self._lock:
-                    self._listings[d] = entries
-            for e in entries:
-                if e.is_dir and not (d == self.base_path and e.name == HOODIE_FOLDER):
-                    pending.append(e.path)
+        """Every partition of the table (:func:`walk_partitions`, or the listings the view
+        was given). A partition a completed write of the view wrote live files into, and
+        that is gone from storage, is damage (see :meth:`_checked`)."""
+        if self.listings is not None:
+            found = self.listings.partition_paths()
+        else:
+            walked = walk_partitions(self.storage, self.base_path)
+            with self._lock:
+                self._listings.update((under(self.base_path, p), entries) for p, entries in walked.items())
+            found = list(walked)
         listed = set(found)
         for partition in self.committed.partitions():
             if partition not in listed:
@@ -129,8 +181,9 @@ class FileSystemView:
         if cached is not None:
             return cached
         groups = self._build_partition(partition_path)
-        with self._lock:
-            self._groups[partition_path] = groups
+        if self.listings is None:  # a synced view's listings are bounded by their store: no second copy
+            with self._lock:
+                self._groups[partition_path] = groups
         return groups
 
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
@@ -147,7 +200,9 @@ class FileSystemView:
         logs: dict[str, list[LogFile]] = defaultdict(list)
         with self._lock:
             listing = self._listings.pop(directory, None)
-        for info in listing if listing is not None else self.storage.list_dir(directory):
+        if listing is None:
+            listing = self.listings.list_partition(partition_path) if self.listings is not None else self.storage.list_dir(directory)
+        for info in listing:
             if info.is_dir:
                 continue
             bname = parse_base_file_name(info.name)

@@ -6,7 +6,7 @@ client does). ``create`` only lays down an empty table (``.hoodie`` and its prop
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import pyarrow as pa
@@ -23,8 +23,9 @@ from hoodie.layout import (
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.storage.paths import under
-from hoodie.table.fs_view import FileSystemView
+from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.properties_file import load_table_config, properties_exist, store_table_config
+from hoodie.table.remote_view import ViewSource
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
@@ -38,6 +39,8 @@ class HoodieTable:
     storage: Storage
     config: TableConfig
     timeline: ActiveTimeline
+    # where the latest views come from when a timeline server serves them (None: listings)
+    view_source: ViewSource | None = None
 
     # --- open / create ----------------------------------------------------------------------
     @staticmethod
@@ -88,7 +91,11 @@ class HoodieTable:
 
     def reload(self) -> HoodieTable:
         """The same table with a freshly loaded config and timeline."""
-        return HoodieTable.open(self.base_path, self.storage)
+        return HoodieTable.open(self.base_path, self.storage).served_by(self.view_source)
+
+    def served_by(self, source: ViewSource | None) -> HoodieTable:
+        """The same table with its latest views from ``source``."""
+        return replace(self, view_source=source)
 
     # --- paths ------------------------------------------------------------------------------
     @property
@@ -114,7 +121,16 @@ class HoodieTable:
         return self.config.table_type
 
     # --- views and schema -------------------------------------------------------------------
-    def view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> FileSystemView:
+    def view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> TableView:
+        """The file groups of the table as of ``as_of`` (default: the latest completed
+        instant): from the timeline server of :attr:`view_source` for the latest view,
+        else (and for time travel and reads around missing files) from listings."""
+        if self.view_source is None or as_of is not None or ignore_missing_files:
+            return self.local_view(as_of, ignore_missing_files)
+        return self.view_source.view(self.base_path, self.timeline, self.local_view)
+
+    def local_view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> FileSystemView:
+        """A view built from the timeline and listings of storage."""
         return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:

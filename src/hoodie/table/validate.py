@@ -56,7 +56,7 @@ class ValidationReport:
 def validate_table(table: HoodieTable, as_of: str | None = None, on_slice: Callable[[FileSlice], None] | None = None) -> ValidationReport:
     """Check every file of the latest slices (as of ``as_of``) of ``table``;
     ``on_slice`` is called after each slice (progress)."""
-    view = table.view(as_of, ignore_missing_files=True)
+    view = table.local_view(as_of, ignore_missing_files=True)
     slices = view.latest_slices_all()
     problems = [FileProblem(m.partition_path, m.file_name, m.instant, "missing", "written by a completed instant, gone from storage") for m in view.missing]
     checked = 0

@@ -7,6 +7,7 @@ can never complete the same instant and a reader never sees a half-written one.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -60,8 +61,26 @@ class ActiveTimeline:
         return cls(storage, base_path, layout_version, timeline_dir, instants)
 
     def reload(self) -> ActiveTimeline:
+        """The timeline as storage has it now (one listing); decoded commit metadata of
+        completed instants carries over, since a completed instant's file never changes."""
         rel = self.timeline_dir[len(under(self.base_path, HOODIE_FOLDER)) :].strip("/")
-        return ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
+        fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
+        kept = {fresh.instant_path(i) for i in fresh.instants if i.is_completed}
+        fresh._metadata.update((path, meta) for path, meta in self._metadata.items() if path in kept)
+        return fresh
+
+    def timeline_hash(self) -> str:
+        """Java's ``computeTimelineHash``: lower-hex SHA-256 over ``<time>_<action>_<STATE>``
+        of every instant in timeline order; a timeline server compares it with its own to
+        tell whether its view is current."""
+        digest = hashlib.sha256()
+        for i in self.instants:
+            digest.update(f"{i.timestamp}_{i.action}_{i.state.value}".encode())
+        return digest.hexdigest()
+
+    def last_instant(self) -> Instant | None:
+        """The newest instant, in any state (``lastinstantts`` of a view request)."""
+        return self.instants[-1] if self.instants else None
 
     # --- queries --------------------------------------------------------------------------
     def filter(self, actions: Iterable[str] | None = None, states: Iterable[State] | None = None) -> list[Instant]:

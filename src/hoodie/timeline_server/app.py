@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -23,13 +23,15 @@ from aiohttp.typedefs import Middleware
 
 from hoodie.errors import HoodieError, UnsafePathError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_marker_name
-from hoodie.markers.remote import TOKEN_HEADER
+from hoodie.server_calls import TOKEN_HEADER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.timeline_server.markers import MarkerService, Overloaded
 from hoodie.timeline_server.metrics import ServerMetrics
+from hoodie.timeline_server.views import ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
 
 MARKER_PREFIX = "/v1/hoodie/marker/"
+VIEW_PREFIX = "/v1/hoodie/view/"
 MAX_BODY_BYTES = 64 * 1024
 
 
@@ -43,19 +45,25 @@ class Refused(Exception):
 
 @dataclass
 class ServedTables:
-    """The tables a server serves, by normalised base path."""
+    """The tables a server serves (their views), by normalised base path."""
 
-    tables: dict[str, Storage]
+    tables: dict[str, TableViews]
 
     def marker_dir(self, marker_dir: str) -> tuple[Storage, str]:
         """The table storage and the checked marker directory ``marker_dir`` names."""
         head, _, instant = marker_dir.rstrip("/").rpartition("/")
         if not is_instant_time(instant):
             raise Refused(400, f"markerdirpath {marker_dir[:200]!r} does not end in an instant time")
-        for base, storage in self.tables.items():
+        for base, views in self.tables.items():
             if head == under(base, HOODIE_FOLDER, TEMP_FOLDER):
-                return storage, under(head, instant)
+                return views.storage, under(head, instant)
         raise Refused(403, f"markerdirpath {marker_dir[:200]!r} is not the marker folder of a table this server serves")
+
+    def views(self, base_path: str) -> TableViews:
+        views = self.tables.get(base_path.rstrip("/"))
+        if views is None:
+            raise Refused(403, f"basepath {base_path[:200]!r} is not a table this server serves")
+        return views
 
 
 def _param(request: web.Request, name: str) -> str:
@@ -111,11 +119,34 @@ def _guard(token: str, metrics: ServerMetrics) -> Middleware:
             status = e.status
             raise
         except HoodieError as e:
-            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
+            # the table's trouble, not the server's: retrying would not help
+            status = 422
+            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=422)
         finally:
             metrics.observe(endpoint, status, time.perf_counter() - started)
 
     return guard
+
+
+def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
+    """The handler of one ``/v1/hoodie/view/`` endpoint."""
+
+    async def handler(request: web.Request) -> web.Response:
+        params = dict(request.query)
+        views = tables.views(_param(request, "basepath"))
+        if endpoint in PARTITION_ENDPOINTS:
+            try:
+                check_partition_path(_param(request, "partition"), "partition")
+            except UnsafePathError as e:
+                raise Refused(400, str(e)) from None
+        try:
+            # listings and metadata reads block: off the loop that answers markers
+            result = await asyncio.get_running_loop().run_in_executor(None, answer, views, endpoint, params)
+        except ViewBehind as e:
+            raise Refused(400, str(e)) from None
+        return web.json_response(result)
+
+    return handler
 
 
 def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetrics, token: str) -> web.Application:
@@ -165,7 +196,7 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         return web.json_response(await markers.delete_dir(storage, marker_dir))
 
     app = web.Application(middlewares=[_guard(token, metrics)], client_max_size=MAX_BODY_BYTES)
-    routes: Mapping[str, tuple[str, Handler]] = {
+    routes: dict[str, tuple[str, Handler]] = {
         "/health": ("GET", health),
         "/metrics": ("GET", prometheus),
         MARKER_PREFIX + "create": ("POST", create_marker),
@@ -175,6 +206,8 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         MARKER_PREFIX + "dir/exists": ("GET", marker_dir_exists),
         MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
     }
+    for endpoint in ENDPOINTS:
+        routes[VIEW_PREFIX + endpoint] = ("POST" if endpoint == "refresh/" else "GET", _view_handler(tables, endpoint))
     for path, (method, handler) in routes.items():
         app.router.add_route(method, path, handler)
     return app

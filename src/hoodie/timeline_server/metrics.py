@@ -23,6 +23,9 @@ class ServerMetrics:
         self.requests.labels(endpoint, str(status)).inc()
         self.latency.labels(endpoint).observe(seconds)
 
+    def synced(self, kind: str) -> None:
+        self.syncs.labels(kind).inc()
+
     def flushed(self, markers: int, files: int) -> None:
         self.markers.inc(markers)
         self.marker_files.inc(files)

@@ -17,12 +17,14 @@ from concurrent.futures import Future
 from aiohttp import web
 
 from hoodie.errors import ConfigError
-from hoodie.markers.remote import ServerAddress
+from hoodie.server_calls import ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline_server.app import ServedTables, make_app
 from hoodie.timeline_server.markers import MarkerBatching, MarkerService
 from hoodie.timeline_server.metrics import ServerMetrics
+from hoodie.timeline_server.views import TableViews
 
 WILDCARDS = ("0.0.0.0", "::", "")
 
@@ -56,10 +58,14 @@ class TimelineServer:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def add_table(self, base_path: str, storage: Storage | None = None) -> None:
-        """Serve the table at ``base_path`` (requests naming any other path are refused)."""
+    def add_table(self, base_path: str, storage: Storage | None = None, views: StoreSettings | None = None) -> None:
+        """Serve the table at ``base_path`` (requests naming any other path are refused),
+        its views in the store ``views`` names (default: memory). A table served already
+        keeps its views."""
         path = normalize_path(base_path)
-        self.tables.tables[path] = storage or storage_for(path)
+        if path not in self.tables.tables:
+            settings = views or StoreSettings()
+            self.tables.tables[path] = TableViews(path, storage or storage_for(path), settings, self.metrics.synced)
 
     def start(self) -> TimelineServer:
         ready: Future[int] = Future()
@@ -104,6 +110,8 @@ class TimelineServer:
         await self.markers.stop()
         if self._runner is not None:
             await self._runner.cleanup()
+        for views in self.tables.tables.values():
+            views.close()
 
     def stop(self) -> None:
         loop, thread = self._loop, self._thread

@@ -40,7 +40,7 @@ from hoodie.index.base import FileRef
 from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
-from hoodie.table.fs_view import FileSystemView
+from hoodie.table.fs_view import TableView
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import steps
@@ -187,7 +187,7 @@ def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int)
     return prepared.settings.tags_records and partitions >= max(2, PARTITIONS_PER_TASK * tasks)
 
 
-def replaced_file_groups(op: str, view: FileSystemView, partitions: list[str]) -> dict[str, list[str]] | None:
+def replaced_file_groups(op: str, view: TableView, partitions: list[str]) -> dict[str, list[str]] | None:
     """File groups an insert_overwrite replaces: those of the written partitions, or all."""
     if op not in REPLACE_OPERATIONS:
         return None

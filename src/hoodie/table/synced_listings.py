@@ -1,0 +1,170 @@
+"""Partition listings kept in step with the timeline, for a view that outlives one
+operation (a timeline server's): each partition is listed once, and every instant that
+completes afterwards is applied from its metadata instead of listing again.
+
+:meth:`SyncedListings.sync` takes a newer timeline snapshot and applies what completed
+since the last one (Hudi's incremental timeline sync):
+
+* a commit, delta commit, replace commit or compaction: the files its write stats name
+  are added to (or grown in) the listings of their partitions; a partition it creates
+  joins the partition set;
+* a clean: the files it deleted leave the listings;
+* a rollback: the partitions it touched are listed again on next use (it deletes files
+  and may append a rollback block);
+* a restore, a completed write that disappeared from the timeline, an archived gap (the
+  active timeline now starts after everything the listings saw) or metadata that cannot
+  be decoded: everything is listed again (a rebuild).
+
+Files of pending instants may or may not be in a listing; views ignore them until their
+instant completes, when its write stats bring them in. Listings live in a
+:class:`~hoodie.table.view_stores.ViewStore`; this module never writes to storage.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+
+from hoodie.errors import HoodieError
+from hoodie.layout import compare_key, parse_log_file_name
+from hoodie.storage.base import FileInfo, Storage
+from hoodie.storage.paths import check_name, under
+from hoodie.table.fs_view import walk_partitions
+from hoodie.table.view_stores import ViewStore
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant
+
+INCREMENTAL = "incremental"
+REBUILD = "rebuild"
+
+
+def _encode(entries: Iterable[tuple[str, int]]) -> bytes:
+    return json.dumps(sorted(entries), separators=(",", ":")).encode()
+
+
+def _decode(value: bytes) -> dict[str, int]:
+    return {name: size for name, size in json.loads(value)}
+
+
+class SyncedListings:
+    """The listings of one table's partitions in ``store``, synced from the timeline."""
+
+    def __init__(self, storage: Storage, base_path: str, store: ViewStore, incremental: bool = True) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self.store = store
+        self.incremental = incremental
+        self.timeline: ActiveTimeline | None = None
+        self._partitions: set[str] | None = None  # None until the table is walked once
+        self._lock = threading.RLock()
+
+    # --- what views ask -----------------------------------------------------------------------
+    def partition_paths(self) -> list[str]:
+        with self._lock:
+            if self._partitions is None:
+                walked = walk_partitions(self.storage, self.base_path)
+                for partition, entries in walked.items():
+                    self._store(partition, entries)
+                self._partitions = set(walked)
+            return sorted(self._partitions)
+
+    def list_partition(self, partition_path: str) -> list[FileInfo]:
+        with self._lock:
+            directory = under(self.base_path, partition_path)
+            value = self.store.get(partition_path)
+            if value is None:
+                entries = self.storage.list_dir(directory)
+                if not entries:
+                    return []  # not kept: a partition is kept once it has files
+                value = self._store(partition_path, entries)
+                if self._partitions is not None:
+                    self._partitions.add(partition_path)
+        return [FileInfo(under(directory, name), name, size, False) for name, size in sorted(_decode(value).items())]
+
+    def _store(self, partition: str, entries: list[FileInfo]) -> bytes:
+        value = _encode((e.name, e.size) for e in entries if not e.is_dir)
+        self.store.put(partition, value)
+        return value
+
+    # --- keeping up with the timeline ------------------------------------------------------------
+    def sync(self, timeline: ActiveTimeline) -> str | None:
+        """Bring the listings up to ``timeline`` (a newer snapshot of the same table);
+        returns :data:`INCREMENTAL`, :data:`REBUILD`, or None when nothing was to do."""
+        with self._lock:
+            old, self.timeline = self.timeline, timeline
+            if old is None:
+                return None
+            done_before = {i.timestamp for i in old.instants if i.is_completed}
+            fresh = [i for i in timeline.completed() if i.timestamp not in done_before]
+            if not self.incremental or self._must_rebuild(old, timeline, fresh):
+                self.rebuild()
+                return REBUILD
+            try:
+                for instant in fresh:
+                    self._apply(timeline, instant)
+            except (HoodieError, ValueError, KeyError, TypeError, OSError):
+                self.rebuild()  # never serve listings that could not be brought up to date
+                return REBUILD
+            return INCREMENTAL if fresh else None
+
+    def rebuild(self) -> None:
+        """Forget every listing: each partition is listed again on next use."""
+        with self._lock:
+            self.store.clear()
+            self._partitions = None
+
+    def _must_rebuild(self, old: ActiveTimeline, new: ActiveTimeline, fresh: list[Instant]) -> bool:
+        start = new.commits_start()
+        now_on = {i.timestamp for i in new.instants}
+        for gone in old.instants:
+            # a completed write may leave the timeline by archival only (older than its start)
+            if (
+                gone.is_completed and gone.action in Action.WRITE_ACTIONS and gone.timestamp not in now_on
+                and (start is None or compare_key(gone.timestamp) >= compare_key(start))
+            ):
+                return True
+        seen = [i.timestamp for i in old.instants]
+        if seen and start is not None and compare_key(start) > compare_key(max(seen, key=compare_key)):
+            return True  # instants may have completed and been archived unseen
+        return any(i.action == Action.RESTORE for i in fresh)
+
+    def _apply(self, timeline: ActiveTimeline, instant: Instant) -> None:
+        if instant.action in Action.WRITE_ACTIONS:
+            for partition, stats in timeline.commit_metadata(instant).partition_to_write_stats.items():
+                self._grow(partition, [(s.file_name, _size_after(s.file_name, s.logOffset, s.fileSizeInBytes)) for s in stats if s.file_name])
+        elif instant.action == Action.CLEAN:
+            meta = avro.decode(timeline.read_content(instant), f"clean {instant.timestamp}")
+            for partition, pm in (meta.get("partitionMetadata") or {}).items():
+                self._shrink(partition, [str(f).rsplit("/", 1)[-1] for f in pm.get("successDeleteFiles") or []])
+        elif instant.action == Action.ROLLBACK:
+            meta = avro.decode(timeline.read_content(instant), f"rollback {instant.timestamp}")
+            for partition in meta.get("partitionMetadata") or {}:
+                self.store.delete(partition)
+
+    def _grow(self, partition: str, files: list[tuple[str, int]]) -> None:
+        if self._partitions is not None:
+            self._partitions.add(partition)
+        value = self.store.get(partition)
+        if value is None:
+            return  # listed when first asked for
+        entries = _decode(value)
+        for name, size in files:
+            check_name(name, f"write stat in partition {partition!r}")
+            entries[name] = max(entries.get(name, 0), size)
+        self.store.put(partition, _encode(entries.items()))
+
+    def _shrink(self, partition: str, names: list[str]) -> None:
+        value = self.store.get(partition)
+        if value is None:
+            return
+        entries = _decode(value)
+        for name in names:
+            entries.pop(name, None)
+        self.store.put(partition, _encode(entries.items()))
+
+
+def _size_after(name: str, log_offset: int | None, written: int) -> int:
+    """A file's size once the write stat's bytes are in: a log file ends where the
+    append ended."""
+    return (log_offset or 0) + written if parse_log_file_name(name) is not None else written

@@ -1,0 +1,112 @@
+"""The timeline server's file-system views: one synced view per served table, and the
+``/v1/hoodie/view/...`` endpoints that answer from it.
+
+A table's view keeps its partition listings in the configured store
+(:class:`~hoodie.table.view_stores.StoreSettings`) and its timeline snapshot. A request
+whose ``timelinehash`` differs from the snapshot's makes the server load the timeline
+again (one listing of ``.hoodie``) and sync the listings from what completed since
+(:class:`~hoodie.table.synced_listings.SyncedListings`), counted by kind in
+``hoodie_timeline_server_view_syncs_total``. A client whose ``lastinstantts`` the server
+still cannot see is answered 400, as Java's server does. Views are built on worker threads
+so that marker requests on the event loop never wait for a listing.
+
+This module owns the per-table view state and its endpoints; markers are :mod:`.markers`'s.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from hoodie.storage.base import Storage
+from hoodie.table.fs_view import FileSystemView
+from hoodie.table.remote_view import group_dto, instant_dto, slice_dto
+from hoodie.table.synced_listings import SyncedListings
+from hoodie.table.table import HoodieTable
+from hoodie.table.view_stores import StoreSettings
+from hoodie.timeline.active import ActiveTimeline
+
+
+class ViewBehind(Exception):
+    """The client has seen an instant the server's storage does not show yet."""
+
+
+class TableViews:
+    """The synced latest view of one table."""
+
+    def __init__(self, base_path: str, storage: Storage, settings: StoreSettings, on_sync: Callable[[str], None]) -> None:
+        self.base_path = base_path
+        self.storage = storage
+        self.settings = settings
+        self.listings = SyncedListings(storage, base_path, settings.open(), settings.incremental_sync)
+        self._on_sync = on_sync
+        self._lock = threading.Lock()
+        self._timeline: ActiveTimeline | None = None
+        self._view: FileSystemView | None = None
+        self._hash = ""
+
+    def view(self, last_instant: str = "", timeline_hash: str = "") -> FileSystemView:
+        """The view, synced first when the client's timeline differs from the server's."""
+        with self._lock:
+            if self._view is None or (timeline_hash and timeline_hash != self._hash):
+                self._refresh()
+            assert self._view is not None and self._timeline is not None
+            if last_instant and not self._timeline.contains(last_instant):
+                raise ViewBehind(f"the timeline server does not see instant {last_instant} of {self.base_path} yet")
+            return self._view
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        timeline = self._timeline.reload() if self._timeline is not None else HoodieTable.open(self.base_path, self.storage).timeline
+        kind = self.listings.sync(timeline)
+        if kind is not None:
+            self._on_sync(kind)
+        fresh = timeline.timeline_hash()
+        if self._view is None or fresh != self._hash:
+            self._view = FileSystemView(self.storage, self.base_path, timeline, listings=self.listings)
+            self._timeline, self._hash = timeline, fresh
+
+    @property
+    def timeline(self) -> ActiveTimeline:
+        with self._lock:
+            if self._timeline is None:
+                self._refresh()
+            assert self._timeline is not None
+            return self._timeline
+
+    def close(self) -> None:
+        self.listings.store.close()
+
+
+def answer(views: TableViews, endpoint: str, params: dict[str, str]) -> Any:
+    """The JSON answer of a view ``endpoint`` (the part after ``/v1/hoodie/view/``)."""
+    if endpoint == "refresh/":
+        views.refresh()
+        return True
+    if endpoint == "timeline/instants/all":
+        return [instant_dto(i) for i in views.timeline.instants]
+    if endpoint == "timeline/instant/last":
+        last = views.timeline.last_instant()
+        return [instant_dto(last)] if last is not None else []
+    view = views.view(params.get("lastinstantts", ""), params.get("timelinehash", ""))
+    if endpoint == "partitions/all/":
+        return view.all_partition_paths()
+    partition = params["partition"]
+    if endpoint == "slices/partition/latest/":
+        return [slice_dto(s) for s in view.latest_slices(partition)]
+    if endpoint == "filegroups/all/partition/":
+        return [group_dto(g) for g in view.file_groups(partition)]
+    raise KeyError(endpoint)
+
+
+PARTITION_ENDPOINTS = ("slices/partition/latest/", "filegroups/all/partition/")
+ENDPOINTS = (
+    *PARTITION_ENDPOINTS,
+    "partitions/all/",
+    "timeline/instants/all",
+    "timeline/instant/last",
+    "refresh/",
+)
