@@ -291,12 +291,16 @@ def timeline_server(
     batch_interval_ms: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.interval_ms (0: group commit)")] = 0,
     batch_threads: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.num_threads")] = 20,
     allow_wildcard: Annotated[bool, typer.Option(help="Allow binding to 0.0.0.0 or ::.")] = False,
+    view_store: Annotated[str, typer.Option(help="hoodie.filesystem.view.type: MEMORY, SPILLABLE_DISK or EMBEDDED_KV_STORE")] = "MEMORY",
+    spillable_mem: Annotated[int, typer.Option(help="hoodie.filesystem.view.spillable.mem (bytes of listings in memory)")] = 100 * 1024 * 1024,
+    rocksdb_path: Annotated[str, typer.Option(help="hoodie.filesystem.view.rocksdb.base.path")] = "/tmp/hoodie_timeline_rocksdb",
 ) -> None:
-    """Serve tables' markers to writers until interrupted (Ctrl-C)."""
+    """Serve tables' file-system views and markers to writers until interrupted (Ctrl-C)."""
     from hoodie.timeline_server import MarkerBatching
 
     with reporting_errors():
-        serve_cmd.serve(tables, host, port, token, MarkerBatching(batch_interval_ms, batch_threads), allow_wildcard)
+        store = serve_cmd.store_settings(view_store, spillable_mem, rocksdb_path)
+        serve_cmd.serve(tables, host, port, token, MarkerBatching(batch_interval_ms, batch_threads), allow_wildcard, store)
 
 
 @app.command()

@@ -15,21 +15,32 @@ import threading
 from hoodie.cli.errors import UsageError
 from hoodie.cli.output import stdout_console
 from hoodie.table import HoodieTable
-from hoodie.timeline_server import MarkerBatching, TimelineServer
+from hoodie.timeline_server import STORE_TYPES, MarkerBatching, StoreSettings, TimelineServer
 
 TOKEN_ENV = "HOODIE_TIMELINE_SERVER_TOKEN"
 
 
-def serve(tables: list[str], host: str, port: int, token: str | None, batching: MarkerBatching, allow_wildcard: bool) -> None:
+def store_settings(kind: str, spillable_mem: int, rocksdb_path: str) -> StoreSettings:
+    """The view store the options name, refused with the value named if unknown."""
+    if kind.upper() not in STORE_TYPES:
+        raise UsageError(f"--view-store {kind!r}: expected one of {', '.join(STORE_TYPES)}")
+    if spillable_mem < 0:
+        raise UsageError(f"--spillable-mem {spillable_mem}: expected bytes, 0 or more")
+    return StoreSettings(kind.upper(), spillable_memory_bytes=spillable_mem, rocksdb_base_path=rocksdb_path)
+
+
+def serve(
+    tables: list[str], host: str, port: int, token: str | None, batching: MarkerBatching, allow_wildcard: bool, store: StoreSettings | None = None
+) -> None:
     if not tables:
         raise UsageError("name at least one table to serve (--table PATH)")
     opened = [HoodieTable.open(path) for path in tables]  # each must be a table
     server = TimelineServer(host, port, token or os.environ.get(TOKEN_ENV) or None, batching, allow_wildcard=allow_wildcard)
     for table in opened:
-        server.add_table(table.base_path, table.storage)
+        server.add_table(table.base_path, table.storage, store)
     server.start()
     console = stdout_console()
-    console.print(f"timeline server on http://{server.host}:{server.port} serving {len(opened)} table(s)")
+    console.print(f"timeline server on http://{server.host}:{server.port} serving {len(opened)} table(s), views in {(store or StoreSettings()).kind}")
     for table in opened:
         console.print(f"  {table.base_path}")
     if not (token or os.environ.get(TOKEN_ENV)):

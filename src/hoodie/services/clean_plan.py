@@ -40,7 +40,7 @@ from hoodie.services.savepoint import list_savepoints
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
 from hoodie.table.file_group import FileSlice
-from hoodie.table.fs_view import FileSystemView
+from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
@@ -287,7 +287,7 @@ def _slice_paths(s: FileSlice) -> list[str]:
     return ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
 
 
-def _by_commits(view: FileSystemView, partition: str, earliest: str, guards: _Guards) -> list[str]:
+def _by_commits(view: TableView, partition: str, earliest: str, guards: _Guards) -> list[str]:
     out: list[str] = []
     for g in view.file_groups(partition):
         latest = g.slices[-1]
@@ -301,7 +301,7 @@ def _by_commits(view: FileSystemView, partition: str, earliest: str, guards: _Gu
     return out
 
 
-def _by_versions(view: FileSystemView, partition: str, versions: int, guards: _Guards) -> list[str]:
+def _by_versions(view: TableView, partition: str, versions: int, guards: _Guards) -> list[str]:
     out: list[str] = []
     for g in view.file_groups(partition):
         keep = versions
@@ -362,7 +362,9 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
         return plan({}, (), "", f"no completed commit in the last {settings.hours_retained} hours to retain from")
 
     listing = _ListingOnce(table.storage)
-    view = FileSystemView(listing, table.base_path, timeline)
+    # a timeline server's view lists nothing; a local one shares its listings with the
+    # scan for replaced file groups
+    view = table.view() if table.view_source is not None else FileSystemView(listing, table.base_path, timeline)
     chosen = _incremental_partitions(table, settings, earliest, [sp.instant for sp in savepoints])
     if isinstance(chosen, str):
         partitions, how = view.all_partition_paths(), f"all partitions ({chosen})"

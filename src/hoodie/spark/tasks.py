@@ -11,7 +11,7 @@ broadcast variables.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,7 +159,7 @@ PARTITION_WRITE_SCHEMA = "partition int, bucket int, stat string"
 
 
 def write_partitions_task(
-    batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, latest: Broadcast[dict[str, list[FileSlice]]]
+    batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, latest: Broadcast[Mapping[str, list[FileSlice]]]
 ) -> Iterator[pa.RecordBatch]:
     """Tag, plan and write whole partitions in the task that holds them.
 

@@ -19,6 +19,7 @@ from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
 from hoodie.server_calls import ServerCallError, call_server
 from hoodie.storage.base import Storage
+from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline_server.embedded import client_address, embedded_server, running_applications, stop_embedded
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def driver_server_for(spark: SparkSession, base_path: str, storage: Storage, con
     except ConfigError as e:  # e.g. the configured port is taken: the write goes on
         log.warning("%s; this write creates direct markers", e)
         return None
-    server.add_table(base_path, storage)
+    server.add_table(base_path, storage, StoreSettings.from_config(config))
     address = client_address(server, config)
     if started:
         quick = ServerAddress(address.host, address.port, address.token, timeout_s=10.0, retries=1)

@@ -339,7 +339,7 @@ class DataFrameRecordFlow:
             data = self.keyed()
             cols = [F.col(tasks.PARTITION_PATH)]
         shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
-        fn = functools.partial(tasks.write_partitions_task, spec=tasks.PartitionWriteSpec(keys, spec), latest=self._broadcast(dict(latest)))
+        fn = functools.partial(tasks.write_partitions_task, spec=tasks.PartitionWriteSpec(keys, spec), latest=self._broadcast(latest))
         rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: (r.partition, r.bucket))]
 

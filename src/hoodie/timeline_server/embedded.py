@@ -15,6 +15,7 @@ from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
 from hoodie.storage.base import Storage
+from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline_server.markers import MarkerBatching
 from hoodie.timeline_server.server import TimelineServer
 
@@ -50,7 +51,7 @@ def process_server_for(base_path: str, storage: Storage, config: HoodieConfig) -
     except ConfigError as e:
         log.warning("%s; this write creates direct markers", e)
         return None
-    server.add_table(base_path, storage)
+    server.add_table(base_path, storage, StoreSettings.from_config(config))
     return client_address(server, config)
 
 

@@ -27,6 +27,9 @@ from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline.active import ActiveTimeline
 
 
+_MAX_ANSWERED = 64
+
+
 class ViewBehind(Exception):
     """The client has seen an instant the server's storage does not show yet."""
 
@@ -44,12 +47,18 @@ class TableViews:
         self._timeline: ActiveTimeline | None = None
         self._view: FileSystemView | None = None
         self._hash = ""
+        self._answered: set[str] = set()  # client timeline hashes the current view was refreshed for
 
     def view(self, last_instant: str = "", timeline_hash: str = "") -> FileSystemView:
         """The view, synced first when the client's timeline differs from the server's."""
         with self._lock:
-            if self._view is None or (timeline_hash and timeline_hash != self._hash):
+            if self._view is None or (timeline_hash and timeline_hash not in self._answered):
                 self._refresh()
+                # a client whose timeline lacks an instant the server sees (a writer's own
+                # requested instant, a reader's older snapshot) is not refreshed for again
+                if len(self._answered) >= _MAX_ANSWERED:
+                    self._answered = {self._hash}
+                self._answered.add(timeline_hash)
             assert self._view is not None and self._timeline is not None
             if last_instant and not self._timeline.contains(last_instant):
                 raise ViewBehind(f"the timeline server does not see instant {last_instant} of {self.base_path} yet")
@@ -68,6 +77,7 @@ class TableViews:
         if self._view is None or fresh != self._hash:
             self._view = FileSystemView(self.storage, self.base_path, timeline, listings=self.listings)
             self._timeline, self._hash = timeline, fresh
+            self._answered = {fresh}
 
     @property
     def timeline(self) -> ActiveTimeline:

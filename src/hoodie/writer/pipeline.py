@@ -11,7 +11,8 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 1. ``flow.partitions()`` — the touched partitions; a refused key or partition value
    stops the write before its instant exists.
 2. ``WriteTransaction.begin``; the latest slices of the touched partitions; how the tasks
-   create markers (:func:`marker_server`: through a timeline server, or direct).
+   create markers and where views come from (:func:`write_server`: a timeline server, or
+   direct markers and listings).
 3. Partition-aligned (the index is consulted and there are at least two partitions for
    each of the flow's tasks): the inflight instant names the partitions; every task takes
    whole partitions through dedupe, tagging, planning (Hudi sizes files per partition)
@@ -25,9 +26,9 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
 import pyarrow as pa
@@ -35,12 +36,15 @@ import pyarrow as pa
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
+from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
 from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import TableView
+from hoodie.table.remote_view import REMOTE_FIRST, REMOTE_ONLY, ViewSource
+from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
 from hoodie.writer import steps
@@ -128,10 +132,14 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
     instant time."""
     s = prepared.settings
     partitions = flow.partitions()  # a refused batch leaves no trace, not even an instant
+    server = write_server(prepared, flow)
+    # the views of the write and of the services after it come from its server
+    prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared.config, server)))
     txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services)
     try:
         with flow.running(txn.instant_time):
-            stats, replaced = _execute(prepared, data_schema, flow, partitions, txn)
+            markers = server if (prepared.config.get(o.MARKERS_TYPE) or flow.default_markers) == TIMELINE_SERVER_BASED else None
+            stats, replaced = _execute(prepared, data_schema, flow, partitions, txn, markers)
             txn.commit(stats, data_schema, replaced)
     except BaseException:
         txn.abort()
@@ -142,21 +150,30 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
 
 
 def _execute(
-    prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged], partitions: list[str], txn: WriteTransaction
+    prepared: PreparedWrite,
+    data_schema: pa.Schema,
+    flow: RecordFlow[Tagged],
+    partitions: list[str],
+    txn: WriteTransaction,
+    marker_server: ServerAddress | None,
 ) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
     s = prepared.settings
     view = prepared.table.view()
     replaced = replaced_file_groups(s.operation, view, partitions)
-    # an overwrite's new file groups replace the old ones: nothing is merged into them
-    latest = {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
     planner = planner_for(prepared)
-    wctx = write_context(prepared, txn.instant_time, data_schema, marker_server(prepared, flow))
+    wctx = write_context(prepared, txn.instant_time, data_schema, marker_server)
     if runs_partition_aligned(prepared, len(partitions), flow.tasks()):
         # No plan exists before the tasks make theirs: the inflight instant names the
         # touched partitions (a rollback lists them) without file groups, as Hudi's
         # bulk_insert leaves it empty.
         txn.mark_inflight({p: [] for p in partitions})
-        return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), latest), replaced
+        # with a timeline server, each task asks it for the latest slices of its own partitions
+        aligned: Mapping[str, list[FileSlice]] = (
+            ServedLatestSlices(prepared.table, tuple(partitions)) if prepared.table.view_source is not None and replaced is None
+            else _latest(view, partitions, replaced)
+        )
+        return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), aligned), replaced
+    latest = _latest(view, partitions, replaced)
     refs = {p: steps.file_refs(latest[p]) for p in partitions} if s.tags_records else {}
     tagged = flow.tag(refs)
     profiles = flow.profiles(tagged)
@@ -166,18 +183,63 @@ def _execute(
     return flow.write_buckets(tagged, plan, wctx), replaced
 
 
-def marker_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAddress | None:
-    """The timeline server that makes the write's markers when timeline-server-based
-    markers are asked for (or are the flow's default): the standalone server
-    ``hoodie.filesystem.view.remote.host`` names, else the embedded one while
-    ``hoodie.embed.timeline.server`` is on (as in Hudi); None: direct markers."""
+def _latest(view: TableView, partitions: list[str], replaced: dict[str, list[str]] | None) -> dict[str, list[FileSlice]]:
+    # an overwrite's new file groups replace the old ones: nothing is merged into them
+    return {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
+
+
+class ServedLatestSlices(Mapping[str, list[FileSlice]]):
+    """The latest slices of ``partitions``, asked of the table's view where they are
+    needed: a task asks the timeline server for its own partitions only (and builds a
+    local view of just those if the server fails)."""
+
+    def __init__(self, table: HoodieTable, partitions: tuple[str, ...]) -> None:
+        self.table = table
+        self.partitions = partitions
+        self._view: TableView | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"table": self.table, "partitions": self.partitions, "_view": None}
+
+    def __getitem__(self, partition: str) -> list[FileSlice]:
+        if partition not in self.partitions:
+            raise KeyError(partition)
+        if self._view is None:
+            self._view = self.table.view()
+        return self._view.latest_slices(partition)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.partitions)
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+
+def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAddress | None:
+    """The timeline server of the write, when its markers are timeline-server-based (asked
+    for, or the flow's default) or its views remote (``hoodie.filesystem.view.type``
+    REMOTE_FIRST or REMOTE_ONLY): the standalone server ``hoodie.filesystem.view.remote.host``
+    names, else the embedded one while ``hoodie.embed.timeline.server`` is on (as in Hudi);
+    None: direct markers and local views."""
     config = prepared.config
-    if (config.get(o.MARKERS_TYPE) or flow.default_markers) != TIMELINE_SERVER_BASED:
+    remote_views = config.get(o.VIEW_TYPE) in (REMOTE_FIRST, REMOTE_ONLY)
+    if (config.get(o.MARKERS_TYPE) or flow.default_markers) != TIMELINE_SERVER_BASED and not remote_views:
         return None
     if config.has(o.VIEW_REMOTE_HOST):
         host, port, token = config.get(o.VIEW_REMOTE_HOST), config.get(o.VIEW_REMOTE_PORT), config.get(o.VIEW_REMOTE_TOKEN)
         return ServerAddress.configured(host, port, token, config)
-    return flow.timeline_server(prepared) if config.get(o.EMBED_TIMELINE_SERVER) else None
+    server = flow.timeline_server(prepared) if config.get(o.EMBED_TIMELINE_SERVER) else None
+    if server is None and config.get(o.VIEW_TYPE) == REMOTE_ONLY:
+        raise ConfigError(f"{o.VIEW_TYPE.key}=REMOTE_ONLY needs a timeline server ({o.VIEW_REMOTE_HOST.key}, or {o.EMBED_TIMELINE_SERVER.key}=true)")
+    return server
+
+
+def view_source(config: HoodieConfig, server: ServerAddress | None) -> ViewSource | None:
+    """Where the write's views come from: its timeline server (REMOTE_ONLY if asked for,
+    else REMOTE_FIRST with a local view on failure), or listings without one."""
+    if server is None:
+        return None
+    return ViewSource(server, REMOTE_ONLY if config.get(o.VIEW_TYPE) == REMOTE_ONLY else REMOTE_FIRST)
 
 
 def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
