@@ -367,8 +367,11 @@ class Run:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mor_with_services_matches_model(tmp_path: Path, seed: int, index_type: str) -> None:
     opts = {**model_options(index_type, "MERGE_ON_READ"), "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
-    # each marker type with one index (the timeline server batches the markers of the other)
+    # each marker type with one index (the timeline server batches the markers of the other
+    # and serves its views, from a spillable store with room for a few listings only)
     opts["hoodie.write.markers.type"] = "DIRECT" if index_type == "BLOOM" else "TIMELINE_SERVER_BASED"
+    opts["hoodie.filesystem.view.type"] = "SPILLABLE_DISK"
+    opts["hoodie.filesystem.view.spillable.mem"] = "600"
     run = Run(str(tmp_path / "mor"), random.Random(f"{seed}/{index_type}"), opts)  # a run of its own per index
     for step, action in enumerate(schedule(run.rng)):
         if action == "write":

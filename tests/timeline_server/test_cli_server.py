@@ -1,5 +1,6 @@
 """``hoodie timeline-server``: a standalone server process that several writers use for
-their markers, reached through hoodie.filesystem.view.remote.host/port and the token."""
+their views and markers, reached through hoodie.filesystem.view.remote.host/port and the
+token."""
 from __future__ import annotations
 
 import http.client
@@ -44,7 +45,8 @@ def test_two_tables_written_through_one_standalone_server(tmp_path: Path) -> Non
     batch = pa.table({"uuid": ["x", "y"], "city": ["sf", "la"], "ts": [1, 1]})
     for p in paths:
         hoodie.write(batch, p, trip_options())
-    proc, port = _start("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN)
+    rocksdb = str(tmp_path / "rocksdb")
+    proc, port = _start("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN, "--view-store", "EMBEDDED_KV_STORE", "--rocksdb-path", rocksdb)
     try:
         remote = {
             "hoodie.write.markers.type": "TIMELINE_SERVER_BASED",
@@ -55,12 +57,16 @@ def test_two_tables_written_through_one_standalone_server(tmp_path: Path) -> Non
         for p in paths:
             hoodie.write(pa.table({"uuid": ["x", "z"], "city": ["sf", "nyc"], "ts": [2, 2]}), p, trip_options(**remote))
             assert sorted(hoodie.read(p).column("uuid").to_pylist()) == ["x", "y", "z"]
-        assert re.search(r"hoodie_timeline_server_markers_flushed_total (\d+)", _metrics(port)).group(1) == "4"  # type: ignore[union-attr]
+        metrics = _metrics(port)
+        assert re.search(r"hoodie_timeline_server_markers_flushed_total (\d+)", metrics).group(1) == "4"  # type: ignore[union-attr]
+        assert re.search(r'requests_total\{endpoint="/v1/hoodie/view/slices/partition/latest/",status="200"\} (\d+)', metrics), metrics
+        assert len(os.listdir(rocksdb)) == 2  # a RocksDB database per table
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert "timeline server stopped" in out
+    assert "timeline server stopped" in out and "views in EMBEDDED_KV_STORE" in out
+    assert os.listdir(rocksdb) == []  # removed when the server stops
 
 
 def test_the_command_refuses_a_path_that_is_no_table_and_a_wildcard(tmp_path: Path) -> None:
@@ -72,3 +78,7 @@ def test_the_command_refuses_a_path_that_is_no_table_and_a_wildcard(tmp_path: Pa
         [sys.executable, "-m", "hoodie.cli", "timeline-server", "--table", table, "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1 and "wildcard" in result.stderr + result.stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "hoodie.cli", "timeline-server", "--table", table, "--view-store", "DISK"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1 and "--view-store 'DISK'" in result.stderr + result.stdout

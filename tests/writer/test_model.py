@@ -17,10 +17,15 @@ from hoodie.table.table import HoodieTable
 SEEDS = [int(s) for s in os.environ.get("HOODIE_MODEL_SEEDS", "20261122").split(",")]
 
 
+# direct markers and local views; or the timeline server's markers and views, its views
+# kept in each store (SPILLABLE_DISK with room for a few listings only, so that it spills)
+SERVED = [("DIRECT", "MEMORY")] + [("TIMELINE_SERVER_BASED", store) for store in ("MEMORY", "SPILLABLE_DISK", "EMBEDDED_KV_STORE")]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
-@pytest.mark.parametrize("markers", ["DIRECT", "TIMELINE_SERVER_BASED"])
-def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int, markers: str) -> None:
+@pytest.mark.parametrize(("markers", "view_store"), SERVED)
+def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int, markers: str, view_store: str) -> None:
     rng = random.Random(seed + len(index_type))
     path = str(tmp_path / "model")
 
@@ -31,7 +36,13 @@ def test_random_writes_match_model(tmp_path: Path, index_type: str, seed: int, m
             "hoodie.datasource.read.end.instanttime": end,
         })
 
-    opts = {**model_options(index_type), "hoodie.write.markers.type": markers}
+    opts = {
+        **model_options(index_type),
+        "hoodie.write.markers.type": markers,
+        "hoodie.filesystem.view.type": view_store,
+        "hoodie.filesystem.view.spillable.mem": "600",
+        "hoodie.filesystem.view.rocksdb.base.path": str(tmp_path / "rocksdb"),
+    }
     run_write_steps(rng, 14, opts, lambda batch, opts: hoodie.write(batch, path, opts), lambda: hoodie.read(path), incremental)
     table = HoodieTable.open(path)
     groups = [g for p in table.view().all_partition_paths() for g in table.view().file_groups(p)]

@@ -100,7 +100,9 @@ class TimelineServer:
         # by then: the marker service refuses new ones and answers the queued first)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=False)
+        # SO_REUSEADDR: a restarted server takes its port back from connections in
+        # TIME_WAIT (on Linux it never lets two servers listen on one port)
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
         server = site._server
         sockets = getattr(server, "sockets", None) or []

@@ -26,7 +26,6 @@ from hoodie.table.table import HoodieTable
 from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline.active import ActiveTimeline
 
-
 _MAX_ANSWERED = 64
 
 
