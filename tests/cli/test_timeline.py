@@ -46,8 +46,10 @@ def test_json(cli, table):
         "updates": 1,
         "deletes": 0,
         "bytes": rows[1]["bytes"],
+        "storage_calls": rows[1]["storage_calls"],
     }
     assert rows[1]["bytes"] > 0
+    assert set(rows[1]["storage_calls"]) == {"list", "read", "write", "exists", "delete"}
     assert rows[2]["deletes"] == 1
 
 
@@ -125,3 +127,17 @@ def test_bad_limit(cli, table, limit):
     result = cli("timeline", table.path, "--limit", limit)
     assert result.exit_code == 1
     assert f"invalid value {limit} for --limit" in result.stderr
+
+
+def test_calls_show_what_each_write_cost_in_storage_calls(cli, table):
+    result = cli("timeline", table.path, "--calls")
+    assert result.exit_code == 0, result.output
+    for header in ("Lists", "Reads", "Writes", "Exists", "Deletes"):
+        assert header in result.stdout
+    recorded = {r["instant"]: r["storage_calls"] for r in json.loads(cli("timeline", table.path, "--json").stdout)}
+    for instant, calls in recorded.items():
+        cells = row(result.stdout, instant)[-5:]
+        assert cells == [f"{calls[k]:,}" for k in ("list", "read", "write", "exists", "delete")], result.stdout
+        assert calls["list"] >= 1 and calls["write"] >= 1  # the timeline listed; markers (at least) written
+    assert "storage calls of each write up to its commit" in result.stdout
+    assert "Lists" not in cli("timeline", table.path).stdout

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
+from hoodie.table.remote_view import RemoteFileSystemView
 from hoodie.timeline_server import TimelineServer
 from hoodie.timeline_server import embedded as embedded_module
 
@@ -69,3 +70,43 @@ def test_an_unreachable_server_leaves_the_write_to_direct_markers(
         helpers.to_df(spark, _batches()[0]).write.format("hoodie").options(**helpers.base_options()).save(path)
     assert f"cannot reach the embedded timeline server at 127.0.0.1:{gone.port}" in caplog.text
     assert hoodie.read(path).num_rows == 30
+
+
+def _served(server: TimelineServer, endpoint: str) -> int:
+    text = urllib.request.urlopen(f"http://{server.host}:{server.port}/metrics", timeout=10).read().decode()
+    match = re.search(rf'requests_total{{endpoint="{re.escape(endpoint)}",status="200"}} (\d+)', text)
+    return int(match.group(1)) if match else 0
+
+
+def test_executors_ask_the_server_for_their_partitions_latest_slices(spark, tmp_path: Path, helpers, monkeypatch: pytest.MonkeyPatch) -> None:
+    cities = [f"c{i:02d}" for i in range(12)]
+    first = pa.table({"uuid": [f"u{i:03d}" for i in range(120)], "city": [cities[i % 12] for i in range(120)], "ts": [1] * 120, "fare": [1.0] * 120})
+    updated = range(0, 120, 5)  # every city
+    upsert = pa.table({"uuid": [f"u{i:03d}" for i in updated], "city": [cities[i % 12] for i in updated], "ts": [2] * 24, "fare": [2.0] * 24})
+    path = str(tmp_path / "t")
+    # two tasks for twelve partitions: partition-aligned, each task tags and plans its own
+    options = helpers.base_options(**{"hoodie.upsert.shuffle.parallelism": "2", "hoodie.insert.shuffle.parallelism": "2"})
+    helpers.to_df(spark, first).write.format("hoodie").options(**options).mode("append").save(path)
+    server = _application_server(spark)
+    endpoint = "/v1/hoodie/view/slices/partition/latest/"
+    before = _served(server, endpoint)
+    on_driver: list[str] = []
+    real = RemoteFileSystemView.latest_slices
+    monkeypatch.setattr(RemoteFileSystemView, "latest_slices", lambda view, p: on_driver.append(p) or real(view, p))
+    helpers.to_df(spark, upsert).write.format("hoodie").options(**options).mode("append").save(path)
+    # each partition's slices, asked by the task writing it (in a Python worker), not the driver
+    assert _served(server, endpoint) - before >= len(cities) and on_driver == []
+    rows = hoodie.read(path)
+    assert rows.num_rows == 120 and sorted(rows.column("ts").to_pylist()).count(2) == 24
+
+
+def test_a_commit_records_the_storage_calls_of_driver_and_executors(spark, tmp_path: Path, helpers) -> None:
+    path = str(tmp_path / "t")
+    batch = _batches()[0]
+    helpers.to_df(spark, batch).write.format("hoodie").options(**helpers.base_options(**{"hoodie.write.markers.type": "DIRECT"})).save(path)
+    table = hoodie.HoodieTable.open(path)
+    meta = table.commit_metadata(table.timeline.completed_writes()[-1])
+    calls = meta.storage_calls()
+    assert calls is not None and set(calls) == {"list", "read", "write", "exists", "delete"}
+    # every data file's marker file was created by an executor, through its own storage
+    assert calls["write"] >= len(meta.write_stats()) >= 3

@@ -46,7 +46,8 @@ def test_two_tables_written_through_one_standalone_server(tmp_path: Path) -> Non
     for p in paths:
         hoodie.write(batch, p, trip_options())
     rocksdb = str(tmp_path / "rocksdb")
-    proc, port = _start("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN, "--view-store", "EMBEDDED_KV_STORE", "--rocksdb-path", rocksdb)
+    store = ("--view-store", "EMBEDDED_KV_STORE", "--rocksdb-path", rocksdb)
+    proc, port = _start("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN, *store)
     try:
         remote = {
             "hoodie.write.markers.type": "TIMELINE_SERVER_BASED",

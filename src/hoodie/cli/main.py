@@ -97,6 +97,7 @@ def timeline(
         bool, typer.Option("--all", "-a", help="Also show pending instants and non-write actions (clean, rollback, ...).")
     ] = False,
     limit: Annotated[int | None, typer.Option("--limit", "-n", metavar="N", help="Show only the newest N instants.", show_default=False)] = None,
+    calls: Annotated[bool, typer.Option("--calls", help="Also show the storage calls (lists, reads, writes, exists, deletes) each write made.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List the instants of the table's timeline with the records each commit wrote."""
@@ -105,7 +106,7 @@ def timeline(
             raise UsageError(f"invalid value {limit} for --limit: expected a positive number")
         table = HoodieTable.open(path)
         listing = timeline_cmd.list_timeline(table, include_all=all_instants, limit=limit)
-        timeline_cmd.print_timeline(table, listing, as_json)
+        timeline_cmd.print_timeline(table, listing, as_json, calls)
 
 
 @app.command()

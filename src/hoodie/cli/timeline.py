@@ -48,6 +48,7 @@ class TimelineRow:
     updates: int | None = None
     deletes: int | None = None
     bytes: int | None = None
+    storage_calls: dict[str, int] | None = None  # what the write cost in storage calls, when recorded
     error: str | None = None
 
     @property
@@ -116,27 +117,33 @@ def _row(table: HoodieTable, inst: Instant) -> TimelineRow:
         totals["updates"],
         totals["deletes"],
         totals["bytes"],
+        meta.storage_calls(),
     )
 
 
 # --- rendering ----------------------------------------------------------------------------------
 
 
-def print_timeline(table: HoodieTable, listing: TimelineListing, as_json: bool) -> None:
+def print_timeline(table: HoodieTable, listing: TimelineListing, as_json: bool, calls: bool = False) -> None:
     if as_json:
         print_json([r.to_json() for r in listing.rows])
         return
     console = stdout_console()
     if listing.rows:
-        print_table(_table(table, listing))
+        print_table(_table(table, listing, calls))
     else:
         console.print(Text(f"No instants to show on the timeline of {table.base_path}.", style="bold"), soft_wrap=True)
     caption = _caption(listing)
     if caption:
         console.print(Text(caption), soft_wrap=True)
+    if calls and listing.rows:
+        console.print(Text(calls_caption(listing)), soft_wrap=True)
 
 
-def _table(table: HoodieTable, listing: TimelineListing) -> Table:
+CALL_KINDS = ("list", "read", "write", "exists", "delete")
+
+
+def _table(table: HoodieTable, listing: TimelineListing, calls: bool = False) -> Table:
     rows = listing.rows
     with_completion = any(r.completion_time for r in rows)
     out = Table(title=f"Timeline of {table.name} ({table.table_type}, v{table.config.version})", title_justify="left")
@@ -148,17 +155,23 @@ def _table(table: HoodieTable, listing: TimelineListing) -> Table:
     out.add_column("Operation", overflow="fold")
     for header in ("Written", "Inserted", "Updated", "Deleted", "Files", "Bytes"):
         out.add_column(header, justify="right", overflow="fold")
+    if calls:  # storage calls of the write up to its commit
+        for kind in CALL_KINDS:
+            out.add_column(kind.capitalize() + "s" if kind != "exists" else "Exists", justify="right", overflow="fold")
     for r in rows:
         cells: list[str | Text] = [r.instant, r.action, Text(r.state, style=STATE_STYLES.get(r.state, ""))]
         if with_completion:
             cells.append(r.completion_time or "-")
         if r.error:
             cells.append(Text(f"unreadable: {r.error}", style="red"))
-            cells.extend([""] * 6)
+            cells.extend([""] * (6 + (len(CALL_KINDS) if calls else 0)))
         else:
             cells.append(r.operation or "")
             cells.extend(_count(v) for v in (r.writes, r.inserts, r.updates, r.deletes, r.files))
             cells.append(human_size(r.bytes) if r.bytes is not None else "")
+            if calls:
+                recorded = r.storage_calls
+                cells.extend(_count(recorded.get(kind, 0)) if recorded is not None else "-" for kind in CALL_KINDS)
         out.add_row(*cells)
     return out
 
@@ -175,4 +188,11 @@ def _caption(listing: TimelineListing) -> str:
         what = ", ".join(f"{n} {kind}" for kind, n in listing.hidden.items())
         parts.append(f"not shown: {what} (use --all)")
     return "; ".join(parts)
+
+
+def calls_caption(listing: TimelineListing) -> str:
+    """What the storage-call columns count, and which writes did not record them."""
+    missing = sum(1 for r in listing.rows if r.is_completed_write and r.storage_calls is None)
+    note = "storage calls of each write up to its commit, by the driver and its tasks (a Parquet file opened is a read; its bytes go through Arrow)"
+    return note + (f"; {missing} write(s) without a record (-): not written by hoodie" if missing else "")
 

@@ -139,8 +139,18 @@ def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broad
     bucket_id = int(key[0].as_py())
     write_plan = plan.value
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
+    before = wctx.storage.counters.snapshot()
     stat = run_bucket(BucketTask(write_plan.bucket(bucket_id), records), current_task_context(partition_id=bucket_id), wctx)
-    return pa.table({"bucket": pa.array([bucket_id], pa.int32()), "stat": pa.array([json.dumps(stat.to_json())], pa.string())})
+    return pa.table({
+        "bucket": pa.array([bucket_id], pa.int32()),
+        "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
+        "calls": pa.array([json.dumps(wctx.storage.counters.since(before))], pa.string()),
+    })
+
+
+# The rows a bucket-writing task returns: its bucket, its WriteStat as JSON, and the storage
+# calls it made by kind as JSON (the executor's storage is not the driver's).
+BUCKET_WRITE_SCHEMA = "bucket int, stat string, calls string"
 
 
 @dataclass(frozen=True)
@@ -154,8 +164,9 @@ class PartitionWriteSpec:
 
 
 # One row per written bucket: the ordinal of its partition among the touched partitions,
-# the bucket's id in its partition's plan, and its WriteStat as JSON.
-PARTITION_WRITE_SCHEMA = "partition int, bucket int, stat string"
+# the bucket's id in its partition's plan, its WriteStat as JSON, and the storage calls
+# made since the previous row (tagging and planning included) as JSON.
+PARTITION_WRITE_SCHEMA = "partition int, bucket int, stat string, calls string"
 
 
 def write_partitions_task(
@@ -208,6 +219,8 @@ def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> 
 def _write_partition(
     partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int
 ) -> Iterator[pa.RecordBatch]:
+    counters = spec.group.wctx.storage.counters
+    before = counters.snapshot()
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     plan, buckets = plan_partitions(records, [partition], {partition: slices}, spec.group)
     if plan is None:
@@ -216,10 +229,12 @@ def _write_partition(
     make_markers_first([(plan.bucket(local_id), ctx) for (local_id, _), ctx in zip(buckets, contexts)], spec.group.wctx)
     for (local_id, bucket_records), ctx in zip(buckets, contexts):
         stat = run_bucket(BucketTask(plan.bucket(local_id), bucket_records), ctx, spec.group.wctx)
+        calls, before = counters.since(before), counters.snapshot()
         yield pa.RecordBatch.from_pydict({
             "partition": pa.array([ordinal], pa.int32()),
             "bucket": pa.array([local_id], pa.int32()),
             "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
+            "calls": pa.array([json.dumps(calls)], pa.string()),
         })
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark import Broadcast, StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
@@ -218,6 +218,7 @@ class DataFrameRecordFlow:
         self._touched_paths: tuple[list[str], bool] | None = None
         self._cached: list[DataFrame] = []
         self._broadcasts: list[Broadcast[Any]] = []
+        self._task_calls: Counter[str] = Counter()
 
     # --- driver: setup ----------------------------------------------------------------------
     @classmethod
@@ -341,6 +342,7 @@ class DataFrameRecordFlow:
         shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
         fn = functools.partial(tasks.write_partitions_task, spec=tasks.PartitionWriteSpec(keys, spec), latest=self._broadcast(latest))
         rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
+        self._count_calls(rows)
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: (r.partition, r.bucket))]
 
     # --- executors: keys, dedupe, tags --------------------------------------------------------
@@ -399,8 +401,18 @@ class DataFrameRecordFlow:
         """Run the write handles of records already assigned their buckets. Every call is
         a new Spark stage, hence new write tokens."""
         fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
-        rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, "bucket int, stat string").collect()
+        rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, tasks.BUCKET_WRITE_SCHEMA).collect()
+        self._count_calls(rows)
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
+
+    def _count_calls(self, rows: list[Row]) -> None:
+        for r in rows:
+            self._task_calls.update(json.loads(r.calls))
+
+    def storage_calls_elsewhere(self) -> Mapping[str, int]:
+        """The storage calls of the tasks that wrote files (tagging, planning and the
+        write handles), by kind."""
+        return dict(self._task_calls)
 
     # --- resources --------------------------------------------------------------------------
     def _persist(self, df: DataFrame) -> DataFrame:

@@ -7,6 +7,7 @@ benchmarks can prove that a lookup did not turn into a listing.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -41,14 +42,27 @@ class StorageCounters:
 
     def by_kind(self) -> dict[str, int]:
         """The calls as list, read, write (creates, renames, directories made), exists
-        (sizes too) and delete."""
-        kinds = {"list": 0, "read": 0, "write": 0, "exists": 0, "delete": 0}
-        for op, n in self.calls.items():
-            kinds[_KIND.get(op, op)] = kinds.get(_KIND.get(op, op), 0) + n
-        return kinds
+        (sizes too) and delete; a Parquet footer opened is a read."""
+        return calls_by_kind(self.calls)
+
+    def snapshot(self) -> Counter[str]:
+        """The counts now, for :meth:`since`."""
+        return Counter(self.calls)
+
+    def since(self, snapshot: Counter[str]) -> dict[str, int]:
+        """The calls made after ``snapshot`` was taken, by kind."""
+        return calls_by_kind(self.calls - snapshot)
 
 
-_KIND = {"create": "write", "rename": "write", "mkdir": "write", "stat": "exists"}
+def calls_by_kind(calls: Mapping[str, int]) -> dict[str, int]:
+    """Storage calls counted by operation, as list, read, write, exists and delete."""
+    kinds = {"list": 0, "read": 0, "write": 0, "exists": 0, "delete": 0}
+    for op, n in calls.items():
+        kinds[_KIND.get(op, op)] = kinds.get(_KIND.get(op, op), 0) + n
+    return kinds
+
+
+_KIND = {"create": "write", "rename": "write", "mkdir": "write", "stat": "exists", "footer": "read"}
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,11 +81,11 @@ class PartitionListings(Protocol):
         ...
 
 
-def walk_partitions(storage: Storage, base_path: str) -> dict[str, list[FileInfo]]:
+def walk_partitions(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileInfo]]]:
     """Every partition of the table at ``base_path`` with its listing, found by walking the
     directory tree (as Java does without the metadata table): a directory holding partition
-    metadata or data files is a partition."""
-    found: dict[str, list[FileInfo]] = {}
+    metadata or data files is a partition. One at a time, so that a caller keeping the
+    listings elsewhere never holds them all."""
     pending = [base_path]
     while pending:
         d = pending.pop()
@@ -94,11 +94,10 @@ def walk_partitions(storage: Storage, base_path: str) -> dict[str, list[FileInfo
             (not e.is_dir) and (e.name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(e.name) is not None)
             for e in entries
         ):
-            found[relative_to(d, base_path)] = entries
+            yield relative_to(d, base_path), entries
         for e in entries:
             if e.is_dir and not (d == base_path and e.name == HOODIE_FOLDER):
                 pending.append(e.path)
-    return found
 
 
 class FileSystemView:
@@ -164,7 +163,7 @@ class FileSystemView:
         if self.listings is not None:
             found = self.listings.partition_paths()
         else:
-            walked = walk_partitions(self.storage, self.base_path)
+            walked = dict(walk_partitions(self.storage, self.base_path))
             with self._lock:
                 self._listings.update((under(self.base_path, p), entries) for p, entries in walked.items())
             found = list(walked)

@@ -63,10 +63,11 @@ class SyncedListings:
     def partition_paths(self) -> list[str]:
         with self._lock:
             if self._partitions is None:
-                walked = walk_partitions(self.storage, self.base_path)
-                for partition, entries in walked.items():
+                found = set()
+                for partition, entries in walk_partitions(self.storage, self.base_path):
                     self._store(partition, entries)
-                self._partitions = set(walked)
+                    found.add(partition)
+                self._partitions = found
             return sorted(self._partitions)
 
     def list_partition(self, partition_path: str) -> list[FileInfo]:

@@ -135,6 +135,11 @@ class SpillableStore:
             return int(self._db.execute("SELECT count(*) FROM listing").fetchone()[0])
 
 
+# RocksDB's memtable (64 MiB by default) is what the store holds in memory before it
+# writes to disk: a listing store is written once and read many times
+_ROCKSDB_WRITE_BUFFER = 8 * 1024 * 1024
+
+
 class RocksDBStore:
     """Every listing in an embedded RocksDB database in a directory of its own under
     ``base_path``."""
@@ -144,7 +149,9 @@ class RocksDBStore:
 
         os.makedirs(base_path, exist_ok=True)
         self._dir = tempfile.mkdtemp(prefix="hoodie-view-", dir=base_path)
-        self._db = Rdict(self._dir, options=Options(raw_mode=True))
+        options = Options(raw_mode=True)
+        options.set_write_buffer_size(_ROCKSDB_WRITE_BUFFER)
+        self._db = Rdict(self._dir, options=options)
 
     def get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())

@@ -17,6 +17,8 @@ from hoodie.errors import FormatError
 from hoodie.storage.paths import check_name, check_partition_path, check_relative
 
 NULL_COMMIT = "null"
+# extra metadata key: what a hoodie write cost in storage calls, JSON {"list": n, ...}
+STORAGE_CALLS = "hoodie.storage.calls"
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,18 @@ class CommitMetadata:
 
     def write_stats(self) -> list[WriteStat]:
         return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    def storage_calls(self) -> dict[str, int] | None:
+        """The storage calls the write made up to its commit, by kind (list, read, write,
+        exists, delete), when a hoodie write recorded them."""
+        raw = self.extra_metadata.get(STORAGE_CALLS)
+        if not raw:
+            return None
+        try:
+            calls = json.loads(raw)
+            return {str(k): int(v) for k, v in calls.items()}
+        except (ValueError, AttributeError, TypeError):
+            raise FormatError(f"extra metadata {STORAGE_CALLS} is not a JSON object of counts: {raw[:100]!r}") from None
 
     def replaced_file_ids(self) -> dict[str, list[str]]:
         return self.partition_to_replace_file_ids or {}

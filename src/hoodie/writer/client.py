@@ -138,6 +138,9 @@ class ArrowRecordFlow:
     def profiles(self, tagged: pa.Table) -> dict[str, PartitionProfile]:
         return steps.profile(tagged)
 
+    def storage_calls_elsewhere(self) -> Mapping[str, int]:
+        return {}  # the engine's tasks are threads using the driver's storage
+
     def write_buckets(self, tagged: pa.Table, plan: WritePlan, wctx: WriteContext) -> list[WriteStat]:
         buckets = steps.split_by_bucket(steps.assign_buckets(tagged, plan))
         tasks = [BucketTask(plan.bucket(b), rows) for b, rows in buckets]

@@ -126,12 +126,18 @@ class RecordFlow(Protocol, Generic[Tagged]):
         bucket; the stats in bucket order."""
         ...
 
+    def storage_calls_elsewhere(self) -> Mapping[str, int]:
+        """Storage calls the flow's tasks made through storages other than the driver's
+        (a Spark executor's copy), by kind; empty when they share the driver's."""
+        ...
+
 
 def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged]) -> str:
     """Write ``flow``'s records as one commit (see the module docstring); returns its
     instant time."""
     s = prepared.settings
     partitions = flow.partitions()  # a refused batch leaves no trace, not even an instant
+    calls_before = prepared.table.storage.counters.snapshot()
     server = write_server(prepared, flow)
     # the views of the write and of the services after it come from its server
     prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared.config, server)))
@@ -140,7 +146,13 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
         with flow.running(txn.instant_time):
             markers = server if (prepared.config.get(o.MARKERS_TYPE) or flow.default_markers) == TIMELINE_SERVER_BASED else None
             stats, replaced = _execute(prepared, data_schema, flow, partitions, txn, markers)
-            txn.commit(stats, data_schema, replaced)
+
+            def storage_calls() -> dict[str, int]:
+                # the driver's (and, in process, its tasks') calls, and those of tasks elsewhere
+                driver, tasks = prepared.table.storage.counters.since(calls_before), flow.storage_calls_elsewhere()
+                return {kind: n + tasks.get(kind, 0) for kind, n in driver.items()}
+
+            txn.commit(stats, data_schema, replaced, storage_calls=storage_calls)
     except BaseException:
         txn.abort()
         raise

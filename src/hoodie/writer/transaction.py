@@ -9,8 +9,9 @@ writer killed outright is rolled back by the next writer.
 """
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -19,7 +20,7 @@ from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.markers import DirectMarkers
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie.timeline.commit_metadata import STORAGE_CALLS, CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.writer.table_services import TableServices
 
@@ -79,10 +80,15 @@ class WriteTransaction:
         data_schema: pa.Schema,
         replaced_file_ids: Mapping[str, list[str]] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        storage_calls: Callable[[], Mapping[str, int]] | None = None,
     ) -> CommitMetadata:
         """Make the write visible. Files written by tasks whose stats were not accepted
-        (failed or duplicate attempts) are deleted first, so they never become visible."""
+        (failed or duplicate attempts) are deleted first, so they never become visible.
+        ``storage_calls`` says what the write cost in storage calls up to this point; the
+        commit metadata records it (extra metadata :data:`STORAGE_CALLS`)."""
         self.markers.delete_unaccepted(stats)
+        if storage_calls is not None:
+            extra_metadata = {**(extra_metadata or {}), STORAGE_CALLS: json.dumps(dict(storage_calls()), sort_keys=True)}
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
             by_partition.setdefault(s.partitionPath, []).append(s)
