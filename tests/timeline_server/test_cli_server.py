@@ -60,7 +60,7 @@ def test_two_tables_written_through_one_standalone_server(tmp_path: Path) -> Non
             assert sorted(hoodie.read(p).column("uuid").to_pylist()) == ["x", "y", "z"]
         metrics = _metrics(port)
         assert re.search(r"hoodie_timeline_server_markers_flushed_total (\d+)", metrics).group(1) == "4"  # type: ignore[union-attr]
-        assert re.search(r'requests_total\{endpoint="/v1/hoodie/view/slices/partition/latest/",status="200"\} (\d+)', metrics), metrics
+        assert re.search(r'requests_total\{endpoint="/v1/hoodie/view/slices/partitions/latest/",status="200"\} (\d+)', metrics), metrics
         assert len(os.listdir(rocksdb)) == 2  # a RocksDB database per table
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -20,7 +20,7 @@ from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
 from hoodie.storage.paths import relative_to
 from hoodie.table import HoodieTable
-from hoodie.table.remote_view import LATEST_SLICES, PriorityFileSystemView, RemoteFileSystemView
+from hoodie.table.remote_view import LATEST_SLICES, LATEST_SLICES_OF, PriorityFileSystemView, RemoteFileSystemView
 from hoodie.table.view_stores import STORE_TYPES, SpillableStore, StoreSettings
 from hoodie.timeline_server import TimelineServer
 from hoodie.timeline_server.embedded import PROCESS, stop_embedded
@@ -52,6 +52,9 @@ def assert_same_views(server: TimelineServer, path: str) -> None:
     for p in partitions:
         assert remote.file_groups(p) == local.file_groups(p), p
         assert remote.latest_slices(p) == local.latest_slices(p), p
+    batched = RemoteFileSystemView(server.address, table.base_path, table.timeline)
+    batched.prefetch_latest(partitions)
+    assert {p: batched.latest_slices(p) for p in partitions} == {p: local.latest_slices(p) for p in partitions}
 
 
 def syncs(server: TimelineServer) -> dict[str, float]:
@@ -151,6 +154,9 @@ def test_hostile_view_requests_are_refused(tmp_path: Path) -> None:
         ]:
             with pytest.raises(ServerCallError, match=status):
                 call_server(address, "GET", LATEST_SLICES, params)
+        for partitions in (["sf", "../../etc"], "sf", [1]):
+            with pytest.raises(ServerCallError, match="HTTP 400"):
+                call_server(address, "POST", LATEST_SLICES_OF, {}, {"basepath": base, "partitions": partitions})
         for token in ("", "wrong"):
             with pytest.raises(ServerCallError, match="HTTP 401"):
                 call_server(ServerAddress(address.host, address.port, token, retries=0), "GET", LATEST_SLICES, {"basepath": base, "partition": "sf"})

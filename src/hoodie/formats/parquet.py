@@ -73,21 +73,23 @@ def write_base_file(
     # Rows per row group from the byte budget, estimated from the in-memory size.
     avg_row = max(1, table.nbytes // max(1, table.num_rows))
     rows_per_group = max(1024, parquet.row_group_bytes // avg_row)
-    with pq.ParquetWriter(
-        fpath,
-        table.schema.remove_metadata(),
-        filesystem=fs,
-        compression=codec,
-        use_dictionary=dictionary_columns(table) if use_dictionary is None else use_dictionary,
-        data_page_size=parquet.page_size,
-        store_schema=False,
-        write_statistics=True,
-    ) as writer:
-        writer.write_table(table, row_group_size=rows_per_group)
-        if metadata:
-            writer.add_key_value_metadata(metadata)
+    # the size comes from the stream written, not from asking storage once more
+    with fs.open_output_stream(fpath) as sink:
+        with pq.ParquetWriter(
+            sink,
+            table.schema.remove_metadata(),
+            compression=codec,
+            use_dictionary=dictionary_columns(table) if use_dictionary is None else use_dictionary,
+            data_page_size=parquet.page_size,
+            store_schema=False,
+            write_statistics=True,
+        ) as writer:
+            writer.write_table(table, row_group_size=rows_per_group)
+            if metadata:
+                writer.add_key_value_metadata(metadata)
+        size = sink.tell()
     storage.counters.bump("write")
-    return storage.size(path)
+    return int(size)
 
 
 UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)

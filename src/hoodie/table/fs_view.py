@@ -68,6 +68,12 @@ class TableView(Protocol):
 
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]: ...
 
+    def prefetch_latest(self, partitions: Iterable[str]) -> None:
+        """A hint: the latest slices of ``partitions`` are about to be asked for (a remote
+        view asks for them in a few requests instead of one each; a local one lists a
+        partition only when asked)."""
+        ...
+
 
 class PartitionListings(Protocol):
     """Partition listings a view takes instead of listing storage."""
@@ -191,6 +197,9 @@ class FileSystemView:
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         parts = self.all_partition_paths() if partitions is None else list(partitions)
         return [s for p in parts for s in self.latest_slices(p)]
+
+    def prefetch_latest(self, partitions: Iterable[str]) -> None:
+        pass  # listed when asked for: a task lists only the partitions it writes
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
         directory = under(self.base_path, partition_path)

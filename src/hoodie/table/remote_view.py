@@ -28,6 +28,10 @@ from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
 LATEST_SLICES = "/v1/hoodie/view/slices/partition/latest/"
+# hoodie's: the latest slices of several partitions in one request (POST, JSON body)
+LATEST_SLICES_OF = "/v1/hoodie/view/slices/partitions/latest/"
+# partitions a request names at most (well inside the server's body limit)
+PARTITIONS_PER_REQUEST = 256
 ALL_FILE_GROUPS = "/v1/hoodie/view/filegroups/all/partition/"
 ALL_PARTITIONS = "/v1/hoodie/view/partitions/all/"  # hoodie's: Hudi's clients list partitions themselves
 
@@ -136,7 +140,18 @@ class RemoteFileSystemView:
 
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         parts = self.all_partition_paths() if partitions is None else list(partitions)
+        self.prefetch_latest(parts)
         return [s for p in parts for s in self.latest_slices(p)]
+
+    def prefetch_latest(self, partitions: Iterable[str]) -> None:
+        wanted = sorted({p for p in partitions if p not in self._latest})
+        for start in range(0, len(wanted), PARTITIONS_PER_REQUEST):
+            chunk = wanted[start : start + PARTITIONS_PER_REQUEST]
+            answer = call_server(self.server, "POST", LATEST_SLICES_OF, {}, {**self._params, "partitions": chunk})
+            if not isinstance(answer, dict) or set(answer) != set(chunk):
+                raise FormatError(f"timeline server answered the slices of other partitions than the {len(chunk)} asked for")
+            for p in chunk:
+                self._latest[p] = [slice_from_dto(s, self.base_path, p) for s in _list(answer[p], "slices")]
 
 
 def _list(answer: object, what: str) -> list[Any]:
@@ -188,7 +203,12 @@ class PriorityFileSystemView:
 
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         parts = self.all_partition_paths() if partitions is None else list(partitions)
+        self.prefetch_latest(parts)
         return [s for p in parts for s in self.latest_slices(p)]
+
+    def prefetch_latest(self, partitions: Iterable[str]) -> None:
+        # on failure nothing is fetched: the local view lists each partition when asked
+        self._call(lambda: self.remote.prefetch_latest(partitions), lambda v: None)
 
 
 @dataclass(frozen=True)

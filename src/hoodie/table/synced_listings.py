@@ -57,6 +57,7 @@ class SyncedListings:
         self.incremental = incremental
         self.timeline: ActiveTimeline | None = None
         self._partitions: set[str] | None = None  # None until the table is walked once
+        self._generation = 0  # bumped by every change a sync or rebuild makes
         self._lock = threading.RLock()
 
     # --- what views ask -----------------------------------------------------------------------
@@ -71,16 +72,23 @@ class SyncedListings:
             return sorted(self._partitions)
 
     def list_partition(self, partition_path: str) -> list[FileInfo]:
-        with self._lock:
-            directory = under(self.base_path, partition_path)
-            value = self.store.get(partition_path)
-            if value is None:
-                entries = self.storage.list_dir(directory)
+        directory = under(self.base_path, partition_path)
+        while True:
+            with self._lock:
+                value, generation = self.store.get(partition_path), self._generation
+            if value is not None:
+                break
+            # listed outside the lock: the partitions of a write are asked for at once
+            entries = self.storage.list_dir(directory)
+            with self._lock:
+                if self._generation != generation:
+                    continue  # a sync ran meanwhile: this listing may predate what it applied
                 if not entries:
                     return []  # not kept: a partition is kept once it has files
                 value = self._store(partition_path, entries)
                 if self._partitions is not None:
                     self._partitions.add(partition_path)
+                break
         return [FileInfo(under(directory, name), name, size, False) for name, size in sorted(_decode(value).items())]
 
     def _store(self, partition: str, entries: list[FileInfo]) -> bytes:
@@ -96,6 +104,7 @@ class SyncedListings:
             old, self.timeline = self.timeline, timeline
             if old is None:
                 return None
+            self._generation += 1
             done_before = {i.timestamp for i in old.instants if i.is_completed}
             fresh = [i for i in timeline.completed() if i.timestamp not in done_before]
             if not self.incremental or self._must_rebuild(old, timeline, fresh):
@@ -114,6 +123,7 @@ class SyncedListings:
         with self._lock:
             self.store.clear()
             self._partitions = None
+            self._generation += 1
 
     def _must_rebuild(self, old: ActiveTimeline, new: ActiveTimeline, fresh: list[Instant]) -> bool:
         start = new.commits_start()

@@ -28,7 +28,7 @@ from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.timeline_server.markers import MarkerService, Overloaded
 from hoodie.timeline_server.metrics import ServerMetrics
-from hoodie.timeline_server.views import ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
+from hoodie.timeline_server.views import BODY_ENDPOINTS, ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
 
 MARKER_PREFIX = "/v1/hoodie/marker/"
 VIEW_PREFIX = "/v1/hoodie/view/"
@@ -71,6 +71,16 @@ def _param(request: web.Request, name: str) -> str:
     if value is None:
         raise Refused(400, f"missing parameter {name!r}")
     return value
+
+
+async def _json_body(request: web.Request) -> dict[str, object]:
+    try:
+        body = await request.json()
+    except ValueError as e:
+        raise Refused(400, f"body must be a JSON object: {e}") from None
+    if not isinstance(body, dict):
+        raise Refused(400, "body must be a JSON object")
+    return body
 
 
 def _checked_marker_name(name: str) -> str:
@@ -132,13 +142,26 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
     """The handler of one ``/v1/hoodie/view/`` endpoint."""
 
     async def handler(request: web.Request) -> web.Response:
-        params = dict(request.query)
-        views = tables.views(_param(request, "basepath"))
-        if endpoint in PARTITION_ENDPOINTS:
-            try:
-                check_partition_path(_param(request, "partition"), "partition")
-            except UnsafePathError as e:
-                raise Refused(400, str(e)) from None
+        params: dict[str, object] = dict(request.query)
+        if endpoint in BODY_ENDPOINTS:
+            params = await _json_body(request)
+            partitions = params.get("partitions")
+            if not isinstance(partitions, list) or not all(isinstance(p, str) for p in partitions):
+                raise Refused(400, "partitions must be a list of partition paths")
+            checked = partitions
+        elif endpoint in PARTITION_ENDPOINTS:
+            checked = [_param(request, "partition")]
+        else:
+            checked = []
+        basepath = params.get("basepath")
+        if not isinstance(basepath, str):
+            raise Refused(400, "missing parameter 'basepath'")
+        views = tables.views(basepath)
+        try:
+            for partition in checked:
+                check_partition_path(partition, "partition")
+        except UnsafePathError as e:
+            raise Refused(400, str(e)) from None
         try:
             # listings and metadata reads block: off the loop that answers markers
             result = await asyncio.get_running_loop().run_in_executor(None, answer, views, endpoint, params)
@@ -166,11 +189,8 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
     async def create_markers(request: web.Request) -> web.Response:
         """hoodie's extension: the markers of one task at once, JSON ``{"markerdirpath":
         ..., "markernames": [...]}``; answers a list of booleans in the same order."""
-        try:
-            body = await request.json()
-            marker_dir_path, names = body["markerdirpath"], body["markernames"]
-        except (ValueError, KeyError, TypeError) as e:
-            raise Refused(400, f"body must be JSON with markerdirpath and markernames: {e}") from None
+        body = await _json_body(request)
+        marker_dir_path, names = body.get("markerdirpath"), body.get("markernames")
         if not isinstance(marker_dir_path, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise Refused(400, "markerdirpath must be a string and markernames a list of strings")
         storage, marker_dir = tables.marker_dir(marker_dir_path)
@@ -207,7 +227,7 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
     }
     for endpoint in ENDPOINTS:
-        routes[VIEW_PREFIX + endpoint] = ("POST" if endpoint == "refresh/" else "GET", _view_handler(tables, endpoint))
+        routes[VIEW_PREFIX + endpoint] = ("POST" if endpoint == "refresh/" or endpoint in BODY_ENDPOINTS else "GET", _view_handler(tables, endpoint))
     for path, (method, handler) in routes.items():
         app.router.add_route(method, path, handler)
     return app

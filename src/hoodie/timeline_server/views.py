@@ -90,7 +90,7 @@ class TableViews:
         self.listings.store.close()
 
 
-def answer(views: TableViews, endpoint: str, params: dict[str, str]) -> Any:
+def answer(views: TableViews, endpoint: str, params: dict[str, Any]) -> Any:
     """The JSON answer of a view ``endpoint`` (the part after ``/v1/hoodie/view/``)."""
     if endpoint == "refresh/":
         views.refresh()
@@ -100,9 +100,11 @@ def answer(views: TableViews, endpoint: str, params: dict[str, str]) -> Any:
     if endpoint == "timeline/instant/last":
         last = views.timeline.last_instant()
         return [instant_dto(last)] if last is not None else []
-    view = views.view(params.get("lastinstantts", ""), params.get("timelinehash", ""))
+    view = views.view(str(params.get("lastinstantts") or ""), str(params.get("timelinehash") or ""))
     if endpoint == "partitions/all/":
         return view.all_partition_paths()
+    if endpoint == "slices/partitions/latest/":
+        return {p: [slice_dto(s) for s in view.latest_slices(p)] for p in params["partitions"]}
     partition = params["partition"]
     if endpoint == "slices/partition/latest/":
         return [slice_dto(s) for s in view.latest_slices(partition)]
@@ -112,8 +114,10 @@ def answer(views: TableViews, endpoint: str, params: dict[str, str]) -> Any:
 
 
 PARTITION_ENDPOINTS = ("slices/partition/latest/", "filegroups/all/partition/")
+BODY_ENDPOINTS = ("slices/partitions/latest/",)  # hoodie's: POST, JSON body with "partitions"
 ENDPOINTS = (
     *PARTITION_ENDPOINTS,
+    *BODY_ENDPOINTS,
     "partitions/all/",
     "timeline/instants/all",
     "timeline/instant/last",

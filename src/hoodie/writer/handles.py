@@ -42,7 +42,7 @@ from hoodie.table.slice_reader.merge_rules import newer_wins
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hoodie.writer.append_handle import append_marker_name, finish_append, prepare_appends, run_append, share_encoding
 from hoodie.writer.context import WriteContext
-from hoodie.writer.planner import APPEND, Bucket
+from hoodie.writer.planner import APPEND, MERGE, Bucket
 from hoodie.writer.schema import consecutive_slices, delete_mask, split_deletes, split_deletes_of_parts
 
 
@@ -70,7 +70,8 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
     if bucket.handle == APPEND:
         return run_append(bucket, task.records, ctx, wctx)
     partition, name, io_type = bucket_marker(bucket, ctx, wctx)
-    _ensure_partition_metadata(wctx, bucket.partition_path)
+    if bucket.handle != MERGE:  # a merge's partition holds the file it merges into, and its metadata
+        _ensure_partition_metadata(wctx, bucket.partition_path)
     wctx.marker_writer().create(partition, name, io_type)
     incoming = task.records
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None

@@ -197,7 +197,10 @@ def _execute(
 
 def _latest(view: TableView, partitions: list[str], replaced: dict[str, list[str]] | None) -> dict[str, list[FileSlice]]:
     # an overwrite's new file groups replace the old ones: nothing is merged into them
-    return {p: ([] if replaced is not None else view.latest_slices(p)) for p in partitions}
+    if replaced is not None:
+        return {p: [] for p in partitions}
+    view.prefetch_latest(partitions)
+    return {p: view.latest_slices(p) for p in partitions}
 
 
 class ServedLatestSlices(Mapping[str, list[FileSlice]]):
@@ -218,6 +221,9 @@ class ServedLatestSlices(Mapping[str, list[FileSlice]]):
             raise KeyError(partition)
         if self._view is None:
             self._view = self.table.view()
+            # one request for all of them: far cheaper than one each, even where a task
+            # writes only some (the worker keeps them for its later tasks of the write)
+            self._view.prefetch_latest(self.partitions)
         return self._view.latest_slices(partition)
 
     def __iter__(self) -> Iterator[str]:
