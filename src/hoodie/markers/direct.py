@@ -5,6 +5,7 @@ task attempts and a rollback can find everything a failed write created.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError
@@ -27,6 +28,8 @@ from hoodie.timeline.commit_metadata import WriteStat
 # a race only costs one more new file.
 _LINK_SOURCES: dict[str, str] = {}
 _MAX_LINK_SOURCES = 64
+# storage calls a reader of markers makes side by side
+_PARALLEL_CALLS = 16
 
 
 @dataclass(frozen=True)
@@ -82,18 +85,27 @@ class DirectMarkers:
         must not miss a file to delete), else its unreadable lines are skipped (a
         rollback lists the written partitions as well)."""
         names: list[str] = []
-        pending = [self.marker_dir]
-        while pending:
-            d = pending.pop()
-            for info in self.storage.list_dir(d):
-                if info.is_dir:
-                    pending.append(info.path)
-                elif d == self.marker_dir and info.name == MARKERS_TYPE_FILE:
-                    continue
-                elif d == self.marker_dir and markers_file_index(info.name) is not None:
-                    names.extend(parse_markers_file(self.storage.read_bytes(info.path), info.path, strict))
-                else:
-                    names.append(relative_to(info.path, self.marker_dir))
+        markers_files: list[str] = []
+        level = [self.marker_dir]
+        # a level of folders at a time, listed (and the MARKERS files read) side by side:
+        # on object storage each call is a request, and a write has a folder a partition
+        with ThreadPoolExecutor(_PARALLEL_CALLS, thread_name_prefix="hoodie-markers") as pool:
+            while level:
+                listings = list(pool.map(self.storage.list_dir, level))
+                next_level = []
+                for d, infos in zip(level, listings):
+                    for info in infos:
+                        if info.is_dir:
+                            next_level.append(info.path)
+                        elif d == self.marker_dir and info.name == MARKERS_TYPE_FILE:
+                            continue
+                        elif d == self.marker_dir and markers_file_index(info.name) is not None:
+                            markers_files.append(info.path)
+                        else:
+                            names.append(relative_to(info.path, self.marker_dir))
+                level = next_level
+            for path, content in zip(markers_files, pool.map(self.storage.read_bytes, markers_files)):
+                names.extend(parse_markers_file(content, path, strict))
         source = f"a marker of instant {self.instant}"
         out: list[MarkerEntry] = []
         for name in names:

@@ -10,6 +10,7 @@ fallback; it must not know how the server stores the names.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from hoodie.layout import marker_name
@@ -28,6 +29,10 @@ CHUNK = 256
 _MADE: dict[str, set[str]] = {}
 _MAX_DIRS = 64
 _MADE_LOCK = threading.Lock()
+# Requests for markers on their way (request_all), by (marker directory, marker name): a
+# handle's create waits for the one its marker is in.
+_PENDING: dict[tuple[str, str], Future[None]] = {}
+_REQUESTS: list[ThreadPoolExecutor] = []
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,11 @@ class TimelineServerMarkers:
         name = marker_name(partition_path, data_file_name, io_type)
         marker_dir = self.direct.marker_dir
         with _MADE_LOCK:
+            pending = _PENDING.pop((marker_dir, name), None)
+        if pending is not None:
+            pending.result()  # made by it, through the server or directly; its error if neither
+            return
+        with _MADE_LOCK:
             if name in _MADE.get(marker_dir, ()):
                 return  # made by create_all
         if not is_down(self.server):
@@ -57,6 +67,18 @@ class TimelineServerMarkers:
             except ServerCallError as e:
                 self._went_down(e)
         self.direct.create(partition_path, data_file_name, io_type)
+
+    def request_all(self, markers: list[tuple[str, str, str]]) -> None:
+        """:meth:`create_all` in the background: the caller goes on (merging the rows of
+        the first file, say) while the server writes the batch, and :meth:`create` of each
+        of the markers waits for it, so no data file is written before its marker."""
+        marker_dir = self.direct.marker_dir
+        with _MADE_LOCK:
+            if not _REQUESTS:
+                _REQUESTS.append(ThreadPoolExecutor(8, thread_name_prefix="hoodie-marker-requests"))
+            future = _REQUESTS[0].submit(self.create_all, markers)
+            for marker in markers:
+                _PENDING[(marker_dir, marker_name(*marker))] = future
 
     def create_all(self, markers: list[tuple[str, str, str]]) -> None:
         """Make the markers (partition, data file name, IO type) of several files at
@@ -80,6 +102,8 @@ class TimelineServerMarkers:
         with _MADE_LOCK:
             if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
                 _MADE.clear()  # a long-lived worker writes many instants
+                for key in [k for k, f in _PENDING.items() if f.done()]:
+                    del _PENDING[key]  # of tasks that failed before their files
             _MADE.setdefault(marker_dir, set()).update(made)
         for marker, name in zip(markers, names):
             if name not in made:

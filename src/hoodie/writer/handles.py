@@ -37,6 +37,7 @@ from hoodie.layout import (
     base_file_name,
     partition_metadata_content,
 )
+from hoodie.markers import TimelineServerMarkers
 from hoodie.storage.paths import relative, under
 from hoodie.table.slice_reader.merge_rules import newer_wins
 from hoodie.timeline.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
@@ -72,7 +73,6 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
     partition, name, io_type = bucket_marker(bucket, ctx, wctx)
     if bucket.handle != MERGE:  # a merge's partition holds the file it merges into, and its metadata
         _ensure_partition_metadata(wctx, bucket.partition_path)
-    wctx.marker_writer().create(partition, name, io_type)
     incoming = task.records
     bloom_filter: BloomFilter | EncodedBloomFilter | None = None
     use_dictionary = None
@@ -85,6 +85,9 @@ def run_bucket(task: BucketTask, ctx: TaskContext, wctx: WriteContext, prepared:
     else:
         merged, counts, bloom_filter = _merge(bucket, incoming, delete_mask(incoming), wctx, ctx, name)
     path = under(wctx.base_path, bucket.partition_path, name)
+    # the marker before the file, not before the merge: a timeline server's answer to the
+    # task's request for its markers (make_markers_first) arrives while the rows are merged
+    wctx.marker_writer().create(partition, name, io_type)
     size = write_base_file(wctx.storage, path, merged, wctx.parquet, wctx.bloom, bloom_filter, use_dictionary)
     inserts, updates, deletes = counts
     elapsed = int((time.monotonic() - started) * 1000)
@@ -112,10 +115,12 @@ def bucket_marker(bucket: Bucket, ctx: TaskContext, wctx: WriteContext) -> tuple
 
 def make_markers_first(buckets: list[tuple[Bucket, TaskContext]], wctx: WriteContext) -> None:
     """With timeline-server markers, the markers of a task's buckets are asked for
-    together before its first file (one or two of the server's batches instead of one a
-    file); each handle then finds its marker made. Direct markers are made by the handles."""
-    if wctx.marker_server is not None:
-        wctx.marker_writer().create_all([bucket_marker(bucket, ctx, wctx) for bucket, ctx in buckets])
+    together, in the background, before its first file (one or two of the server's batches
+    instead of one a file); each handle waits for its marker just before writing its file.
+    Direct markers are made by the handles."""
+    writer = wctx.marker_writer()
+    if isinstance(writer, TimelineServerMarkers):
+        writer.request_all([bucket_marker(bucket, ctx, wctx) for bucket, ctx in buckets])
 
 
 def _creates(bucket: Bucket) -> bool:
