@@ -52,6 +52,32 @@ def test_unknown_and_conflicting_options() -> None:
     assert HoodieConfig.of({"path": "/x", "spark.foo": "1"}).raw == {"path": "/x", "spark.foo": "1"}
 
 
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("hoodie.datasource.write.recordkey.fields", "hoodie.datasource.write.recordkey.field"),
+        ("hoodie.cleaner.commit.retained", "hoodie.cleaner.commits.retained"),
+        ("hoodie.clean.commits.retained", "hoodie.cleaner.commits.retained"),
+        ("hoodie.parquet.compresion.codec", "hoodie.parquet.compression.codec"),
+        ("hoodie.write.operation", "hoodie.datasource.write.operation"),
+        ("hoodie.metadata.enabled", "hoodie.metadata.enable"),
+        ("hoodie.bloom.index.fpp", "hoodie.index.bloom.fpp"),
+        ("hoodie.upsert.parallelism", "hoodie.upsert.shuffle.parallelism"),
+    ],
+)
+def test_unknown_option_suggests_the_name_closest_by_segments(typed: str, suggested: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        HoodieConfig.of({typed: "x"})
+    assert str(err.value) == f"unknown option {typed}; did you mean {suggested}?"
+
+
+@pytest.mark.parametrize("typed", ["hoodie.write.concurrency.mode", "hoodie.write.lock.provider", "hoodie.datasource.write.foo.bar", "hoodie.foo"])
+def test_unknown_option_with_nothing_close_suggests_nothing(typed: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        HoodieConfig.of({typed: "x"})
+    assert str(err.value) == f"unknown option {typed}"
+
+
 def test_timeline_file_names() -> None:
     assert parse_timeline_file_name("20240418173550988.inflight") == Instant("20240418173550988", "commit", State.INFLIGHT)
     assert parse_timeline_file_name("20240418173550988.commit.requested").state is State.REQUESTED

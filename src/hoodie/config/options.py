@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -361,6 +362,56 @@ def lookup(key: str) -> Option[Any] | None:
     return OPTIONS.get(key) or _ALIASES.get(key)
 
 
+def _segments(key: str) -> list[str]:
+    return [s for s in key.lower().split(".")[1:] if s]
+
+
+def _segment_weights() -> dict[str, float]:
+    """How much a name segment says: ``write`` or ``type`` appear in many option names and
+    say little; ``concurrency`` or ``recordkey`` say a lot."""
+    names = list(OPTIONS) + list(_ALIASES)
+    counts: dict[str, int] = {}
+    for name in names:
+        for seg in set(_segments(name)):
+            counts[seg] = counts.get(seg, 0) + 1
+    return {seg: 1.0 + math.log(len(names) / n) for seg, n in counts.items()}
+
+
+_WEIGHTS: dict[str, float] = {}
+_UNKNOWN_SEGMENT_WEIGHT = 6.0  # a segment no option has: more telling than any known one
+_SAME_SEGMENT = 0.75  # difflib ratio from which two segments count as the same word mistyped
+_CLOSE_ENOUGH = 0.6  # share of the two names' weight their matching segments must carry
+
+
+def closest_option(key: str) -> str | None:
+    """The option name closest to ``key`` by its dot-separated segments, or ``None`` when
+    none is close: a suggestion must share the segments that carry meaning (matching only
+    ``hoodie.write`` suggests nothing), each the same word or a small typo of it."""
+    if not _WEIGHTS:
+        _WEIGHTS.update(_segment_weights())
+    typed = _segments(key)
+    if not typed:
+        return None
+
+    def weight(seg: str) -> float:
+        return _WEIGHTS.get(seg, _UNKNOWN_SEGMENT_WEIGHT)
+
+    best, best_score = None, 0.0
+    for name in list(OPTIONS) + list(_ALIASES):
+        segs = _segments(name)
+        if not segs:
+            continue
+        matched = 0.0
+        for seg in typed:
+            ratio, other = max((difflib.SequenceMatcher(None, seg, s).ratio(), s) for s in segs)
+            if ratio >= _SAME_SEGMENT:
+                matched += ratio * min(weight(seg), weight(other))
+        score = matched / max(sum(map(weight, typed)), sum(map(weight, segs)))
+        if score > best_score:
+            best, best_score = name, score
+    return best if best_score >= _CLOSE_ENOUGH else None
+
+
 @dataclass(frozen=True)
 class HoodieConfig:
     """User options parsed against :data:`OPTIONS`.
@@ -379,8 +430,8 @@ class HoodieConfig:
                 continue
             opt = lookup(key)
             if opt is None and key.startswith("hoodie.") and key not in _IGNORED:
-                close = difflib.get_close_matches(key, list(OPTIONS) + list(_ALIASES), n=1)
-                hint = f"; did you mean {close[0]}?" if close else ""
+                close = closest_option(key)
+                hint = f"; did you mean {close}?" if close else ""
                 raise ConfigError(f"unknown option {key}{hint}")
             if opt is not None:
                 canonical = opt.key
