@@ -86,6 +86,13 @@ TABLE_TYPE = _opt(
     ("hoodie.table.type",),
     ("COPY_ON_WRITE", "MERGE_ON_READ"),
 )
+CREATE_BESIDE_FOREIGN_FILES = _opt(
+    "hoodie.table.create.allow.foreign.files",
+    False,
+    _bool,
+    "Create a table in a folder that already holds files of no Hudi table (another format's table, CSV files); "
+    "refused by default, naming what was found.",
+)
 
 # --- keys and partitions ------------------------------------------------------------------
 RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, _fields, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))

@@ -22,6 +22,7 @@ from hoodie.formats.meta_columns import data_fields
 from hoodie.layout import METADATA_FOLDER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
+from hoodie.table.home import check_home
 from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
@@ -115,6 +116,7 @@ def open_or_create(
         if not table.config.populate_meta_fields:
             raise UnsupportedTableError(f"{path} has hoodie.populate.meta.fields=false; hoodie writes tables with meta fields only")
         return table, effective_config(config, table.config, path)
+    check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES), o.CREATE_BESIDE_FOREIGN_FILES.key)
     keygen = keygen_for_create(config)
     table = HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage)
     return table, config
