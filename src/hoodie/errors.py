@@ -21,6 +21,7 @@ debugger. This module holds no logic.
     ├── RecordError              a record is unusable: null/empty key, missing field
     │   └── PartitionPathError       a partition value that cannot be a path under the table
     └── WriteError               a write could not be committed
+        └── ConcurrentWriteError     another writer rolled the write back as failed
 """
 from __future__ import annotations
 
@@ -86,3 +87,8 @@ class PartitionPathError(RecordError):
 
 class WriteError(HoodieError):
     """A write could not be completed."""
+
+
+class ConcurrentWriteError(WriteError):
+    """Another writer found this write's instant pending, took it for a failed write and
+    rolled it back: a table takes one writer at a time. Nothing of the write was committed."""

@@ -291,6 +291,16 @@ DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int, "Shuffle 
 METADATA_ENABLE = _opt("hoodie.metadata.enable", False, _bool, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, _bool, "Accepted for compatibility.")
 
+SINGLE_WRITER = "SINGLE_WRITER"
+CONCURRENCY_MODE = _opt(
+    "hoodie.write.concurrency.mode",
+    SINGLE_WRITER,
+    _upper,
+    "How writers share a table. SINGLE_WRITER: one writer at a time; a writer rolls back what it finds "
+    "unfinished, and a writer rolled back that way fails with ConcurrentWriteError. "
+    "(OPTIMISTIC_CONCURRENCY_CONTROL is not supported yet.)",
+)
+
 # --- table services -----------------------------------------------------------------------
 COMPACT_INLINE = _opt("hoodie.compact.inline", False, _bool, "Compact merge-on-read tables after a write when enough delta commits accumulated.")
 COMPACT_MAX_DELTA_COMMITS = _opt("hoodie.compact.inline.max.delta.commits", 5, int, "Delta commits since the last compaction that trigger the next one.")

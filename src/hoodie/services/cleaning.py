@@ -86,8 +86,7 @@ def schedule_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_S
     if not plan.should_run:
         return None, plan
     timeline = table.timeline.reload()
-    instant = Instant(timeline.new_instant_time(), Action.CLEAN, State.REQUESTED)
-    timeline.create_requested(instant, plan.encode())
+    instant = timeline.request_new(Action.CLEAN, plan.encode())
     return instant.timestamp, plan
 
 

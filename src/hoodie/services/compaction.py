@@ -225,8 +225,7 @@ def schedule_compaction(table: HoodieTable, settings: CompactionSettings, requir
     if not decision.should_run:
         return None, decision
     timeline = table.timeline.reload()
-    instant = Instant(timeline.new_instant_time(), Action.COMPACTION, State.REQUESTED)
-    timeline.create_requested(instant, CompactionPlan(decision.operations).encode())
+    instant = timeline.request_new(Action.COMPACTION, CompactionPlan(decision.operations).encode())
     return instant.timestamp, decision
 
 

@@ -4,6 +4,7 @@ services after it. ``hoodie.api`` and ``hoodie.spark`` hand :data:`WRITER_SERVIC
 the write client."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hoodie.config.options import HoodieConfig
@@ -27,8 +28,8 @@ class WriterServices:
             table = table.reload()
         return table
 
-    def roll_back(self, table: HoodieTable, instant: Instant) -> None:
-        rollback_instant(table, instant)
+    def roll_back(self, table: HoodieTable, instant: Instant, partitions: Iterable[str] = ()) -> None:
+        rollback_instant(table, instant, partitions)
 
     def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
         run_inline_services(table, config, engine)

@@ -9,13 +9,15 @@ rollback interrupted by a crash is simply resumed by the next writer.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from hoodie.errors import FormatError
+from hoodie.errors import FormatError, TimelineError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
@@ -23,8 +25,11 @@ from hoodie.markers import DirectMarkers, log_file_written_by
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline import write_claims
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State, recorded_instant
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,22 +44,57 @@ def pending_writes(table: HoodieTable) -> list[Instant]:
 
 
 def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
-    """Finish interrupted rollbacks, then roll back every pending write (single writer)."""
+    """Finish interrupted rollbacks, then roll back every pending write (single writer).
+
+    A pending write whose writer has claimed it for its commit (``write_claims``) is left
+    to that writer: it is completing at this very moment."""
     results = []
     resumed: set[str] = set()
     for rb, plan in _pending_rollbacks(table):
         failed = _target(plan, rb)
+        # the claim of whoever started it stays until it is done; ours goes when we are
+        claim = write_claims.claim(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
         results.append(_execute(table, rb, failed, plan))
+        if claim.ours:
+            write_claims.release(table.storage, table.base_path, failed.timestamp)
         resumed.add(failed.timestamp)
     for inst in table.timeline.reload().pending(Action.WRITE_ACTIONS):
         if inst.timestamp in resumed:
             continue
-        results.append(rollback_instant(table, inst))
+        result = _rollback_unless_committing(table, inst)
+        if result is not None:
+            results.append(result)
     return results
 
 
-def rollback_instant(table: HoodieTable, failed: Instant) -> RollbackResult:
-    return _start(table, failed, _plan_requests(table, failed))
+def _rollback_unless_committing(table: HoodieTable, pending: Instant) -> RollbackResult | None:
+    claim = write_claims.claim(table.storage, table.base_path, pending.timestamp, write_claims.ROLLBACK)
+    if not claim.ours and claim.stale:
+        claim = write_claims.take_over(table.storage, table.base_path, pending.timestamp, write_claims.ROLLBACK)
+    if not claim.ours and claim.outcome == write_claims.COMMIT:
+        log.warning("write %s is being committed by its writer: left to it", pending.timestamp)
+        return None
+    timeline = table.timeline.reload()
+    if not any(i.timestamp == pending.timestamp for i in timeline.pending(Action.WRITE_ACTIONS)):
+        # completed (or rolled back) between the listing and the claim
+        if claim.ours:
+            write_claims.release(table.storage, table.base_path, pending.timestamp)
+        return None
+    result = rollback_instant(table, pending)
+    if claim.ours:
+        write_claims.release(table.storage, table.base_path, pending.timestamp)
+    return result
+
+
+def rollback_instant(table: HoodieTable, failed: Instant, partitions: Iterable[str] = ()) -> RollbackResult | None:
+    """Roll back ``failed`` (``partitions`` are listed for its files besides those its
+    markers and inflight workload name); ``None`` when there was nothing left to undo
+    (another writer's rollback removed the instant and every file it wrote)."""
+    requests = _plan_requests(table, failed, partitions)
+    if not requests and not table.timeline.reload().contains(failed.timestamp):
+        DirectMarkers(table.storage, table.base_path, failed.timestamp).delete_all()
+        return None
+    return _start(table, failed, requests)
 
 
 def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partitions: Iterable[str]) -> RollbackResult:
@@ -111,7 +151,7 @@ def _start(table: HoodieTable, failed: Instant, requests: list[dict]) -> Rollbac
         "RollbackRequests": requests,
         "version": 1,
     }
-    rb = timeline.create_requested(Instant(timeline.new_instant_time(), Action.ROLLBACK, State.REQUESTED), avro.encode(avro.ROLLBACK_PLAN, plan))
+    rb = timeline.request_new(Action.ROLLBACK, avro.encode(avro.ROLLBACK_PLAN, plan))
     return _execute(table, rb, failed, plan)
 
 
@@ -199,7 +239,8 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
     started = time.monotonic()
     timeline = table.timeline.reload()
     if not timeline.storage.exists(timeline.instant_path(rb.with_state(State.INFLIGHT))):
-        timeline.transition_to_inflight(rb, b"")
+        with contextlib.suppress(TimelineError):  # another writer resuming it got there first
+            timeline.transition_to_inflight(rb, b"")
     partition_meta: dict[str, dict] = {}
     deleted: list[str] = []
     for req in plan.get("RollbackRequests") or []:
@@ -228,7 +269,11 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
         "version": 1,
         "instantsRollback": [{"commitTime": failed.timestamp, "action": failed.action}],
     }
-    timeline.transition_to_completed(rb, avro.encode(avro.ROLLBACK_METADATA, metadata))
+    try:
+        timeline.transition_to_completed(rb, avro.encode(avro.ROLLBACK_METADATA, metadata))
+    except TimelineError:
+        if not timeline.storage.exists(timeline.instant_path(rb.with_state(State.COMPLETED))):
+            raise  # else another writer resuming this rollback completed it first
     # Only now forget the failed instant: until here a crash resumes this rollback. A
     # compaction keeps its requested plan, to be run again.
     forgotten = (State.INFLIGHT,) if failed.action == Action.COMPACTION else (State.INFLIGHT, State.REQUESTED)

@@ -156,9 +156,12 @@ class FileSystemView:
             return True
         if instant in self._on_timeline:
             return False  # pending, or completed after as_of
-        # Older than the active timeline: archived, hence committed.
-        return self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start) and (
-            self.as_of is None or compare_key(instant) <= compare_key(self.as_of)
+        # Older than the active timeline: archived, hence committed, unless a rollback on
+        # the timeline undid it (asked only here: rollbacks are read when a file needs it).
+        return (
+            self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start)
+            and (self.as_of is None or compare_key(instant) <= compare_key(self.as_of))
+            and instant not in self.timeline.rolled_back()
         )
 
     # --- partitions -------------------------------------------------------------------------

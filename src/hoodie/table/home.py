@@ -27,8 +27,8 @@ def foreign_contents(path: str, storage: Storage) -> str | None:
     if metadata is not None and metadata.is_dir:
         versions = sorted(e.name for e in storage.list_dir(under(path, "metadata")) if e.name.endswith(".metadata.json"))
         if versions:
-            return f"an Iceberg table (metadata/{versions[-1]})"
-    names = sorted(f"{name}/" if entry.is_dir else name for name, entry in entries.items())
+            return f"an Iceberg table ({under('metadata', versions[-1])})"
+    names = sorted(f"{name} (a folder)" if entry.is_dir else name for name, entry in entries.items())
     more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
     return f"files that are not a Hudi table ({', '.join(names[:_SHOWN])}{more})"
 

@@ -8,6 +8,7 @@ can never complete the same instant and a reader never sees a half-written one.
 from __future__ import annotations
 
 import hashlib
+import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, Timeline
 from hoodie.layout import HOODIE_FOLDER, compare_key, format_instant
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
+from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
 
@@ -32,9 +34,11 @@ class ActiveTimeline:
     instants: tuple[Instant, ...]
     # decoded commit metadata by instant file: a completed instant's content never changes
     _metadata: dict[str, CommitMetadata] = field(default_factory=dict, compare=False, repr=False, hash=False)
+    # instant times each rollback undoes, by the rollback's file read
+    _undone: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_metadata": {}}  # tasks get the timeline, not its cache
+        return {**self.__dict__, "_metadata": {}, "_undone": {}}  # tasks get the timeline, not its caches
 
     # --- loading --------------------------------------------------------------------------
     @classmethod
@@ -67,6 +71,7 @@ class ActiveTimeline:
         fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
         kept = {fresh.instant_path(i) for i in fresh.instants if i.is_completed}
         fresh._metadata.update((path, meta) for path, meta in self._metadata.items() if path in kept)
+        fresh._undone.update(self._undone)  # a rollback's plan and metadata never change
         return fresh
 
     def timeline_hash(self) -> str:
@@ -149,6 +154,26 @@ class ActiveTimeline:
                 self._metadata[path] = cached
         return cached
 
+    def rolled_back(self) -> frozenset[str]:
+        """Instant times the rollbacks on this timeline undo. Files such an instant wrote
+        are never committed, even when it is older than every instant left on the timeline
+        and so would otherwise pass for archived (a writer that kept writing after another
+        writer rolled its first instant back). Each rollback is read once per process."""
+        out: set[str] = set()
+        for rb in self.filter([Action.ROLLBACK]):
+            path = self.instant_path(rb if rb.is_completed else rb.with_state(State.REQUESTED))
+            if path not in self._undone:
+                try:
+                    doc = avro.decode(self.storage.read_bytes(path), f"rollback {rb.timestamp}")
+                except FileNotFoundError:
+                    continue  # removed since the listing: the next snapshot will not have it
+                if rb.is_completed:
+                    self._undone[path] = tuple(doc.get("commitsRollback") or ())
+                else:
+                    self._undone[path] = ((doc.get("instantToRollback") or {}).get("commitTime") or "",)
+            out.update(self._undone[path])
+        return frozenset(out)
+
     def replaced_file_groups(self, instants: Iterable[Instant]) -> dict[str, set[str]]:
         """Partition → ids of the file groups that the completed replace commits among
         ``instants`` replaced (their ``partitionToReplaceFileIds``)."""
@@ -160,10 +185,11 @@ class ActiveTimeline:
         return out
 
     # --- writing (layout 1 only) ------------------------------------------------------------
-    def new_instant_time(self) -> str:
-        """A UTC instant strictly greater than every instant on this timeline."""
-        floor = max((compare_key(i.timestamp) for i in self.instants), default="")
-        floor = max(floor, max((i.completion_time or "" for i in self.instants), default=""))
+    def new_instant_time(self, after: str = "") -> str:
+        """A UTC instant strictly greater than every instant on this timeline (and than
+        ``after``)."""
+        floor = max((compare_key(i.timestamp) for i in self.instants), default=after)
+        floor = max(floor, after, max((i.completion_time or "" for i in self.instants), default=""))
         while True:
             candidate = format_instant(datetime.now(timezone.utc))
             if candidate > floor:
@@ -173,6 +199,27 @@ class ActiveTimeline:
     def _require_writable(self) -> None:
         if self.layout_version != 1:
             raise TimelineError(f"{self.base_path}: hoodie writes timeline layout 1 (table version 6) only")
+
+    def request_new(self, action: str, content: bytes = b"") -> Instant:
+        """Create ``<t>.<action>.requested`` at a new instant time ``t``; another writer that
+        took the same millisecond makes this one take the next."""
+        self._require_writable()
+        tried = ""
+        for _ in range(100):
+            requested = Instant(self.new_instant_time(after=tried), action, State.REQUESTED)
+            tried = requested.timestamp
+            try:
+                self.storage.create_new(self.instant_path(requested), content)
+            except FileAlreadyExistsError:
+                continue
+            # another action may have taken the same time in the same millisecond: both
+            # see each other and step back, to a time chosen after a random pause
+            ours = requested.file_name(self.layout_version)
+            if not any(f.name.startswith(f"{tried}.") and f.name != ours for f in self.storage.list_dir(self.timeline_dir)):
+                return requested
+            self.storage.delete(self.instant_path(requested))
+            time.sleep(random.uniform(0.001, 0.02))
+        raise TimelineError(f"no free instant time for a new {action} in {self.timeline_dir} after 100 tries (last {tried})")
 
     def create_requested(self, instant: Instant, content: bytes = b"") -> Instant:
         self._require_writable()

@@ -36,7 +36,7 @@ import pyarrow as pa
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
-from hoodie.errors import ConfigError
+from hoodie.errors import ConcurrentWriteError, ConfigError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
 from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
@@ -153,8 +153,13 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
                 return {kind: n + tasks.get(kind, 0) for kind, n in driver.items()}
 
             txn.commit(stats, data_schema, replaced, storage_calls=storage_calls)
-    except BaseException:
+    except BaseException as e:
+        # whatever broke (a file or the instant gone from under the write), say so plainly
+        # when another writer rolled it back; asked before abort removes the instant itself
+        lost = txn.lost_to_another_writer() if isinstance(e, Exception) and not isinstance(e, ConcurrentWriteError) else None
         txn.abort()
+        if lost is not None:
+            raise lost from e
         raise
     # the commit stands even if a service fails: the next write retries the service
     prepared.services.after_commit(prepared.table, prepared.config, flow.engine)

@@ -8,6 +8,7 @@ live beside the writer (``hoodie.services``), not below it: the engines that run
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from hoodie.config.options import HoodieConfig
@@ -24,8 +25,9 @@ class TableServices(Protocol):
         """Finish an interrupted restore and roll back failed writes; the table, reloaded
         if either changed it."""
 
-    def roll_back(self, table: HoodieTable, instant: Instant) -> None:
-        """Roll back ``instant``, a write of this writer that failed before completing."""
+    def roll_back(self, table: HoodieTable, instant: Instant, partitions: Iterable[str] = ()) -> None:
+        """Roll back ``instant``, a write of this writer that failed before completing;
+        ``partitions``, those it wrote to, are listed for its files."""
 
     def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
         """Run the services the options enable inline (compaction, clean, archive)."""

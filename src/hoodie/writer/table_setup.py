@@ -16,7 +16,7 @@ import pyarrow as pa
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
-from hoodie.errors import ConfigError, TableError, UnsupportedTableError
+from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, UnsupportedTableError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import data_fields
 from hoodie.layout import METADATA_FOLDER
@@ -109,17 +109,22 @@ def open_or_create(
     path: str, storage: Storage, config: HoodieConfig, keygen_for_create: Callable[[HoodieConfig], KeyGenerator], create_schema: str | None
 ) -> tuple[HoodieTable, HoodieConfig]:
     """The target table and the effective write config."""
-    if HoodieTable.exists(path, storage):
-        table = HoodieTable.open(path, storage)
-        if table.config.version != 6:
-            raise UnsupportedTableError(f"{path} is a version {table.config.version} table; hoodie writes version 6 only")
-        if not table.config.populate_meta_fields:
-            raise UnsupportedTableError(f"{path} has hoodie.populate.meta.fields=false; hoodie writes tables with meta fields only")
-        return table, effective_config(config, table.config, path)
-    check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES), o.CREATE_BESIDE_FOREIGN_FILES.key)
-    keygen = keygen_for_create(config)
-    table = HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage)
-    return table, config
+    if not HoodieTable.exists(path, storage):
+        try:
+            check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES), o.CREATE_BESIDE_FOREIGN_FILES.key)
+            keygen = keygen_for_create(config)
+            return HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage), config
+        except (FileAlreadyExistsError, TableError):
+            if not HoodieTable.exists(path, storage):
+                raise
+            # another writer created the table meanwhile (its folders are what check_home
+            # found, or its hoodie.properties is in place): this write goes to that table
+    table = HoodieTable.open(path, storage)
+    if table.config.version != 6:
+        raise UnsupportedTableError(f"{path} is a version {table.config.version} table; hoodie writes version 6 only")
+    if not table.config.populate_meta_fields:
+        raise UnsupportedTableError(f"{path} has hoodie.populate.meta.fields=false; hoodie writes tables with meta fields only")
+    return table, effective_config(config, table.config, path)
 
 
 def disable_metadata_table(table: HoodieTable) -> HoodieTable:
@@ -143,6 +148,12 @@ def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
 def validate_options(config: HoodieConfig) -> None:
     if config.get(o.METADATA_ENABLE):
         raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
+    mode = config.get(o.CONCURRENCY_MODE)
+    if mode != o.SINGLE_WRITER:
+        raise ConfigError(
+            f"{o.CONCURRENCY_MODE.key}={mode} is not supported yet: hoodie takes one writer at a time per table ({o.SINGLE_WRITER}); "
+            "a second writer rolls back the first one's unfinished write"
+        )
 
 
 def prepare_write(

@@ -16,10 +16,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from hoodie.config.options import CONCURRENCY_MODE, SINGLE_WRITER
+from hoodie.errors import ConcurrentWriteError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.markers import DirectMarkers
+from hoodie.storage.paths import relative
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline import write_claims
 from hoodie.timeline.commit_metadata import STORAGE_CALLS, CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.writer.table_services import TableServices
@@ -45,6 +49,7 @@ class WriteTransaction:
     operation: str
     instant: Instant
     services: TableServices  # rolls the instant back if the write fails
+    partitions: tuple[str, ...] = ()  # those the write planned to touch
 
     @property
     def instant_time(self) -> str:
@@ -58,12 +63,10 @@ class WriteTransaction:
     def begin(cls, table: HoodieTable, operation: str, services: TableServices) -> WriteTransaction:
         timeline = table.timeline.reload()
         action = action_for(operation, table.table_type)
-        instant = Instant(timeline.new_instant_time(), action, State.REQUESTED)
         content = b""
         if action == Action.REPLACE_COMMIT:
             content = avro.encode(avro.REQUESTED_REPLACE_METADATA, {"operationType": operation_type_name(operation), "extraMetadata": {}, "version": 1})
-        timeline.create_requested(instant, content)
-        return cls(table, operation, instant, services)
+        return cls(table, operation, timeline.request_new(action, content), services)
 
     def mark_inflight(self, workload: Mapping[str, Iterable[WriteStat]] | None = None) -> None:
         """Write ``<t>.inflight`` with the planned workload (partitions and file groups)."""
@@ -71,6 +74,7 @@ class WriteTransaction:
             partition_to_write_stats={p: list(stats) for p, stats in (workload or {}).items()},
             operation_type=operation_type_name(self.operation),
         )
+        self.partitions = tuple(planned.partition_to_write_stats)
         self.table.timeline.transition_to_inflight(self.instant, planned.to_json_bytes())
         self.instant = self.instant.with_state(State.INFLIGHT)
 
@@ -86,6 +90,7 @@ class WriteTransaction:
         (failed or duplicate attempts) are deleted first, so they never become visible.
         ``storage_calls`` says what the write cost in storage calls up to this point; the
         commit metadata records it (extra metadata :data:`STORAGE_CALLS`)."""
+        self._claim_commit()
         self.markers.delete_unaccepted(stats)
         if storage_calls is not None:
             extra_metadata = {**(extra_metadata or {}), STORAGE_CALLS: json.dumps(dict(storage_calls()), sort_keys=True)}
@@ -100,10 +105,68 @@ class WriteTransaction:
             compacted=False,
             partition_to_replace_file_ids={p: list(ids) for p, ids in replaced_file_ids.items()} if replaced_file_ids is not None else None,
         )
-        self.table.timeline.transition_to_completed(self.instant, metadata.to_json_bytes())
+        with write_claims.commit_lock(self.table.storage, self.table.base_path, self.instant_time):
+            self._refuse_conflicting_writes(metadata)
+            self.table.timeline.transition_to_completed(self.instant, metadata.to_json_bytes())
         self.instant = self.instant.with_state(State.COMPLETED)
         self.markers.delete_all()
+        write_claims.release(self.table.storage, self.table.base_path, self.instant_time)
         return metadata
+
+    def _claim_commit(self) -> None:
+        """Take the instant for its commit, so that no other writer can roll it back from
+        here on; :class:`ConcurrentWriteError` if one already is, or did."""
+        storage, base = self.table.storage, self.table.base_path
+        claim = write_claims.claim(storage, base, self.instant_time, write_claims.COMMIT)
+        if not claim.ours and claim.stale:
+            claim = write_claims.take_over(storage, base, self.instant_time, write_claims.COMMIT)
+        if not claim.ours:
+            raise self.lost_to_another_writer() or ConcurrentWriteError(self._lost_message())
+        if not self.table.storage.exists(self.table.timeline.instant_path(self.instant.with_state(State.REQUESTED))):
+            write_claims.release(storage, base, self.instant_time)  # rolled back before our claim
+            raise ConcurrentWriteError(self._lost_message())
+
+    def _refuse_conflicting_writes(self, mine: CommitMetadata) -> None:
+        """:class:`ConcurrentWriteError` if a write this one did not see (completed after
+        the table was loaded for it) changed a file group this one changes, or, for an
+        overwrite, anything in a partition it overwrites: completing both would hide the
+        other's rows behind this write's slices."""
+        seen = {i.timestamp for i in self.table.timeline.completed()}
+        timeline = self.table.timeline.reload()
+        touched = _file_groups(mine)
+        overwritten = set(mine.replaced_file_ids()) if mine.partition_to_replace_file_ids is not None else set()
+        for other in timeline.completed(Action.WRITE_ACTIONS):
+            if other.timestamp in seen:
+                continue
+            theirs = _file_groups(timeline.commit_metadata(other))
+            clash = sorted(touched & theirs) or sorted(g for g in theirs if g[0] in overwritten)
+            if clash:
+                where = ", ".join(relative(p, fid) for p, fid in clash[:3]) + (f" and {len(clash) - 3} more" if len(clash) > 3 else "")
+                raise ConcurrentWriteError(
+                    f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was not committed: write {other.timestamp} "
+                    f"of another writer completed while it ran and changed the same file groups ({where}); "
+                    f"a table takes one writer at a time ({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
+                    "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+                )
+
+    def lost_to_another_writer(self) -> ConcurrentWriteError | None:
+        """The error to raise if another writer rolled this write back as failed (it holds
+        the instant's claim, or removed the instant), else ``None``."""
+        if self.instant.is_completed:
+            return None
+        if write_claims.held(self.table.storage, self.table.base_path, self.instant_time) == write_claims.ROLLBACK:
+            return ConcurrentWriteError(self._lost_message())
+        if not self.table.storage.exists(self.table.timeline.instant_path(self.instant.with_state(State.REQUESTED))):
+            return ConcurrentWriteError(self._lost_message())
+        return None
+
+    def _lost_message(self) -> str:
+        return (
+            f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was rolled back by another writer, "
+            "which found it unfinished and treated it as failed; a table takes one writer at a time "
+            f"({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
+            "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+        )
 
     def abort(self) -> None:
         """Roll back a write that failed before completing (best effort; the next writer
@@ -111,6 +174,15 @@ class WriteTransaction:
         if self.instant.is_completed:
             return
         try:
-            self.services.roll_back(self.table.reload(), self.instant)
+            # the partitions it planned are listed: its inflight workload may be gone already
+            self.services.roll_back(self.table.reload(), self.instant, self.partitions)
         except Exception:  # the original error matters more; the next writer rolls back
             log.exception("rollback of failed write %s did not finish", self.instant_time)
+        if write_claims.held(self.table.storage, self.table.base_path, self.instant_time) == write_claims.COMMIT:
+            write_claims.release(self.table.storage, self.table.base_path, self.instant_time)
+
+
+def _file_groups(metadata: CommitMetadata) -> set[tuple[str, str]]:
+    """(partition, file id) of every file group a commit wrote to or replaced."""
+    groups = {(p, st.fileId) for p, stats in metadata.partition_to_write_stats.items() for st in stats}
+    return groups | {(p, fid) for p, ids in metadata.replaced_file_ids().items() for fid in ids}

@@ -19,7 +19,8 @@ class InstantFilter:
     """Instants whose data a query sees.
 
     An instant is seen when it is a completed write (``completed``) — or older than the
-    active timeline (``timeline_start``), hence archived and committed — and lies in
+    active timeline (``timeline_start``), hence archived and committed, and not undone by
+    a rollback on the timeline (``rolled_back``) — and lies in
     ``(after, upto]`` (either bound optional). ``only``, when set, replaces all of that
     with an explicit set (layout-2 incremental ranges, which are defined on completion
     times). Pending, failed and rolled-back instants are never seen.
@@ -30,11 +31,12 @@ class InstantFilter:
     after: str | None = None
     upto: str | None = None
     only: frozenset[str] | None = None
+    rolled_back: frozenset[str] = frozenset()  # instants rollbacks on the timeline undid: never seen
 
     @classmethod
     def of_timeline(cls, timeline: ActiveTimeline, after: str | None = None, upto: str | None = None) -> InstantFilter:
         completed = frozenset(i.timestamp for i in timeline.completed_writes())
-        return cls(completed, timeline.commits_start(), after, upto)
+        return cls(completed, timeline.commits_start(), after, upto, rolled_back=timeline.rolled_back())
 
     @classmethod
     def exactly(cls, instants: frozenset[str]) -> InstantFilter:
@@ -50,4 +52,6 @@ class InstantFilter:
             return False
         if instant in self.completed:
             return True
-        return self.timeline_start is not None and key < compare_key(self.timeline_start)
+        return self.timeline_start is not None and key < compare_key(self.timeline_start) and (
+            instant not in self.rolled_back
+        )

@@ -1,0 +1,162 @@
+"""Who decides the fate of a pending write: its writer, committing it, or another writer,
+rolling it back as failed.
+
+A table takes one writer at a time, but nothing stops a second one from starting: it finds
+the first writer's instant pending, takes it for a failed write, and rolls it back. If the
+first writer completed its instant at that moment, the rollback could delete the files of
+a commit its writer had already reported as done. A claim makes the two exclusive: each
+side creates ``.hoodie/.aux/.claims/<instant>`` (write-once, atomic), naming ``commit`` or
+``rollback``, when and by which process; whoever creates it first decides, and the other side reads what it
+decided. A writer drops its claim once its instant is complete; a rollback drops its own
+once the instant is gone.
+
+Two writers can also both complete, each having changed the same file group from the
+same slice: the later would hide the earlier's rows. A commit therefore checks for such
+writes and completes its instant under the table's commit lock, a write-once file beside
+the claims. This module reads and writes claim and lock files only.
+"""
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from hoodie.errors import ConcurrentWriteError, FileAlreadyExistsError
+from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import check_name, under
+
+COMMIT = "commit"
+ROLLBACK = "rollback"
+CLAIMS_FOLDER = ".claims"
+# A claim is abandoned when its holder's process is gone (seen at once on the holder's
+# machine) or, from another machine, when older than this: commits and rollbacks take
+# seconds to minutes, never this long.
+STALE_AFTER_SECONDS = 3600.0
+
+
+def _holder_id() -> str:
+    return f"{socket.gethostname()} {os.getpid()}"
+
+
+def _abandoned(at: float, host: str, pid: str, after_seconds: float) -> bool:
+    """Whether a claim or lock taken at ``at`` by process ``pid`` of ``host`` has no live
+    holder: that process is gone (asked on its own machine only), or it is older than
+    ``after_seconds``."""
+    if time.time() - at > after_seconds:
+        return True
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+def _parse(data: bytes) -> tuple[str, float, str, str]:
+    """(what, when, host, pid) of a claim or lock file; one this module did not write
+    (or an older form) reads as taken at the epoch, hence abandoned."""
+    parts = data.decode(errors="replace").split()
+    try:
+        return parts[0], float(parts[1]), parts[2], parts[3]
+    except (IndexError, ValueError):
+        return (parts[0] if parts else "?"), 0.0, "", ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: str  # COMMIT or ROLLBACK
+    at: float  # seconds since the epoch when it was taken
+    ours: bool  # this call created it
+    host: str = ""
+    pid: str = ""
+
+    @property
+    def stale(self) -> bool:
+        """Its holder died (seen at once on the holder's machine, elsewhere after
+        :data:`STALE_AFTER_SECONDS`)."""
+        return not self.ours and _abandoned(self.at, self.host, self.pid, STALE_AFTER_SECONDS)
+
+
+def _path(storage_base: str, instant_time: str) -> str:
+    return under(storage_base, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER, check_name(instant_time, "a write claim", "instant time"))
+
+
+def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
+    """Claim ``instant_time`` for ``outcome``; the claim that stands (ours, or the one
+    another writer took first)."""
+    path = _path(base_path, instant_time)
+    for _ in range(10):
+        now = time.time()
+        try:
+            storage.create_new(path, f"{outcome} {now:.3f} {_holder_id()}".encode())
+            return Claim(outcome, now, True)
+        except FileAlreadyExistsError:
+            pass
+        try:
+            held_for, at, host, pid = _parse(storage.read_bytes(path))
+            return Claim(held_for, at, False, host, pid)
+        except FileNotFoundError:  # released between the two calls: the holder is done; again
+            continue
+    raise ConcurrentWriteError(f"could not claim write {instant_time} of {base_path}: its claim keeps being taken and released")
+
+
+def held(storage: Storage, base_path: str, instant_time: str) -> str | None:
+    """The outcome ``instant_time`` is claimed for, or ``None``."""
+    try:
+        return _parse(storage.read_bytes(_path(base_path, instant_time)))[0]
+    except FileNotFoundError:
+        return None
+
+
+def release(storage: Storage, base_path: str, instant_time: str) -> None:
+    storage.delete(_path(base_path, instant_time))
+
+
+def take_over(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
+    """Replace a stale claim (its holder died) with ours."""
+    release(storage, base_path, instant_time)
+    return claim(storage, base_path, instant_time, outcome)
+
+
+COMMIT_LOCK = "commit.lock"
+# A commit holds the lock for the few storage calls of its conflict check and completed
+# instant; one held this long (or by a process of this machine that is gone) belongs to a
+# writer that died holding it.
+LOCK_STALE_AFTER_SECONDS = 120.0
+
+
+@contextmanager
+def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: float = 60.0) -> Iterator[None]:
+    """Hold the table's commit lock (``.hoodie/.aux/.claims/commit.lock``, created
+    write-once) while a writer checks for conflicting writes and completes its instant,
+    so that of two writes changing the same file groups only one completes."""
+    path = under(base_path, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER, COMMIT_LOCK)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            storage.create_new(path, f"{holder} {time.time():.3f} {_holder_id()}".encode())
+            break
+        except FileAlreadyExistsError:
+            pass
+        try:
+            other, at, host, pid = _parse(storage.read_bytes(path))
+        except FileNotFoundError:
+            continue  # released meanwhile
+        if _abandoned(at, host, pid, LOCK_STALE_AFTER_SECONDS):
+            storage.delete(path)  # its holder died
+            continue
+        if time.monotonic() > deadline:
+            raise ConcurrentWriteError(f"write {holder} waited {wait_seconds:g} s for the commit lock of {base_path}, held by write {other}")
+        time.sleep(random.uniform(0.005, 0.05))
+    try:
+        yield
+    finally:
+        storage.delete(path)

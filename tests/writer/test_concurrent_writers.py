@@ -1,0 +1,120 @@
+"""Writers that ignore the one-writer-at-a-time rule get the truth: three processes write
+to one table at once in the default single-writer mode. Each write either lands, or fails
+with :class:`ConcurrentWriteError` saying another writer rolled it back; the table then
+reads exactly the rows of the writes that landed, and nothing of the others is left (no
+pending instant, data file, marker or claim)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from table_options import trip_options
+
+import hoodie
+from hoodie.errors import ConcurrentWriteError
+from hoodie.writer.transaction import WriteTransaction
+
+pytestmark = pytest.mark.slow
+
+WRITERS, COMMITS, ROWS = 3, 4, 3000
+
+CHILD = """
+import json, sys, time
+import pyarrow as pa
+import hoodie
+path, writer, commits, rows, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+options = json.loads(sys.argv[6])
+while time.time() < start:
+    time.sleep(0.005)
+for n in range(commits):
+    keys = [f"w{writer}-c{n}-{k}" for k in range(rows)]
+    batch = pa.table({"uuid": keys, "city": [("sf", "nyc", "la")[k % 3] for k in range(rows)], "ts": [n] * rows, "fare": [float(k) for k in range(rows)]})
+    try:
+        instant = hoodie.write(batch, path, options)
+        print(json.dumps({"batch": [writer, n], "instant": instant}), flush=True)
+    except Exception as e:
+        print(json.dumps({"batch": [writer, n], "error": type(e).__name__, "message": str(e)}), flush=True)
+"""
+
+LOST = (
+    r"write \d{17} \(upsert\) to .* ("
+    r"was rolled back by another writer, which found it unfinished and treated it as failed"
+    r"|was not committed: write \d{17} of another writer completed while it ran and changed the same file groups \([^)]*\)"
+    r"); a table takes one writer at a time \(hoodie.write.concurrency.mode=SINGLE_WRITER, the only mode hoodie supports\)\. "
+    r"Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    options = trip_options(**{"hoodie.datasource.write.table.type": table_type})
+    start = time.time() + 3
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, path, str(w), str(COMMITS), str(ROWS), str(start), json.dumps(options)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for w in range(WRITERS)
+    ]
+    outcomes = []
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        outcomes += [json.loads(line) for line in out.splitlines()]
+    assert len(outcomes) == WRITERS * COMMITS
+    landed = [o for o in outcomes if "instant" in o]
+    failed = [o for o in outcomes if "error" in o]
+    for o in failed:
+        assert o["error"] == ConcurrentWriteError.__name__, o
+        assert re.fullmatch(LOST, o["message"]), o["message"]
+    assert landed, outcomes
+
+    table = hoodie.read(path)
+    expected = sorted(f"w{w}-c{n}-{k}" for w, n in (o["batch"] for o in landed) for k in range(ROWS))
+    got = sorted(table.column("uuid").to_pylist())
+    missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+    assert (missing[:3], extra[:3], len(got)) == ([], [], len(expected)), (outcomes, sorted({k.rsplit("-", 1)[0] for k in missing + extra}))
+    assert sorted(set(table.column("_hoodie_commit_time").to_pylist())) == sorted(o["instant"] for o in landed)
+
+    # nothing of the failed writes is left
+    hoodie_dir = Path(path) / ".hoodie"
+    pending = [p.name for p in hoodie_dir.iterdir() if p.name.endswith((".requested", ".inflight")) and not _completed(hoodie_dir, p.name)]
+    assert pending == []
+    landed_instants = {o["instant"] for o in landed}
+    base_files = [p for p in Path(path).rglob("*.parquet") if ".hoodie" not in p.parts]
+    assert {p.name.rsplit("_", 1)[-1].split(".")[0] for p in base_files} <= landed_instants
+    print(f"{len(landed)} of {len(outcomes)} writes landed")
+    assert not any((hoodie_dir / ".temp").iterdir())
+    claims = hoodie_dir / ".aux" / ".claims"
+    assert not claims.exists() or not any(claims.iterdir())
+
+
+def _completed(hoodie_dir: Path, name: str) -> bool:
+    stem, action = name.split(".")[0], name.split(".")[1]
+    return (hoodie_dir / f"{stem}.{action}").exists() or (hoodie_dir / f"{stem}.commit").exists()
+
+
+def test_a_rolled_back_write_is_named_before_its_commit(tmp_path: Path) -> None:
+    """The commit step itself refuses when another writer has taken the instant for a
+    rollback: the completed instant is never written."""
+    import pyarrow as pa
+
+    from hoodie.services.for_writers import WRITER_SERVICES
+    from hoodie.table.table import HoodieTable
+    from hoodie.timeline import write_claims
+
+    path = str(tmp_path / "t")
+    hoodie.write(pa.table({"uuid": ["a"], "city": ["sf"], "ts": [1], "fare": [1.0]}), path, trip_options())
+    table = HoodieTable.open(path)
+    txn = WriteTransaction.begin(table, "upsert", WRITER_SERVICES)
+    txn.mark_inflight()
+    assert write_claims.claim(table.storage, path, txn.instant_time, write_claims.ROLLBACK).ours
+    with pytest.raises(ConcurrentWriteError, match=f"write {txn.instant_time} \\(upsert\\) to .* was rolled back by another writer"):
+        txn.commit([], table.data_schema())
+    assert txn.instant_time not in {i.timestamp for i in table.timeline.reload().completed()}
