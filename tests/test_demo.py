@@ -15,4 +15,6 @@ def test_demo_in_process(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "snapshot: 250 trips (250 expected)" in out
     assert "incremental pull of" in out and "DELETE" in out
+    pulled = int(out.split("incremental pull of")[1].split("]: ")[1].split(" records")[0])
+    assert f"the first 10 of {pulled} pulled records, oldest commit first" in out
     assert hudi_rs_table(path).num_rows == 250

@@ -19,6 +19,7 @@ from rich.table import Table
 import hoodie
 from hoodie.table.table import HoodieTable
 
+DEMO_ROWS_SHOWN = 10  # rows of the incremental pull printed
 CITIES = ["san_francisco", "sao_paulo", "chennai", "new_york", "london"]
 OPTIONS = {
     "hoodie.table.name": "trips",
@@ -105,8 +106,10 @@ def run(path: str, in_process: bool, batches: int, console: Console, master: str
         total = spark.read.format("hoodie").load(path).count()
     console.print(f"\nsnapshot: {total} trips ({len(gen.keys)} expected)")
     console.print(f"incremental pull of ({begin}, {end}]: {pulled.num_rows} records")
-    t = Table("_hoodie_commit_time", "uuid", "city", "fare", "rider")
-    for r in pulled.sort_by("_hoodie_commit_time").slice(0, 10).to_pylist():
+    shown = min(pulled.num_rows, DEMO_ROWS_SHOWN)
+    which = f"the first {shown} of {pulled.num_rows}" if shown < pulled.num_rows else f"all {shown}"
+    t = Table("_hoodie_commit_time", "uuid", "city", "fare", "rider", title=f"{which} pulled records, oldest commit first")
+    for r in pulled.sort_by("_hoodie_commit_time").slice(0, shown).to_pylist():
         t.add_row(r["_hoodie_commit_time"], r["uuid"][:8], r["city"], f"{r['fare']:.2f}", r["rider"])
     console.print(t)
     if spark is not None:

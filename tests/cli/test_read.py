@@ -54,6 +54,22 @@ def test_incremental(cli, table):
     assert json.loads(cli("read", table.path, "--begin", table.delete, "-f", "json").stdout) == []
 
 
+def test_an_empty_read_says_why(cli, table):
+    before = cli("read", table.path, "--as-of", "20000101000000000", "-f", "json")
+    assert json.loads(before.stdout) == []
+    assert (
+        f"note: as.of.instant 20000101000000000 is before the first commit of {table.path} "
+        f"(its first commit is {table.insert}, its latest {table.delete}): the read is empty"
+    ) in before.stderr.replace("\n", "")
+    after = cli("read", table.path, "--begin", table.delete, "-f", "json")
+    assert json.loads(after.stdout) == []
+    assert (
+        f"note: incremental pull from {table.delete} on {table.path}: it begins at or after the latest commit, so nothing was "
+        f"committed after it (its first commit is {table.insert}, its latest {table.delete}): the read is empty"
+    ) in after.stderr.replace("\n", "")
+    assert "the read is empty" not in cli("read", table.path, "--as-of", table.insert, "-f", "json").stderr
+
+
 def test_columns_limit_and_csv(cli, table):
     result = cli("read", table.path, "--columns", "v,_hoodie_commit_time,id", "--limit", "2", "--format", "csv")
     assert result.exit_code == 0

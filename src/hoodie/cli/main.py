@@ -33,7 +33,7 @@ from hoodie.cli import validate as validate_cmd
 from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
 from hoodie.cli.options import parse_options
-from hoodie.cli.output import stdout_console
+from hoodie.cli.output import stdout_console, warnings_as_notes
 from hoodie.table import HoodieTable
 
 app = typer.Typer(
@@ -88,6 +88,7 @@ def main(
     ] = False,
 ) -> None:
     """Inspect and read Apache Hudi tables."""
+    warnings_as_notes()
 
 
 @app.command()

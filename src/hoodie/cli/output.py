@@ -13,6 +13,7 @@ import base64
 import datetime as dt
 import decimal
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -63,6 +64,20 @@ def print_table(renderable: RenderableType) -> None:
 def note(message: str) -> None:
     """A one-line remark on stderr (not part of the command's result)."""
     stderr_console().print(Text(message, style="yellow"), soft_wrap=True)
+
+
+class _NoteHandler(logging.Handler):
+    """hoodie's warnings (an empty read's reason, a file read around) as notes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        note(f"note: {record.getMessage()}")
+
+
+def warnings_as_notes() -> None:
+    """Show the warnings hoodie logs as notes on stderr (once per process)."""
+    logger = logging.getLogger("hoodie")
+    if not any(isinstance(h, _NoteHandler) for h in logger.handlers):
+        logger.addHandler(_NoteHandler(logging.WARNING))
 
 
 def human_size(n: int | None) -> str:

@@ -20,7 +20,6 @@ from hoodie.cli.errors import UsageError
 from hoodie.cli.instants import (
     instant_order,
     parse_instant,
-    warn_if_before_first_commit,
 )
 from hoodie.cli.output import ProgressEngine, note, progress, stdout_console
 from hoodie.cli.rows import FORMATS, print_rows
@@ -96,8 +95,7 @@ def _parse_columns(columns: str | None) -> tuple[str, ...] | None:
 def run_read(request: ReadRequest) -> None:
     """Read as ``request`` says and print the rows."""
     table = HoodieTable.open(request.path)  # fails fast, with hoodie's message, when there is no table
-    if request.as_of is not None:
-        warn_if_before_first_commit(table, request.as_of)
+    # an empty read's reason is logged by the planner and shown as a note (warnings_as_notes)
     with progress(f"Reading {table.name}") as display:
         data = hoodie.read(request.path, request.options, engine=ProgressEngine(display))
     data = choose_columns(data, request.columns, request.meta)

@@ -76,7 +76,35 @@ def plan_snapshot(
         partitions = [p for p in partitions if partition_filter(p)]
     slices = sorted(view.latest_slices_all(partitions), key=_slice_order)
     warn_missing(view)
+    if not view.visible_instants:
+        log.warning("%s", why_snapshot_is_empty(table, as_of))
     return slices
+
+
+def _first_and_latest(table: HoodieTable) -> str:
+    writes = table.timeline.completed_writes()
+    return f"its first commit is {writes[0].timestamp}, its latest {writes[-1].timestamp}"
+
+
+def why_snapshot_is_empty(table: HoodieTable, as_of: str | None) -> str:
+    """Why a snapshot or time-travel read of ``table`` found no commit to read."""
+    if not table.timeline.completed_writes():
+        return f"{table.base_path} has no completed commit yet: the read is empty"
+    return f"as.of.instant {as_of} is before the first commit of {table.base_path} ({_first_and_latest(table)}): the read is empty"
+
+
+def why_incremental_is_empty(table: HoodieTable, begin: str, end: str) -> str:
+    """Why an incremental pull over ``(begin, end]`` found no commit in its range."""
+    writes = table.timeline.completed_writes()
+    if not writes:
+        return f"{table.base_path} has no completed commit yet: the incremental pull is empty"
+    latest = max(writes, key=lambda i: _range_key(table.timeline, i))
+    if compare_key(begin) >= _range_key(table.timeline, latest):
+        return (
+            f"incremental pull from {begin} on {table.base_path}: it begins at or after the latest commit, so nothing was committed "
+            f"after it ({_first_and_latest(table)}): the read is empty"
+        )
+    return f"no commit of {table.base_path} completed in ({begin}, {end}] ({_first_and_latest(table)}): the read is empty"
 
 
 def warn_missing(view: TableView) -> None:
@@ -179,6 +207,7 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
         sorted((i for i in writes if lo < _range_key(timeline, i) <= hi), key=Instant.sort_key)
     )
     if not in_range:
+        log.warning("%s", why_incremental_is_empty(table, begin, end))
         return IncrementalPlan(begin, end, basis, (), (), filter_rows)
 
     touched: dict[str, set[str]] = defaultdict(set)
