@@ -16,6 +16,7 @@ import dataclasses
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,6 +34,8 @@ from hoodie.table.committed import CommittedFiles
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
+
+_PREFETCH_THREADS = 16  # partitions listed at once by prefetch_latest
 
 
 @dataclass(frozen=True)
@@ -199,10 +202,21 @@ class FileSystemView:
 
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         parts = self.all_partition_paths() if partitions is None else list(partitions)
+        self.prefetch_latest(parts)
         return [s for p in parts for s in self.latest_slices(p)]
 
     def prefetch_latest(self, partitions: Iterable[str]) -> None:
-        pass  # listed when asked for: a task lists only the partitions it writes
+        """List the partitions not listed yet side by side: each listing is a round trip
+        to storage, and one after another they add up on object storage. (A view over
+        a server's synced listings keeps none of its own: it lists when asked.)"""
+        if self.listings is not None:
+            return
+        with self._lock:
+            todo = [p for p in dict.fromkeys(partitions) if p not in self._groups]
+        if len(todo) > 1:
+            with ThreadPoolExecutor(min(_PREFETCH_THREADS, len(todo)), thread_name_prefix="hoodie-list") as pool:
+                for _ in pool.map(self.file_groups, todo):
+                    pass
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
         directory = under(self.base_path, partition_path)
