@@ -99,3 +99,15 @@ def test_options_paths_and_formats(spark, tmp_path, helpers) -> None:
     assert spark.read.format("parquet").load(plain).count() == 4
     df.write.mode("overwrite").parquet(plain)
     assert spark.read.parquet(plain).count() == 4
+
+
+def test_a_folder_of_other_files_is_refused_unless_allowed(spark, tmp_path, helpers) -> None:
+    home = tmp_path / "csv"
+    home.mkdir()
+    (home / "part-0.csv").write_text("id\n1\n")
+    df = helpers.to_df(spark, _trips(["a", "b"], 1))
+    with pytest.raises(TableError, match=r"holds files that are not a Hudi table \(part-0\.csv\); no Hudi table was created there"):
+        df.write.format("hoodie").options(**helpers.base_options()).mode("append").save(str(home))
+    assert sorted(p.name for p in home.iterdir()) == ["part-0.csv"]
+    df.write.format("hoodie").options(**helpers.base_options()).option("hoodie.table.create.allow.foreign.files", "true").mode("append").save(str(home))
+    assert sorted(hoodie.read(str(home)).column("uuid").to_pylist()) == ["a", "b"]

@@ -6,9 +6,9 @@ the first writer's instant pending, takes it for a failed write, and rolls it ba
 first writer completed its instant at that moment, the rollback could delete the files of
 a commit its writer had already reported as done. A claim makes the two exclusive: each
 side creates ``.hoodie/.aux/.claims/<instant>`` (write-once, atomic), naming ``commit`` or
-``rollback``, when and by which process; whoever creates it first decides, and the other side reads what it
-decided. A writer drops its claim once its instant is complete; a rollback drops its own
-once the instant is gone.
+``rollback``, when, and by which process; whoever creates it first decides, and the other
+side reads what it decided. A writer drops its claim once its instant is complete; a
+rollback drops its own once the instant is gone.
 
 Two writers can also both complete, each having changed the same file group from the
 same slice: the later would hide the earlier's rows. A commit therefore checks for such
