@@ -138,3 +138,5 @@ def test_rollback_killed_midway_is_resumed(tmp_path: Path, hudi_rs_read) -> None
     assert not table.timeline.pending()
     assert len(table.timeline.completed(["rollback"])) == 1
     assert rows(hudi_rs_read(path)) == sorted(committed + [("z", "sf", 1, 9.0)])
+    # the claims and the commit lock the killed processes held went with the recovery
+    assert not list((Path(path) / ".hoodie" / ".aux" / ".claims").glob("*"))

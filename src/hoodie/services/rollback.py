@@ -54,6 +54,8 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
         failed = _target(plan, rb)
         # the claim of whoever started it stays until it is done; ours goes when we are
         claim = write_claims.claim(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
+        if claim.stale:  # whoever started it died: its claim goes with this run
+            claim = write_claims.take_over(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
         results.append(_execute(table, rb, failed, plan))
         if claim.ours:
             write_claims.release(table.storage, table.base_path, failed.timestamp)
