@@ -114,3 +114,31 @@ def test_file_name_grammar() -> None:
     assert normalize_instant("2024-04-18 17:35:50.988") == "20240418173550988"
     with pytest.raises(ValueError, match="yesterday"):
         normalize_instant("yesterday")
+
+
+def test_two_actions_at_one_instant(tmp_path: Path) -> None:
+    """Two writers that took the same millisecond leave two requested files for a moment
+    (the later steps to another time): a reader loads the timeline meanwhile. Two completed
+    actions at one instant are a damaged timeline."""
+    timeline_dir = tmp_path / ".hoodie"
+    timeline_dir.mkdir()
+    for name in ("20260101000000000.commit.requested", "20260101000000000.rollback.requested"):
+        (timeline_dir / name).write_bytes(b"")
+    [only] = ActiveTimeline.load(LocalStorage(), str(tmp_path)).instants
+    assert only.timestamp == "20260101000000000" and only.state is State.REQUESTED
+    for name in ("20260101000000000.commit", "20260101000000000.deltacommit"):
+        (timeline_dir / name).write_bytes(b"{}")
+    with pytest.raises(TimelineError, match="two actions at instant 20260101000000000"):
+        ActiveTimeline.load(LocalStorage(), str(tmp_path))
+
+
+def test_a_new_instant_steps_past_another_action_at_the_same_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".hoodie").mkdir()
+    timeline = ActiveTimeline.load(LocalStorage(), str(tmp_path))
+    taken = "20260101000000000"
+    (tmp_path / ".hoodie" / f"{taken}.rollback.requested").write_bytes(b"")
+    times = iter([taken, "20260101000000001"])
+    monkeypatch.setattr(ActiveTimeline, "new_instant_time", lambda self, after="": next(times))
+    created = timeline.request_new(Action.COMMIT)
+    assert created.timestamp == "20260101000000001"
+    assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir()) == [f"{taken}.rollback.requested", "20260101000000001.commit.requested"]

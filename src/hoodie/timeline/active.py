@@ -59,6 +59,8 @@ class ActiveTimeline:
                 # a completed compaction shows as commit, a completed clustering as replacecommit
                 by_key[key] = inst
             elif inst.state is prev.state and inst.action != prev.action:
+                if inst.state is State.REQUESTED:
+                    continue  # two writers took the same millisecond: at most one goes on (request_new)
                 raise TimelineError(f"two actions at instant {inst.timestamp}: {prev.action} and {inst.action}")
         # the savepoint sorts after the commit it shares its time with
         instants = tuple(sorted(by_key.values(), key=lambda i: (i.sort_key()[0], i.action == Action.SAVEPOINT, i.sort_key()[1])))
