@@ -207,16 +207,22 @@ class FileSystemView:
 
     def prefetch_latest(self, partitions: Iterable[str]) -> None:
         """List the partitions not listed yet side by side: each listing is a round trip
-        to storage, and one after another they add up on object storage. (A view over
-        a server's synced listings keeps none of its own: it lists when asked.)"""
-        if self.listings is not None:
-            return
+        to storage (or to a server's store), and one after another they add up on object
+        storage. The listings wait in ``_listings`` for :meth:`file_groups`."""
         with self._lock:
-            todo = [p for p in dict.fromkeys(partitions) if p not in self._groups]
-        if len(todo) > 1:
-            with ThreadPoolExecutor(min(_PREFETCH_THREADS, len(todo)), thread_name_prefix="hoodie-list") as pool:
-                for _ in pool.map(self.file_groups, todo):
-                    pass
+            todo = [p for p in dict.fromkeys(partitions) if p not in self._groups and under(self.base_path, p) not in self._listings]
+        if len(todo) < 2:
+            return
+
+        def fetch(partition: str) -> None:
+            directory = under(self.base_path, partition)
+            entries = self.listings.list_partition(partition) if self.listings is not None else self.storage.list_dir(directory)
+            with self._lock:
+                self._listings[directory] = entries
+
+        with ThreadPoolExecutor(min(_PREFETCH_THREADS, len(todo)), thread_name_prefix="hoodie-list") as pool:
+            for _ in pool.map(fetch, todo):
+                pass
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
         directory = under(self.base_path, partition_path)

@@ -104,6 +104,7 @@ def answer(views: TableViews, endpoint: str, params: dict[str, Any]) -> Any:
     if endpoint == "partitions/all/":
         return view.all_partition_paths()
     if endpoint == "slices/partitions/latest/":
+        view.prefetch_latest(params["partitions"])  # a cold server lists them side by side
         return {p: [slice_dto(s) for s in view.latest_slices(p)] for p in params["partitions"]}
     partition = params["partition"]
     if endpoint == "slices/partition/latest/":
