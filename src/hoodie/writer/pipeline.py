@@ -27,7 +27,7 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
@@ -156,7 +156,10 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
     except BaseException as e:
         # whatever broke (a file or the instant gone from under the write), say so plainly
         # when another writer rolled it back; asked before abort removes the instant itself
-        lost = txn.lost_to_another_writer() if isinstance(e, Exception) and not isinstance(e, ConcurrentWriteError) else None
+        lost = None
+        if isinstance(e, Exception) and not isinstance(e, ConcurrentWriteError):
+            with suppress(Exception):  # a storage that fails here: the original error stands
+                lost = txn.lost_to_another_writer()
         txn.abort()
         if lost is not None:
             raise lost from e
