@@ -287,3 +287,23 @@ def test_a_policy_change_or_fewer_versions_lists_every_partition(cow) -> None:
     fewer = plan_clean(cow.open(), CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
     assert "kept 2 file versions, now 1" in fewer.partition_selection
     assert set(fewer.files_to_delete) == {"a", "b"}  # b was not written since, but holds 2 versions
+
+
+def test_a_clean_sweeps_the_claims_of_writers_that_died(cow) -> None:
+    """A writer killed between completing its commit and dropping its claim leaves the
+    claim behind; the next clean drops it, and keeps the claims live processes hold."""
+    import socket
+    import time
+
+    from hoodie.timeline import write_claims
+
+    cow_history(cow)
+    table = cow.open()
+    claims = os.path.join(table.base_path, ".hoodie", ".aux", ".claims")
+    os.makedirs(claims, exist_ok=True)
+    with open(os.path.join(claims, "20200101000000000"), "w") as f:  # a dead process of this machine
+        f.write(f"commit {time.time():.3f} {socket.gethostname()} 999999999")
+    live = write_claims.claim(table.storage, table.base_path, "20200101000000001", write_claims.COMMIT)
+    assert live.ours
+    assert isinstance(clean(table, CleanSettings(commits_retained=2)), CleanResult)
+    assert sorted(os.listdir(claims)) == ["20200101000000001"]

@@ -35,6 +35,7 @@ from hoodie.services.decision import ServiceDecision
 from hoodie.storage.base import Storage
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline import write_claims
 from hoodie.timeline.instant import Action, Instant, State
 
 __all__ = [
@@ -161,6 +162,7 @@ def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | N
         "extraMetadata": dict(plan.extra_metadata) or None,
     }
     timeline.transition_to_completed(inst.with_state(State.INFLIGHT), avro.encode(avro.CLEAN_METADATA, metadata))
+    write_claims.sweep(table.storage, table.base_path)  # what writers that died left behind
     return CleanResult(
         inst.timestamp,
         plan.policy.value,

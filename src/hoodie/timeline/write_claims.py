@@ -120,6 +120,23 @@ def release(storage: Storage, base_path: str, instant_time: str) -> None:
     storage.delete(_path(base_path, instant_time))
 
 
+def sweep(storage: Storage, base_path: str) -> int:
+    """Drop the claims whose holders died (a process killed between completing its step
+    and dropping its claim leaves one behind); how many. Live holders' claims and the
+    commit lock (taken over by :func:`commit_lock`) stay."""
+    dropped = 0
+    for info in storage.list_dir(under(base_path, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER)):
+        if info.is_dir or info.name == COMMIT_LOCK:
+            continue
+        try:
+            _, at, host, pid = _parse(storage.read_bytes(info.path))
+        except FileNotFoundError:
+            continue
+        if _abandoned(at, host, pid, STALE_AFTER_SECONDS):
+            dropped += storage.delete(info.path)
+    return dropped
+
+
 def take_over(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
     """Replace a stale claim (its holder died) with ours."""
     release(storage, base_path, instant_time)
