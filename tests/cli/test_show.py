@@ -99,7 +99,10 @@ def test_as_of_before_the_first_commit_notes_it(cli, table):
     doc = json.loads(result.stdout)
     assert doc["as_of"] == "20000101000000000"
     assert doc["totals"]["file_groups"] == 0
-    assert f"the first commit on the active timeline is {table.insert}" in result.stderr
+    assert (
+        f"note: as.of.instant 20000101000000000 is before the first commit of {table.path} "
+        f"(its first commit is {table.insert}, its latest {table.delete}): the table as of then holds no file group"
+    ) in result.stderr.replace("\n", "")
 
 
 def test_unknown_partition(cli, table):

@@ -15,8 +15,6 @@ import re
 from datetime import datetime
 
 from hoodie.cli.errors import UsageError
-from hoodie.cli.output import note
-from hoodie.table import HoodieTable
 
 _ISO = re.compile(
     r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"
@@ -61,10 +59,3 @@ def _check_date(fourteen: str, text: str, option: str) -> None:
         datetime.strptime(fourteen, "%Y%m%d%H%M%S")
     except ValueError:
         raise UsageError(f"invalid instant {text!r} for {option}: not a valid date and time") from None
-
-
-def warn_if_before_first_commit(table: HoodieTable, as_of: str) -> None:
-    """Note on stderr when no write of ``table`` completed at or before ``as_of``."""
-    writes = table.timeline.completed_writes()
-    if writes and not table.view(as_of).visible_instants:
-        note(f"note: no write completed at or before {as_of}; the first commit on the active timeline is {writes[0].timestamp}")

@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.errors import UsageError
-from hoodie.cli.instants import warn_if_before_first_commit
 from hoodie.cli.output import (
     human_size,
     note,
@@ -26,6 +25,7 @@ from hoodie.cli.output import (
     stdout_console,
 )
 from hoodie.errors import HoodieError
+from hoodie.query import why_snapshot_is_empty
 from hoodie.table import HoodieTable
 
 if TYPE_CHECKING:
@@ -114,8 +114,8 @@ def describe_table(table: HoodieTable, partition: str | None = None, as_of: str 
             report.partitions.append(info)
             report.totals.add(info.totals)
             display.advance(task)
-    if as_of is not None:
-        warn_if_before_first_commit(table, as_of)
+    if as_of is not None and table.timeline.completed_writes() and not view.visible_instants:
+        note(f"note: {why_snapshot_is_empty(table, as_of)}: the table as of then holds no file group")
     return report
 
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 from hoodie.engine import Engine
 from hoodie.query.incremental import read_incremental
 from hoodie.query.options import ReadRequest
-from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot
+from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot, why_snapshot_is_empty
 from hoodie.query.snapshot import read_optimized, read_snapshot
 from hoodie.storage.base import Storage
 from hoodie.table.slice_reader.for_compaction import merge_slice_for_compaction
@@ -48,6 +48,7 @@ __all__ = [
     "read_slice",
     "read_snapshot",
     "read_table",
+    "why_snapshot_is_empty",
 ]
 
 

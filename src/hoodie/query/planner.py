@@ -77,7 +77,7 @@ def plan_snapshot(
     slices = sorted(view.latest_slices_all(partitions), key=_slice_order)
     warn_missing(view)
     if not view.visible_instants:
-        log.warning("%s", why_snapshot_is_empty(table, as_of))
+        log.warning("%s: the read is empty", why_snapshot_is_empty(table, as_of))
     return slices
 
 
@@ -87,10 +87,10 @@ def _first_and_latest(table: HoodieTable) -> str:
 
 
 def why_snapshot_is_empty(table: HoodieTable, as_of: str | None) -> str:
-    """Why a snapshot or time-travel read of ``table`` found no commit to read."""
+    """Why a snapshot or time-travel view of ``table`` as of ``as_of`` holds no commit."""
     if not table.timeline.completed_writes():
-        return f"{table.base_path} has no completed commit yet: the read is empty"
-    return f"as.of.instant {as_of} is before the first commit of {table.base_path} ({_first_and_latest(table)}): the read is empty"
+        return f"{table.base_path} has no completed commit yet"
+    return f"as.of.instant {as_of} is before the first commit of {table.base_path} ({_first_and_latest(table)})"
 
 
 def why_incremental_is_empty(table: HoodieTable, begin: str, end: str) -> str:

@@ -52,10 +52,9 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
     resumed: set[str] = set()
     for rb, plan in _pending_rollbacks(table):
         failed = _target(plan, rb)
-        # the claim of whoever started it stays until it is done; ours goes when we are
+        # the claim of whoever started it (alive) stays until it is done; ours, taken
+        # fresh or over from a starter that died, goes when this run is done
         claim = write_claims.claim(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
-        if claim.stale:  # whoever started it died: its claim goes with this run
-            claim = write_claims.take_over(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
         results.append(_execute(table, rb, failed, plan))
         if claim.ours:
             write_claims.release(table.storage, table.base_path, failed.timestamp)
@@ -71,8 +70,6 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
 
 def _rollback_unless_committing(table: HoodieTable, pending: Instant) -> RollbackResult | None:
     claim = write_claims.claim(table.storage, table.base_path, pending.timestamp, write_claims.ROLLBACK)
-    if not claim.ours and claim.stale:
-        claim = write_claims.take_over(table.storage, table.base_path, pending.timestamp, write_claims.ROLLBACK)
     if not claim.ours and claim.outcome == write_claims.COMMIT:
         log.warning("write %s is being committed by its writer: left to it", pending.timestamp)
         return None
@@ -82,6 +79,8 @@ def _rollback_unless_committing(table: HoodieTable, pending: Instant) -> Rollbac
         if claim.ours:
             write_claims.release(table.storage, table.base_path, pending.timestamp)
         return None
+    # a rollback that fails keeps its claim: it may have deleted files already, so the
+    # instant's writer must not commit it (the claim goes once this process does)
     result = rollback_instant(table, pending)
     if claim.ours:
         write_claims.release(table.storage, table.base_path, pending.timestamp)

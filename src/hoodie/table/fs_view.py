@@ -139,6 +139,7 @@ class FileSystemView:
         all_on_timeline = {i.timestamp for i in timeline.instants}
         self._on_timeline = all_on_timeline
         self._timeline_start = timeline.commits_start()
+        self._undone: frozenset[str] | None = None  # instants rollbacks undid (_rolled_back)
         self._replaced: dict[str, set[str]] = self.timeline.replaced_file_groups(completed)
         self.committed = CommittedFiles(timeline, completed)
         self._layout2 = timeline.layout_version >= 2
@@ -164,8 +165,13 @@ class FileSystemView:
         return (
             self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start)
             and (self.as_of is None or compare_key(instant) <= compare_key(self.as_of))
-            and instant not in self.timeline.rolled_back()
+            and instant not in self._rolled_back()
         )
+
+    def _rolled_back(self) -> frozenset[str]:
+        if self._undone is None:  # read once per view, and only when a file needs it
+            self._undone = self.timeline.rolled_back()
+        return self._undone
 
     # --- partitions -------------------------------------------------------------------------
     def all_partition_paths(self) -> list[str]:

@@ -7,6 +7,7 @@ This module only lists and names what it finds; it never writes or deletes.
 """
 from __future__ import annotations
 
+from hoodie.config.options import CREATE_BESIDE_FOREIGN_FILES
 from hoodie.errors import TableError
 from hoodie.layout import HOODIE_FOLDER
 from hoodie.storage.base import Storage
@@ -33,11 +34,12 @@ def foreign_contents(path: str, storage: Storage) -> str | None:
     return f"files that are not a Hudi table ({', '.join(names[:_SHOWN])}{more})"
 
 
-def check_home(path: str, storage: Storage, allow_foreign_files: bool, option_key: str) -> None:
+def check_home(path: str, storage: Storage, allow_foreign_files: bool) -> None:
     """Refuse to create a table at ``path`` when it holds anything but a Hudi table's own
-    folder, unless ``allow_foreign_files`` (the option ``option_key``) says to."""
+    folder, unless ``allow_foreign_files`` (:data:`~hoodie.config.options.CREATE_BESIDE_FOREIGN_FILES`)."""
     if allow_foreign_files:
         return
     found = foreign_contents(path, storage)
     if found is not None:
-        raise TableError(f"{path} holds {found}; no Hudi table was created there (set {option_key}=true to create one beside them)")
+        key = CREATE_BESIDE_FOREIGN_FILES.key
+        raise TableError(f"{path} holds {found}; no Hudi table was created there (set {key}=true to create one beside them)")

@@ -73,7 +73,8 @@ class ActiveTimeline:
         fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
         kept = {fresh.instant_path(i) for i in fresh.instants if i.is_completed}
         fresh._metadata.update((path, meta) for path, meta in self._metadata.items() if path in kept)
-        fresh._undone.update(self._undone)  # a rollback's plan and metadata never change
+        on = {fresh._rollback_file(rb) for rb in fresh.filter([Action.ROLLBACK])}
+        fresh._undone.update((path, undone) for path, undone in self._undone.items() if path in on)  # never change
         return fresh
 
     def timeline_hash(self) -> str:
@@ -160,10 +161,11 @@ class ActiveTimeline:
         """Instant times the rollbacks on this timeline undo. Files such an instant wrote
         are never committed, even when it is older than every instant left on the timeline
         and so would otherwise pass for archived (a writer that kept writing after another
-        writer rolled its first instant back). Each rollback is read once per process."""
+        writer rolled its first instant back). Each rollback is read once for a timeline
+        and the reloads after it."""
         out: set[str] = set()
         for rb in self.filter([Action.ROLLBACK]):
-            path = self.instant_path(rb if rb.is_completed else rb.with_state(State.REQUESTED))
+            path = self._rollback_file(rb)
             if path not in self._undone:
                 try:
                     doc = avro.decode(self.storage.read_bytes(path), f"rollback {rb.timestamp}")
@@ -175,6 +177,10 @@ class ActiveTimeline:
                     self._undone[path] = ((doc.get("instantToRollback") or {}).get("commitTime") or "",)
             out.update(self._undone[path])
         return frozenset(out)
+
+    def _rollback_file(self, rb: Instant) -> str:
+        """The file naming what a rollback undoes: its metadata once completed, else its plan."""
+        return self.instant_path(rb if rb.is_completed else rb.with_state(State.REQUESTED))
 
     def replaced_file_groups(self, instants: Iterable[Instant]) -> dict[str, set[str]]:
         """Partition → ids of the file groups that the completed replace commits among

@@ -73,39 +73,44 @@ def _parse(data: bytes) -> tuple[str, float, str, str]:
 @dataclass(frozen=True)
 class Claim:
     outcome: str  # COMMIT or ROLLBACK
-    at: float  # seconds since the epoch when it was taken
     ours: bool  # this call created it
-    host: str = ""
-    pid: str = ""
-
-    @property
-    def stale(self) -> bool:
-        """Its holder died (seen at once on the holder's machine, elsewhere after
-        :data:`STALE_AFTER_SECONDS`)."""
-        return not self.ours and _abandoned(self.at, self.host, self.pid, STALE_AFTER_SECONDS)
 
 
-def _path(storage_base: str, instant_time: str) -> str:
-    return under(storage_base, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER, check_name(instant_time, "a write claim", "instant time"))
+def _folder(base_path: str) -> str:
+    return under(base_path, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER)
 
 
-def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
-    """Claim ``instant_time`` for ``outcome``; the claim that stands (ours, or the one
-    another writer took first)."""
-    path = _path(base_path, instant_time)
+def _path(base_path: str, instant_time: str) -> str:
+    return under(_folder(base_path), check_name(instant_time, "a write claim", "instant time"))
+
+
+def _take(storage: Storage, path: str, what: str, stale_after: float, replace_abandoned: bool = True) -> tuple[bool, str]:
+    """Create the write-once file ``path`` naming ``what``: (True, what) once ours, or
+    (False, what its holder took it for). A file whose holder died is replaced, if
+    ``replace_abandoned``."""
     for _ in range(10):
-        now = time.time()
         try:
-            storage.create_new(path, f"{outcome} {now:.3f} {_holder_id()}".encode())
-            return Claim(outcome, now, True)
+            storage.create_new(path, f"{what} {time.time():.3f} {_holder_id()}".encode())
+            return True, what
         except FileAlreadyExistsError:
             pass
         try:
             held_for, at, host, pid = _parse(storage.read_bytes(path))
-            return Claim(held_for, at, False, host, pid)
-        except FileNotFoundError:  # released between the two calls: the holder is done; again
-            continue
-    raise ConcurrentWriteError(f"could not claim write {instant_time} of {base_path}: its claim keeps being taken and released")
+        except FileNotFoundError:
+            continue  # released between the two calls: try again
+        if not (replace_abandoned and _abandoned(at, host, pid, stale_after)):
+            return False, held_for
+        storage.delete(path)  # its holder died (two takers racing here both go on: rare, and each re-checks)
+    raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
+
+
+def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
+    """Claim ``instant_time`` for ``outcome``; the claim that stands: ours, or the one
+    another writer took first. A rollback takes over a claim whose holder died (a writer
+    killed while committing, or a rollback killed midway); a commit never does: a
+    rollback, even a dead one's, may have deleted files of the instant already."""
+    ours, held_for = _take(storage, _path(base_path, instant_time), outcome, STALE_AFTER_SECONDS, replace_abandoned=outcome == ROLLBACK)
+    return Claim(held_for, ours)
 
 
 def held(storage: Storage, base_path: str, instant_time: str) -> str | None:
@@ -125,7 +130,7 @@ def sweep(storage: Storage, base_path: str) -> int:
     and dropping its claim leaves one behind); how many. Live holders' claims and the
     commit lock (taken over by :func:`commit_lock`) stay."""
     dropped = 0
-    for info in storage.list_dir(under(base_path, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER)):
+    for info in storage.list_dir(_folder(base_path)):
         if info.is_dir or info.name == COMMIT_LOCK:
             continue
         try:
@@ -135,12 +140,6 @@ def sweep(storage: Storage, base_path: str) -> int:
         if _abandoned(at, host, pid, STALE_AFTER_SECONDS):
             dropped += storage.delete(info.path)
     return dropped
-
-
-def take_over(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
-    """Replace a stale claim (its holder died) with ours."""
-    release(storage, base_path, instant_time)
-    return claim(storage, base_path, instant_time, outcome)
 
 
 COMMIT_LOCK = "commit.lock"
@@ -155,21 +154,12 @@ def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: flo
     """Hold the table's commit lock (``.hoodie/.aux/.claims/commit.lock``, created
     write-once) while a writer checks for conflicting writes and completes its instant,
     so that of two writes changing the same file groups only one completes."""
-    path = under(base_path, HOODIE_FOLDER, AUX_FOLDER, CLAIMS_FOLDER, COMMIT_LOCK)
+    path = under(_folder(base_path), COMMIT_LOCK)
     deadline = time.monotonic() + wait_seconds
     while True:
-        try:
-            storage.create_new(path, f"{holder} {time.time():.3f} {_holder_id()}".encode())
+        ours, other = _take(storage, path, holder, LOCK_STALE_AFTER_SECONDS)
+        if ours:
             break
-        except FileAlreadyExistsError:
-            pass
-        try:
-            other, at, host, pid = _parse(storage.read_bytes(path))
-        except FileNotFoundError:
-            continue  # released meanwhile
-        if _abandoned(at, host, pid, LOCK_STALE_AFTER_SECONDS):
-            storage.delete(path)  # its holder died
-            continue
         if time.monotonic() > deadline:
             raise ConcurrentWriteError(f"write {holder} waited {wait_seconds:g} s for the commit lock of {base_path}, held by write {other}")
         time.sleep(random.uniform(0.005, 0.05))

@@ -111,7 +111,7 @@ def open_or_create(
     """The target table and the effective write config."""
     if not HoodieTable.exists(path, storage):
         try:
-            check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES), o.CREATE_BESIDE_FOREIGN_FILES.key)
+            check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES))
             keygen = keygen_for_create(config)
             return HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage), config
         except (FileAlreadyExistsError, TableError):

@@ -117,14 +117,14 @@ class WriteTransaction:
         """Take the instant for its commit, so that no other writer can roll it back from
         here on; :class:`ConcurrentWriteError` if one already is, or did."""
         storage, base = self.table.storage, self.table.base_path
-        claim = write_claims.claim(storage, base, self.instant_time, write_claims.COMMIT)
-        if not claim.ours and claim.stale:
-            claim = write_claims.take_over(storage, base, self.instant_time, write_claims.COMMIT)
-        if not claim.ours:
-            raise self.lost_to_another_writer() or ConcurrentWriteError(self._lost_message())
-        if not self.table.storage.exists(self.table.timeline.instant_path(self.instant.with_state(State.REQUESTED))):
+        if not write_claims.claim(storage, base, self.instant_time, write_claims.COMMIT).ours:
+            raise ConcurrentWriteError(self._lost_message())  # a live writer's rollback holds it
+        if not self._requested_exists():
             write_claims.release(storage, base, self.instant_time)  # rolled back before our claim
             raise ConcurrentWriteError(self._lost_message())
+
+    def _requested_exists(self) -> bool:
+        return self.table.storage.exists(self.table.timeline.instant_path(self.instant.with_state(State.REQUESTED)))
 
     def _refuse_conflicting_writes(self, mine: CommitMetadata) -> None:
         """:class:`ConcurrentWriteError` if a write this one did not see (completed after
@@ -154,11 +154,8 @@ class WriteTransaction:
         the instant's claim, or removed the instant), else ``None``."""
         if self.instant.is_completed:
             return None
-        if write_claims.held(self.table.storage, self.table.base_path, self.instant_time) == write_claims.ROLLBACK:
-            return ConcurrentWriteError(self._lost_message())
-        if not self.table.storage.exists(self.table.timeline.instant_path(self.instant.with_state(State.REQUESTED))):
-            return ConcurrentWriteError(self._lost_message())
-        return None
+        rolled_back = write_claims.held(self.table.storage, self.table.base_path, self.instant_time) == write_claims.ROLLBACK
+        return ConcurrentWriteError(self._lost_message()) if rolled_back or not self._requested_exists() else None
 
     def _lost_message(self) -> str:
         return (
