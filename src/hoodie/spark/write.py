@@ -259,6 +259,15 @@ class DataFrameRecordFlow:
         n = self.prepared.config.get(opt) if opt is not None else 0
         return n if n and n > 0 else None  # None: spark.sql.shuffle.partitions, AQE-coalesced
 
+    def _write_tasks(self, units: int) -> int:
+        """Tasks of a stage that writes ``units`` partitions or file groups: the
+        operation's parallelism, else Spark's shuffle partitions, at most one a unit.
+
+        Always an explicit number, so that adaptive execution does not coalesce the
+        stage: it sizes tasks by shuffled bytes, while a write's cost follows the files it
+        rewrites (20,000 updated rows are ~1 MB, one task, yet may rewrite 100 files)."""
+        return max(1, min(units, self.tasks()))
+
     def tasks(self) -> int:
         """The shuffle's partitions (the operation's parallelism option, or Spark's)."""
         return self._shuffle_partitions() or int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
@@ -330,7 +339,7 @@ class DataFrameRecordFlow:
         otherwise (timestamp or floating-point fields, values sharing a path) a first
         ``mapInArrow`` computes the paths to shuffle on.
         """
-        n = self._shuffle_partitions()
+        n = self._write_tasks(len(latest))
         if self._touched_once()[1]:
             keys: tasks.KeySpec | None = tasks.KeySpec(self.prepared.keygen, self.settings.operation == "delete")
             data = self.data.withColumn(tasks.SEQ_COLUMN, F.monotonically_increasing_id())
@@ -339,7 +348,7 @@ class DataFrameRecordFlow:
             keys = None
             data = self.keyed()
             cols = [F.col(tasks.PARTITION_PATH)]
-        shuffled = (data.repartition(n, *cols) if n else data.repartition(*cols)).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
+        shuffled = data.repartition(n, *cols).sortWithinPartitions(*cols, F.col(tasks.SEQ_COLUMN))
         fn = functools.partial(tasks.write_partitions_task, spec=tasks.PartitionWriteSpec(keys, spec), latest=self._broadcast(latest))
         rows = shuffled.mapInArrow(fn, tasks.PARTITION_WRITE_SCHEMA).collect()
         self._count_calls(rows)
@@ -401,7 +410,9 @@ class DataFrameRecordFlow:
         """Run the write handles of records already assigned their buckets. Every call is
         a new Spark stage, hence new write tokens."""
         fn = tasks.write_bucket_udf(self._broadcast(plan), wctx)
-        rows = bucketed.groupBy(BUCKET_COLUMN).applyInArrow(fn, tasks.BUCKET_WRITE_SCHEMA).collect()
+        # hashed into explicit tasks first: the grouping then reuses that partitioning
+        by_bucket = bucketed.repartition(self._write_tasks(len(plan.buckets)), BUCKET_COLUMN)
+        rows = by_bucket.groupBy(BUCKET_COLUMN).applyInArrow(fn, tasks.BUCKET_WRITE_SCHEMA).collect()
         self._count_calls(rows)
         return [WriteStat.from_json(json.loads(r.stat)) for r in sorted(rows, key=lambda r: r.bucket)]
 
