@@ -226,8 +226,8 @@ MARKERS_BATCH_INTERVAL_MS = _opt(
     "hoodie.markers.timeline_server_based.batch.interval_ms",
     0,
     _int_in(0),
-    "How often the timeline server writes the marker names it received; 0 (hoodie's default): as soon as its previous write is done "
-    "(group commit), so that a task never waits a whole interval for its marker.",
+    "How often the timeline server writes the marker names it received; 0 (hoodie's default): as soon as they arrive and one of "
+    "num_threads batch slots is free (group commit), so that a task never waits a whole interval for its marker.",
 )
 MARKERS_BATCH_THREADS = _opt(
     "hoodie.markers.timeline_server_based.batch.num_threads", 20, _int_in(1), "MARKERS files (and threads writing them) per marker directory."

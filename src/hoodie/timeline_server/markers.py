@@ -1,14 +1,18 @@
 """Batched marker creation on the timeline server (Java's ``MarkerDirState`` and batch
 processing, in asyncio).
 
-Create requests queue up; the queue is drained as soon as the previous batch is written
-(group commit), or every ``batch interval`` when one is set (Java's cadence): new names are
-added to their marker directory's state (a name seen before is refused, as a direct marker
-file that exists is), the ``MARKERS<n>`` files that gained names are rewritten whole by up
-to ``threads`` workers, ``MARKERS.type`` is written once, and only then are the requests
-answered. A directory's existing files are loaded the first time it is asked for, so a
-restarted server refuses names an earlier one accepted. The queue is bounded: past
-``max_pending`` a request is refused at once (:class:`Overloaded`) instead of growing it.
+Create requests queue up; a batch is taken from the queue as soon as requests are there
+and one of ``threads`` batch slots is free (group commit: while every slot is busy, the
+queue fills and the next batch takes all of it), or every ``batch interval`` when one is
+set (Java's cadence). A batch adds its names to one ``MARKERS<n>`` file of each marker
+directory it touches, a file no other batch is writing (a name seen before is refused, as
+a direct marker file that exists is), rewrites those files whole, writes ``MARKERS.type``
+the first time, and only then answers its requests. Batches in flight write different
+files side by side, as Java's threads do: a marker costs about one storage write of
+latency even when the storage is slow. A directory's existing files are loaded the first
+time it is asked for, so a restarted server refuses names an earlier one accepted. The
+queue is bounded: past ``max_pending`` a request is refused at once (:class:`Overloaded`)
+instead of growing it.
 
 This module owns the batching and the in-memory state; the file format is
 :mod:`hoodie.markers.timeline_based`'s, and which directories may be touched is decided
@@ -41,8 +45,9 @@ class Overloaded(Exception):
 @dataclass(frozen=True)
 class MarkerBatching:
     """``hoodie.markers.timeline_server_based.batch.interval_ms`` and ``.num_threads``,
-    and the bound of the request queue. An interval of 0 writes each batch as soon as the
-    one before it is written (group commit: the batch is whatever queued meanwhile)."""
+    and the bound of the request queue. An interval of 0 takes a batch as soon as requests
+    wait and a slot is free; ``threads`` batches are written at once at most, and each
+    marker directory has as many ``MARKERS<n>`` files."""
 
     interval_ms: int = 0
     threads: int = 20
@@ -50,7 +55,11 @@ class MarkerBatching:
 
 
 class MarkerDirState:
-    """The marker names of one marker directory, spread over ``files`` ``MARKERS<n>`` files."""
+    """The marker names of one marker directory, spread over ``files`` ``MARKERS<n>`` files.
+
+    A batch takes a file no other batch is writing (:meth:`take_file`), adds its names to
+    it and rewrites it whole, then gives it back: a file is never written by two batches
+    at once, so the last write of a file always holds every name it was given."""
 
     def __init__(self, storage: Storage, marker_dir: str, files: int) -> None:
         self.storage = storage
@@ -58,8 +67,13 @@ class MarkerDirState:
         self.files = files
         self.lines: dict[int, list[str]] = {i: [] for i in range(files)}
         self.names: set[str] = set()
-        self.dirty: set[int] = set()
         self.type_written = False
+        # the write of MARKERS.type, by the first batch; later ones await it before answering
+        self.type_writing: asyncio.Future[object] | None = None
+        # names a batch added and is still writing, with that write's outcome: a second
+        # request for one (a client's retry) is answered only once the name is durable
+        self.writing: dict[str, asyncio.Future[None]] = {}
+        self._in_use: set[int] = set()
         self._next = 0
 
     def load(self) -> None:
@@ -76,12 +90,20 @@ class MarkerDirState:
             self.lines[index] = names
             self.names.update(names)
 
-    def next_file(self) -> int:
-        """The file a flush adds its names to: the next in turn (each flush of a busy
-        directory rewrites one file, and successive flushes spread over them all)."""
-        index = self._next % self.files
-        self._next += 1
-        return index
+    def take_file(self) -> int:
+        """The next file in turn that no batch is writing, now the caller's (successive
+        batches of a busy directory spread over all its files). There is always one: no
+        more batches are in flight than the directory has files."""
+        for step in range(self.files):
+            index = (self._next + step) % self.files
+            if index not in self._in_use:
+                self._next = index + 1
+                self._in_use.add(index)
+                return index
+        raise RuntimeError(f"every MARKERS file of {self.marker_dir} is being written")
+
+    def give_back(self, index: int) -> None:
+        self._in_use.discard(index)
 
     def add(self, name: str, index: int) -> bool:
         """Add a name to file ``index``; False if the directory has it already."""
@@ -89,20 +111,20 @@ class MarkerDirState:
             return False
         self.names.add(name)
         self.lines[index].append(name)
-        self.dirty.add(index)
         return True
 
-    def pending_writes(self) -> list[tuple[str, bytes]]:
-        """(path, content) of every file that gained names, ``MARKERS.type`` first."""
-        writes = []
-        if not self.type_written:
-            writes.append((under(self.marker_dir, MARKERS_TYPE_FILE), TIMELINE_SERVER_BASED.encode()))
-        writes += [(under(self.marker_dir, markers_file_name(i)), render_markers(self.lines[i])) for i in sorted(self.dirty)]
-        return writes
+    def forget(self, index: int, names: list[str], lines_before: int) -> None:
+        """Undo a batch whose write failed: its names were never made, so asking again
+        must make them, not find them."""
+        del self.lines[index][lines_before:]
+        self.names.difference_update(names)
 
-    def written(self) -> None:
-        self.type_written = True
-        self.dirty.clear()
+    def file(self, index: int) -> tuple[str, bytes]:
+        """(path, content) of file ``index``."""
+        return under(self.marker_dir, markers_file_name(index)), render_markers(self.lines[index])
+
+    def type_file(self) -> tuple[str, bytes]:
+        return under(self.marker_dir, MARKERS_TYPE_FILE), TIMELINE_SERVER_BASED.encode()
 
 
 @dataclass
@@ -125,15 +147,19 @@ class MarkerService:
     _pool: ThreadPoolExecutor | None = None
     _flusher: asyncio.Task[None] | None = None
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _slots: asyncio.Semaphore | None = None
+    _in_flight: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
 
     def start(self) -> None:
-        self._pool = ThreadPoolExecutor(max(1, self.batching.threads), thread_name_prefix="hoodie-markers")
+        threads = max(1, self.batching.threads)
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hoodie-markers")
+        self._slots = asyncio.Semaphore(threads)
         self._flusher = asyncio.get_running_loop().create_task(self._flush_forever())
 
     async def stop(self) -> None:
-        """Refuse new requests, write and answer the queued ones, end the flusher (after
-        the batch it is writing: a batch taken from the queue is always answered)."""
+        """Refuse new requests, write and answer the queued ones and those in flight, end
+        the flusher (a batch taken from the queue is always answered)."""
         self._closed = True
         self._arrived.set()
         if self._flusher is not None:
@@ -178,39 +204,90 @@ class MarkerService:
         return state
 
     async def _flush_forever(self) -> None:
+        assert self._slots is not None
         while not self._closed:
             if self.batching.interval_ms > 0:
                 await asyncio.sleep(self.batching.interval_ms / 1000)
             else:
-                # group commit: what queued while the last batch was written is the next
                 await self._arrived.wait()
                 self._arrived.clear()
-            await self.flush()
+            if not self._pending:
+                continue
+            # a free slot first: while all are busy, what arrives joins this batch
+            await self._slots.acquire()
+            task = asyncio.get_running_loop().create_task(self._write_batch(self._take_batch()))
+            self._in_flight.add(task)
+            task.add_done_callback(self._batch_done)
+
+    def _take_batch(self) -> list[_Request]:
+        batch, self._pending = self._pending, []
+        return batch
+
+    def _batch_done(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        assert self._slots is not None
+        self._slots.release()
 
     async def flush(self) -> None:
-        """Add the queued names, write the files that gained some, answer the requests."""
-        batch, self._pending = self._pending, []
+        """Write the batches in flight and whatever is queued, and answer their requests."""
+        while self._in_flight:
+            await asyncio.gather(*self._in_flight, return_exceptions=True)
+        await self._write_batch(self._take_batch())
+
+    async def _write_batch(self, batch: list[_Request]) -> None:
         if not batch:
             return
         by_dir: dict[str, list[_Request]] = defaultdict(list)
         for request in batch:
             by_dir[request.marker_dir].append(request)
-        results = await asyncio.gather(*(self._flush_dir(requests) for requests in by_dir.values()), return_exceptions=True)
+        results = await asyncio.gather(*(self._write_dir(requests) for requests in by_dir.values()), return_exceptions=True)
         for requests, result in zip(by_dir.values(), results):
             if isinstance(result, BaseException):
                 for r in requests:
                     if not r.answer.done():
                         r.answer.set_exception(result)
 
-    async def _flush_dir(self, requests: list[_Request]) -> None:
+    async def _type_written(self, state: MarkerDirState) -> None:
+        """``MARKERS.type`` is durable: written by the first batch that needs it (the
+        others wait for that write); a failed write is tried again by the next batch."""
+        if state.type_written:
+            return
+        if state.type_writing is None:
+            state.type_writing = asyncio.ensure_future(self._io(state.storage.write_bytes, *state.type_file()))
+        writing = state.type_writing
+        try:
+            await asyncio.shield(writing)
+        except BaseException:
+            if state.type_writing is writing and writing.done():
+                state.type_writing = None
+            raise
+        state.type_written = True
+
+    async def _write_dir(self, requests: list[_Request]) -> None:
         state = await self._state(requests[0].storage, requests[0].marker_dir)
-        index = state.next_file()
+        index = state.take_file()
+        lines_before = len(state.lines[index])
+        elsewhere = {state.writing[r.name] for r in requests if r.name in state.writing}
         added = [(r, state.add(r.name, index)) for r in requests]
-        writes = state.pending_writes()
-        if writes:
-            await asyncio.gather(*(self._io(state.storage.write_bytes, path, content) for path, content in writes))
-            state.written()
-            self.on_flush(sum(1 for _, new in added if new), len(writes))
-        for r, new in added:
+        new = [r.name for r, is_new in added if is_new]
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        state.writing.update(dict.fromkeys(new, written))
+        try:
+            if new:
+                await asyncio.gather(self._io(state.storage.write_bytes, *state.file(index)), self._type_written(state))
+                self.on_flush(len(new), 1)
+            written.set_result(None)
+        except BaseException as e:
+            state.forget(index, new, lines_before)
+            written.set_exception(e)
+            written.exception()  # retrieved: only waiting duplicates need it
+            raise
+        finally:
+            state.give_back(index)
+            for name in new:
+                state.writing.pop(name, None)
+        for other in elsewhere:
+            await asyncio.shield(other)
+        for r, is_new in added:
             if not r.answer.done():
-                r.answer.set_result(new)
+                r.answer.set_result(is_new)
