@@ -19,11 +19,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Broadcast
 
+from hoodie.engine.base import TaskContext
 from hoodie.errors import HoodieError
 from hoodie.formats.meta_columns import PARTITION_PATH, RECORD_KEY
 from hoodie.index.base import FileRef
 from hoodie.spark.engine import current_task_context
-from hoodie.storage.base import Storage
+from hoodie.storage.base import Storage, StorageCounters
 from hoodie.table.file_group import FileSlice
 from hoodie.writer import steps
 from hoodie.writer.context import WriteContext
@@ -175,18 +176,30 @@ def write_partitions_task(
     """Tag, plan and write whole partitions in the task that holds them.
 
     The shuffle hashed the partition (its fields, or its path) and sorted each task's
-    records by it, so every partition arrives whole and in one run: the task holds one
-    partition at a time. ``latest`` (broadcast) maps every touched partition to its latest
-    slices. A partition is planned as the driver would plan it (Hudi sizes files per
-    partition); its buckets get ids unique across the write, ``<local id> * <touched
-    partitions> + <partition ordinal>``, for write tokens and sequence numbers.
+    records by it, so every partition arrives whole and in one run. A partition is planned
+    as the driver would plan it (Hudi sizes files per partition); its buckets get ids unique
+    across the write, ``<local id> * <touched partitions> + <partition ordinal>``, for write
+    tokens and sequence numbers. ``latest`` (broadcast) maps every touched partition to its
+    latest slices.
+
+    Each partition is planned, and its markers asked for, before the files of the one
+    before it are written: a marker made by a timeline server is then ready by the time
+    its file is (instead of the task waiting for the server's write each partition). The
+    task holds at most two partitions.
     """
     slices = latest.value
     ordinals = {p: i for i, p in enumerate(sorted(slices))}
+    calls = _CallsSince(spec.group.wctx.storage.counters)
+    planned: _PlannedPartition | None = None
     for partition, records in _partition_runs(batches, spec.keys):
         if partition not in ordinals:
             raise HoodieError(f"partition {partition!r} was not among the partitions the driver found in the batch")
-        yield from _write_partition(partition, records, spec, slices[partition], ordinals[partition], len(ordinals))
+        following = _plan_partition(partition, records, spec, slices[partition], ordinals[partition], len(ordinals))
+        if planned is not None:
+            yield from _write_planned(planned, spec, calls)
+        planned = following
+    if planned is not None:
+        yield from _write_planned(planned, spec, calls)
 
 
 def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> Iterator[tuple[str, pa.Table]]:
@@ -216,25 +229,49 @@ def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> 
         yield current, pa.Table.from_batches(pending)
 
 
-def _write_partition(
+class _CallsSince:
+    """The storage calls of a task since the last time they were taken."""
+
+    def __init__(self, counters: StorageCounters) -> None:
+        self.counters = counters
+        self.before = counters.snapshot()
+
+    def take(self) -> dict[str, int]:
+        calls, self.before = self.counters.since(self.before), self.counters.snapshot()
+        return calls
+
+
+@dataclass(frozen=True)
+class _PlannedPartition:
+    ordinal: int
+    plan: WritePlan
+    buckets: list[tuple[int, pa.Table]]
+    contexts: list[TaskContext]
+
+
+def _plan_partition(
     partition: str, records: pa.Table, spec: PartitionWriteSpec, slices: list[FileSlice], ordinal: int, stride: int
-) -> Iterator[pa.RecordBatch]:
-    counters = spec.group.wctx.storage.counters
-    before = counters.snapshot()
+) -> _PlannedPartition | None:
+    """Dedupe, tag and plan one partition, and ask for the markers of its files."""
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     plan, buckets = plan_partitions(records, [partition], {partition: slices}, spec.group)
     if plan is None:
-        return
+        return None
     contexts = [current_task_context(partition_id=local_id * stride + ordinal) for local_id, _ in buckets]
     make_markers_first([(plan.bucket(local_id), ctx) for (local_id, _), ctx in zip(buckets, contexts)], spec.group.wctx)
-    for (local_id, bucket_records), ctx in zip(buckets, contexts):
-        stat = run_bucket(BucketTask(plan.bucket(local_id), bucket_records), ctx, spec.group.wctx)
-        calls, before = counters.since(before), counters.snapshot()
+    return _PlannedPartition(ordinal, plan, buckets, contexts)
+
+
+def _write_planned(planned: _PlannedPartition, spec: PartitionWriteSpec, calls: _CallsSince) -> Iterator[pa.RecordBatch]:
+    """Write the files of a planned partition: a row per bucket, with the storage calls
+    made since the previous row (tagging and planning included)."""
+    for (local_id, bucket_records), ctx in zip(planned.buckets, planned.contexts):
+        stat = run_bucket(BucketTask(planned.plan.bucket(local_id), bucket_records), ctx, spec.group.wctx)
         yield pa.RecordBatch.from_pydict({
-            "partition": pa.array([ordinal], pa.int32()),
+            "partition": pa.array([planned.ordinal], pa.int32()),
             "bucket": pa.array([local_id], pa.int32()),
             "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
-            "calls": pa.array([json.dumps(calls)], pa.string()),
+            "calls": pa.array([json.dumps(calls.take())], pa.string()),
         })
 
 
