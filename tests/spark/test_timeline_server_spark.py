@@ -1,7 +1,8 @@
 """Spark writes and the application's embedded timeline server: the executors' markers
 (from Python workers, separate processes) reach it, it is reused by the application's
 later writes, the table equals one written with direct markers, and an executor that
-cannot reach it makes the write fall back to direct markers, naming host and port."""
+cannot reach it makes the write fall back to direct markers, naming host and port. On a
+local file system Spark's default markers are direct, the views still the server's."""
 from __future__ import annotations
 
 import logging
@@ -37,13 +38,16 @@ def _flushed(server: TimelineServer) -> int:
     return int(match.group(1)) if match else 0
 
 
+SERVER_MARKERS = {"hoodie.write.markers.type": "TIMELINE_SERVER_BASED"}
+
+
 def test_executor_markers_reach_the_embedded_server_which_later_writes_reuse(spark, tmp_path: Path, helpers) -> None:
     server_table, direct_table = str(tmp_path / "server"), str(tmp_path / "direct")
     flushed: list[int] = []
     ports: set[int] = set()
     for batch in _batches():
         df = helpers.to_df(spark, batch)
-        df.write.format("hoodie").options(**helpers.base_options()).mode("append").save(server_table)
+        df.write.format("hoodie").options(**helpers.base_options(**SERVER_MARKERS)).mode("append").save(server_table)
         server = _application_server(spark)
         ports.add(server.port)
         flushed.append(_flushed(server))
@@ -67,7 +71,7 @@ def test_an_unreachable_server_leaves_the_write_to_direct_markers(
     monkeypatch.setattr("hoodie.spark.timeline._UNREACHABLE", set())  # the session's later writes use the real server
     path = str(tmp_path / "t")
     with caplog.at_level(logging.WARNING, logger="hoodie.spark.timeline"):
-        helpers.to_df(spark, _batches()[0]).write.format("hoodie").options(**helpers.base_options()).save(path)
+        helpers.to_df(spark, _batches()[0]).write.format("hoodie").options(**helpers.base_options(**SERVER_MARKERS)).save(path)
     assert f"cannot reach the embedded timeline server at 127.0.0.1:{gone.port}" in caplog.text
     assert hoodie.read(path).num_rows == 30
 
@@ -110,3 +114,23 @@ def test_a_commit_records_the_storage_calls_of_driver_and_executors(spark, tmp_p
     assert calls is not None and set(calls) == {"list", "read", "write", "exists", "delete"}
     # every data file's marker file was created by an executor, through its own storage
     assert calls["write"] >= len(meta.write_stats()) >= 3
+
+
+def test_on_a_local_file_system_markers_default_to_direct_and_views_to_the_server(spark, tmp_path: Path, helpers) -> None:
+    first, upsert = _batches()
+    paths = {kind: str(tmp_path / kind) for kind in ("default", "direct")}
+    for kind, path in paths.items():
+        helpers.to_df(spark, first).write.format("hoodie").options(**helpers.base_options()).save(path)
+    server = _application_server(spark)
+    flushed, viewed = _flushed(server), _served(server, "/v1/hoodie/view/slices/partitions/latest/")
+    writes = {}
+    for kind, path in paths.items():
+        options = helpers.base_options(**({"hoodie.write.markers.type": "DIRECT"} if kind == "direct" else {}))
+        helpers.to_df(spark, upsert).write.format("hoodie").options(**options).mode("append").save(path)
+        table = hoodie.HoodieTable.open(path)
+        meta = table.commit_metadata(table.timeline.completed_writes()[-1])
+        writes[kind] = meta.storage_calls()["write"]  # type: ignore[index]
+    assert _flushed(server) == flushed, "no marker went through the server"
+    assert writes["default"] == writes["direct"] >= 2 * 3, writes  # a data file and its marker file, each
+    assert _served(server, "/v1/hoodie/view/slices/partitions/latest/") > viewed, "the views came from the server"
+    assert helpers.rows(hoodie.read(paths["default"]), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(paths["direct"]), drop=helpers.VOLATILE)

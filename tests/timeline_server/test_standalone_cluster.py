@@ -29,7 +29,8 @@ from hoodie.timeline_server import embedded
 spark = local_session("hoodie-cluster-test", master=sys.argv[1])
 path = sys.argv[2]
 opts = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid",
-        "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts"}
+        "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.write.markers.type": "TIMELINE_SERVER_BASED"}  # a local path defaults to direct markers
 first = pa.table({"uuid": [f"u{i}" for i in range(40)], "city": [["sf", "la", "nyc"][i % 3] for i in range(40)],
                   "ts": [1] * 40, "fare": [float(i) for i in range(40)]})
 spark.createDataFrame(first.to_pandas()).write.format("hoodie").options(**opts).save(path)

@@ -60,7 +60,7 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
-from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
+from hoodie.markers import DIRECT, TIMELINE_SERVER_BASED, ServerAddress
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import tasks
 from hoodie.spark.engine import SparkEngine
@@ -249,7 +249,14 @@ class DataFrameRecordFlow:
     def engine(self) -> SparkEngine:
         return SparkEngine(self.spark)
 
-    default_markers = TIMELINE_SERVER_BASED  # as in Hudi
+    @property
+    def default_markers(self) -> str:
+        """Timeline-server-based, as in Hudi, except on a local file system: there a
+        direct marker is a hard link, cheaper than any request to a server (Hudi makes
+        direct markers on HDFS for the same reason)."""
+        return DIRECT if self.table.storage.is_local else TIMELINE_SERVER_BASED
+
+    views_from_server = True  # the executors are elsewhere, as in Hudi
 
     def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
         return driver_server_for(self.spark, prepared.table.base_path, prepared.table.storage, prepared.config)

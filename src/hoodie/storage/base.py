@@ -70,6 +70,9 @@ class Storage(Protocol):
     """File operations hoodie needs; implementations must be picklable."""
 
     counters: StorageCounters
+    # Paths are on this machine's file systems: creating a file is a system call (a
+    # marker costs a hard link), not a request to a remote store.
+    is_local: bool
 
     def read_bytes(self, path: str) -> bytes:
         """Whole content of a file; raises ``FileNotFoundError`` if absent."""

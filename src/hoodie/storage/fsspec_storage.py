@@ -23,6 +23,7 @@ class FsspecStorage:
         self.storage_options = storage_options
         self.fs = fsspec.filesystem(protocol, **storage_options)
         self.counters = StorageCounters()
+        self.is_local = protocol in ("file", "local")
 
     def __getstate__(self) -> dict:
         return {"protocol": self.protocol, "storage_options": self.storage_options}

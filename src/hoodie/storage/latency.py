@@ -15,6 +15,8 @@ from hoodie.storage.base import FileInfo, Storage, StorageCounters
 
 
 class LatencyStorage:
+    is_local = False  # it stands for object storage
+
     def __init__(self, inner: Storage, seconds: float) -> None:
         self.inner = inner
         self.seconds = seconds

@@ -20,6 +20,8 @@ from hoodie.storage.base import FileInfo, StorageCounters
 class LocalStorage:
     """Files on the local filesystem, addressed by absolute paths."""
 
+    is_local = True
+
     def __init__(self) -> None:
         self.counters = StorageCounters()
 

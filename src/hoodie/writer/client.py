@@ -79,6 +79,7 @@ class ArrowRecordFlow:
     of ``engine`` (:class:`~hoodie.writer.pipeline.RecordFlow`)."""
 
     default_markers = DIRECT
+    views_from_server = False  # one process: a server would only add requests
 
     def __init__(self, prepared: PreparedWrite, batch: pa.Table, engine: Engine, timeline_server: TimelineServerFor | None = None) -> None:
         self.prepared = prepared

@@ -87,6 +87,13 @@ class RecordFlow(Protocol, Generic[Tagged]):
         """The marker type when ``hoodie.write.markers.type`` is unset."""
         ...
 
+    @property
+    def views_from_server(self) -> bool:
+        """Whether the write's views come from its timeline server whatever its markers
+        (while ``hoodie.embed.timeline.server`` is on), not only with timeline-server
+        markers or remote views asked for."""
+        ...
+
     def timeline_server(self, prepared: PreparedWrite) -> ServerAddress | None:
         """The embedded timeline server serving the table (started or reused), or None
         when the flow has none."""
@@ -244,11 +251,11 @@ class ServedLatestSlices(Mapping[str, list[FileSlice]]):
 def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAddress | None:
     """The timeline server of the write, when its markers are timeline-server-based (asked
     for, or the flow's default) or its views remote (``hoodie.filesystem.view.type``
-    REMOTE_FIRST or REMOTE_ONLY): the standalone server ``hoodie.filesystem.view.remote.host``
+    REMOTE_FIRST or REMOTE_ONLY, or the flow's way): the standalone server ``hoodie.filesystem.view.remote.host``
     names, else the embedded one while ``hoodie.embed.timeline.server`` is on (as in Hudi);
     None: direct markers and local views."""
     config = prepared.config
-    remote_views = config.get(o.VIEW_TYPE) in (REMOTE_FIRST, REMOTE_ONLY)
+    remote_views = config.get(o.VIEW_TYPE) in (REMOTE_FIRST, REMOTE_ONLY) or flow.views_from_server
     if (config.get(o.MARKERS_TYPE) or flow.default_markers) != TIMELINE_SERVER_BASED and not remote_views:
         return None
     if config.has(o.VIEW_REMOTE_HOST):
