@@ -3,10 +3,12 @@ through a storage that adds a fixed latency to every call (what object storage c
 
 One Spark application writes a table of ``--rows`` rows over ``--partitions`` partitions
 (bulk insert, untimed), then ``--commits`` upserts of ``--updates`` rows touching every
-partition, timed one by one. "server" is Spark's default: timeline-server-based markers and
-file-system views from the application's embedded server (which keeps its views across the
-commits, brought up to date incrementally); "no server" is ``hoodie.embed.timeline.server=
-false``: direct markers and views listed by the driver and tasks. The storage, with its
+partition, timed one by one. "server" is Spark's default: file-system views from the
+application's embedded server (which keeps its views across the commits, brought up to date
+incrementally), and timeline-server-based markers, except on a local disk, where Spark's
+default is direct markers (a hard link each); "server, its markers" forces timeline-server
+markers there too. "no server" is ``hoodie.embed.timeline.server=false``: direct markers and
+views listed by the driver and tasks. The storage, with its
 latency, is the driver's and travels to the executors and to the server; Parquet bytes go
 through Arrow without it. The modes alternate within each round (``--repeat`` rounds), and
 the steady state is the median of every round's upserts after the first (a long-running
@@ -42,6 +44,8 @@ KEYS = {
     "hoodie.datasource.write.precombine.field": "ts",
 }
 MODES = {"server": {}, "no server": {"hoodie.embed.timeline.server": "false"}}
+SERVER_MARKERS = "server, its markers"
+LOCAL_MODES = {**MODES, SERVER_MARKERS: {"hoodie.write.markers.type": "TIMELINE_SERVER_BASED"}}
 
 
 def rows(keys: np.ndarray, partitions: int, ts: int) -> pa.Table:
@@ -56,7 +60,7 @@ def rows(keys: np.ndarray, partitions: int, ts: int) -> pa.Table:
 def run(spark, root: Path, mode: str, latency: float, args: argparse.Namespace, round_no: int) -> list[float]:  # type: ignore[no-untyped-def]
     path = str(root / f"{mode.replace(' ', '-')}-{latency * 1000:g}ms-{round_no}")
     storage: Storage = LatencyStorage(LocalStorage(), latency) if latency else LocalStorage()
-    opts = {**KEYS, **MODES[mode]}
+    opts = {**KEYS, **LOCAL_MODES[mode]}
     base = spark.createDataFrame(rows(np.arange(args.rows), args.partitions, 1))
     write_dataframe(base, path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, storage=storage)
     rng = np.random.default_rng(round_no)
@@ -87,17 +91,19 @@ def main() -> None:
     try:
         run(spark, root, "server", 0.0, argparse.Namespace(**{**vars(args), "rows": 20_000, "updates": 2_000, "commits": 1}), 99)  # warm-up
         for label, latency in (("local disk", 0.0), (f"{args.latency_ms:g} ms a call", args.latency_ms / 1000)):
-            times: dict[str, list[list[float]]] = {mode: [] for mode in MODES}
+            modes = list(LOCAL_MODES if not latency else MODES)
+            times: dict[str, list[list[float]]] = {mode: [] for mode in modes}
             for round_no in range(args.repeat):
-                for mode in MODES if round_no % 2 == 0 else reversed(list(MODES)):
+                for mode in modes if round_no % 2 == 0 else reversed(modes):
                     times[mode].append(run(spark, root, mode, latency, args, round_no))
             steady = {mode: statistics.median(t for r in runs for t in r[1:]) for mode, runs in times.items()}
             first = {mode: statistics.median(r[0] for r in runs) for mode, runs in times.items()}
-            for mode in MODES:
+            for mode in modes:
                 every = "; ".join(", ".join(f"{t:.2f}" for t in r) for r in times[mode])
-                print(f"{label:>14} {mode:>9}: upsert {steady[mode]:6.2f} s (median after the first), first {first[mode]:6.2f} s  [{every}]")
-            print(f"{label:>14} no server / server: {steady['no server'] / steady['server']:5.2f}x "
-                  f"(first upsert {first['no server'] / first['server']:5.2f}x)", flush=True)
+                print(f"{label:>14} {mode:>19}: upsert {steady[mode]:6.2f} s (median after the first), first {first[mode]:6.2f} s  [{every}]")
+            for mode in (m for m in modes if m != "no server"):
+                print(f"{label:>14} no server / {mode}: {steady['no server'] / steady[mode]:5.2f}x "
+                      f"(first upsert {first['no server'] / first[mode]:5.2f}x)", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
         spark.stop()
