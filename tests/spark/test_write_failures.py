@@ -134,14 +134,15 @@ def test_duplicate_task_attempts_leave_only_accepted_files(spark, tmp_path, help
     assert helpers.rows(helpers.hudi_rs_snapshot(path)) == helpers.rows(snapshot)
 
 
-def test_partition_aligned_write_failing_midway_rolls_back(spark, tmp_path, helpers) -> None:
+@pytest.mark.parametrize("markers", ["DIRECT", "TIMELINE_SERVER_BASED"])
+def test_partition_aligned_write_failing_midway_rolls_back(spark, tmp_path, helpers, markers: str) -> None:
     """One task plans and writes whole partitions (one shuffle task, three partitions, in
-    the order la, nyc, sf; each is planned before the files of the one before it are
-    written): the la file is written when tagging sf fails on a garbled base file, with
-    nyc planned and its marker made but its file not written. The inflight instant names
-    every partition and the la file has its marker; the rollback removes it and the next
-    write succeeds."""
+    the order la, nyc, sf): the la file is written when tagging sf fails on a garbled base
+    file (with timeline-server markers nyc is planned and its marker made, but its file not
+    written yet: a partition is planned before the files of the one before it). The
+    inflight instant names every partition and the la file has its marker; the rollback
+    removes it and the next write succeeds."""
     upsert = _batch(["k0", "k1", "x1", "x2", "y1"], ["sf", "la", "sf", "la", "nyc"], 2)
-    opts = helpers.base_options(**{"hoodie.upsert.shuffle.parallelism": "1"})
+    opts = helpers.base_options(**{"hoodie.upsert.shuffle.parallelism": "1", "hoodie.write.markers.type": markers})
     _fails_on_garbled_sf_then_recovers(spark, helpers, str(tmp_path / "t"), upsert, opts, added=3)
 

@@ -23,6 +23,7 @@ from hoodie.engine.base import TaskContext
 from hoodie.errors import HoodieError
 from hoodie.formats.meta_columns import PARTITION_PATH, RECORD_KEY
 from hoodie.index.base import FileRef
+from hoodie.markers import TimelineServerMarkers
 from hoodie.spark.engine import current_task_context
 from hoodie.storage.base import Storage, StorageCounters
 from hoodie.table.file_group import FileSlice
@@ -182,14 +183,15 @@ def write_partitions_task(
     tokens and sequence numbers. ``latest`` (broadcast) maps every touched partition to its
     latest slices.
 
-    Each partition is planned, and its markers asked for, before the files of the one
-    before it are written: a marker made by a timeline server is then ready by the time
-    its file is (instead of the task waiting for the server's write each partition). The
-    task holds at most two partitions.
+    With timeline-server markers, each partition is planned, and its markers asked for,
+    before the files of the one before it are written: the markers are then ready by the
+    time their files are (instead of the task waiting for the server's write each
+    partition), and the task holds two partitions at most. With direct markers it holds one.
     """
     slices = latest.value
     ordinals = {p: i for i, p in enumerate(sorted(slices))}
     calls = _CallsSince(spec.group.wctx.storage.counters)
+    ahead = isinstance(spec.group.wctx.marker_writer(), TimelineServerMarkers)
     planned: _PlannedPartition | None = None
     for partition, records in _partition_runs(batches, spec.keys):
         if partition not in ordinals:
@@ -198,6 +200,9 @@ def write_partitions_task(
         if planned is not None:
             yield from _write_planned(planned, spec, calls)
         planned = following
+        if not ahead and planned is not None:
+            yield from _write_planned(planned, spec, calls)
+            planned = None
     if planned is not None:
         yield from _write_planned(planned, spec, calls)
 
