@@ -119,7 +119,7 @@ def test_a_commit_records_the_storage_calls_of_driver_and_executors(spark, tmp_p
 def test_on_a_local_file_system_markers_default_to_direct_and_views_to_the_server(spark, tmp_path: Path, helpers) -> None:
     first, upsert = _batches()
     paths = {kind: str(tmp_path / kind) for kind in ("default", "direct")}
-    for kind, path in paths.items():
+    for path in paths.values():
         helpers.to_df(spark, first).write.format("hoodie").options(**helpers.base_options()).save(path)
     server = _application_server(spark)
     flushed, viewed = _flushed(server), _served(server, "/v1/hoodie/view/slices/partitions/latest/")
