@@ -129,7 +129,7 @@ def test_on_a_local_file_system_markers_default_to_direct_and_views_to_the_serve
         helpers.to_df(spark, upsert).write.format("hoodie").options(**options).mode("append").save(path)
         table = hoodie.HoodieTable.open(path)
         meta = table.commit_metadata(table.timeline.completed_writes()[-1])
-        writes[kind] = meta.storage_calls()["write"]  # type: ignore[index]
+        writes[kind] = meta.storage_calls()["write"]
     assert _flushed(server) == flushed, "no marker went through the server"
     assert writes["default"] == writes["direct"] >= 2 * 3, writes  # a data file and its marker file, each
     assert _served(server, "/v1/hoodie/view/slices/partitions/latest/") > viewed, "the views came from the server"

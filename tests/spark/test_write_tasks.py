@@ -21,7 +21,7 @@ def _batch(n: int, partitions: int, ts: int) -> pa.Table:
     })
 
 
-def _tasks_of_last_stage(spark, instant: str) -> int:  # type: ignore[no-untyped-def]
+def _tasks_of_last_stage(spark, instant: str) -> int:
     """Tasks of the stage that wrote the files: the last stage of the write's last job."""
     tracker = spark.sparkContext.statusTracker()
     job = tracker.getJobInfo(max(tracker.getJobIdsForGroup(f"hoodie-write-{instant}")))
