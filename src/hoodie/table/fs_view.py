@@ -221,14 +221,19 @@ class FileSystemView:
             return
 
         def fetch(partition: str) -> None:
-            directory = under(self.base_path, partition)
-            entries = self.listings.list_partition(partition) if self.listings is not None else self.storage.list_dir(directory)
+            entries = self._list(partition)
             with self._lock:
-                self._listings[directory] = entries
+                self._listings[under(self.base_path, partition)] = entries
 
         with ThreadPoolExecutor(min(_PREFETCH_THREADS, len(todo)), thread_name_prefix="hoodie-list") as pool:
             for _ in pool.map(fetch, todo):
                 pass
+
+    def _list(self, partition_path: str) -> list[FileInfo]:
+        """A partition's entries, from the view's listings source or storage itself."""
+        if self.listings is not None:
+            return self.listings.list_partition(partition_path)
+        return self.storage.list_dir(under(self.base_path, partition_path))
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
         directory = under(self.base_path, partition_path)
@@ -238,7 +243,7 @@ class FileSystemView:
         with self._lock:
             listing = self._listings.pop(directory, None)
         if listing is None:
-            listing = self.listings.list_partition(partition_path) if self.listings is not None else self.storage.list_dir(directory)
+            listing = self._list(partition_path)
         for info in listing:
             if info.is_dir:
                 continue
