@@ -144,9 +144,7 @@ class WriteTransaction:
                 where = ", ".join(relative(p, fid) for p, fid in clash[:3]) + (f" and {len(clash) - 3} more" if len(clash) > 3 else "")
                 raise ConcurrentWriteError(
                     f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was not committed: write {other.timestamp} "
-                    f"of another writer completed while it ran and changed the same file groups ({where}); "
-                    f"a table takes one writer at a time ({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
-                    "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+                    f"of another writer completed while it ran and changed the same file groups ({where}); {_ONE_WRITER}"
                 )
 
     def lost_to_another_writer(self) -> ConcurrentWriteError | None:
@@ -160,9 +158,7 @@ class WriteTransaction:
     def _lost_message(self) -> str:
         return (
             f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was rolled back by another writer, "
-            "which found it unfinished and treated it as failed; a table takes one writer at a time "
-            f"({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
-            "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+            f"which found it unfinished and treated it as failed; {_ONE_WRITER}"
         )
 
     def abort(self) -> None:
@@ -177,6 +173,13 @@ class WriteTransaction:
             log.exception("rollback of failed write %s did not finish", self.instant_time)
         if write_claims.held(self.table.storage, self.table.base_path, self.instant_time) == write_claims.COMMIT:
             write_claims.release(self.table.storage, self.table.base_path, self.instant_time)
+
+
+# the end of every ConcurrentWriteError: why, and what became of the write
+_ONE_WRITER = (
+    f"a table takes one writer at a time ({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
+    "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
+)
 
 
 def _file_groups(metadata: CommitMetadata) -> set[tuple[str, str]]:
