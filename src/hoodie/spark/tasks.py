@@ -196,13 +196,14 @@ def write_partitions_task(
     for partition, records in _partition_runs(batches, spec.keys):
         if partition not in ordinals:
             raise HoodieError(f"partition {partition!r} was not among the partitions the driver found in the batch")
-        following = _plan_partition(partition, records, spec, slices[partition], ordinals[partition], len(ordinals))
+        this = _plan_partition(partition, records, spec, slices[partition], ordinals[partition], len(ordinals))
+        if not ahead:
+            if this is not None:
+                yield from _write_planned(this, spec, calls)
+            continue
         if planned is not None:
             yield from _write_planned(planned, spec, calls)
-        planned = following
-        if not ahead and planned is not None:
-            yield from _write_planned(planned, spec, calls)
-            planned = None
+        planned = this
     if planned is not None:
         yield from _write_planned(planned, spec, calls)
 
