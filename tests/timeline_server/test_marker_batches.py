@@ -62,23 +62,20 @@ def test_batches_in_flight_write_different_files_side_by_side(tmp_path: Path) ->
     storage, marker_dir = SlowStorage(0.05), tmp_path / "m"
     names = [f"p/f{i}.parquet.marker.CREATE" for i in range(12)]
 
-    async def run() -> float:
+    async def run() -> None:
         service = await _serve(MarkerBatching(threads=4))
-        t0 = time.monotonic()
 
         async def one(i: int, name: str) -> bool:
             await asyncio.sleep(i * 0.01)  # arriving while earlier batches are written
             return await service.create(storage, str(marker_dir), name)
 
         assert await asyncio.gather(*(one(i, n) for i, n in enumerate(names))) == [True] * len(names)
-        elapsed = time.monotonic() - t0
         await service.stop()
-        return elapsed
 
-    elapsed = asyncio.run(run())
-    assert storage.most_at_once > 1, "batches were written one after another"
+    asyncio.run(run())
+    # side by side (not one after another), never more than num_threads at once
+    assert 1 < storage.most_at_once <= 4, storage.most_at_once
     assert not storage.overlapping_same_file, "two batches wrote one MARKERS file at once"
-    assert elapsed < len(names) * 0.05 / 2, elapsed
     assert _names(marker_dir, 4) == sorted(names)
 
 
