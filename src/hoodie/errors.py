@@ -18,6 +18,7 @@ debugger. This module holds no logic.
     │   └── FileAlreadyExistsError   a write-once file already exists
     ├── FormatError              a data file, log block or metadata file cannot be decoded
     ├── SchemaError              a batch's schema does not fit the table's schema
+    ├── TableServiceError        a table service run inline after a commit failed (the commit stands)
     ├── RecordError              a record is unusable: null/empty key, missing field
     │   └── PartitionPathError       a partition value that cannot be a path under the table
     └── WriteError               a write could not be committed
@@ -75,6 +76,17 @@ class FormatError(HoodieError):
 
 class SchemaError(HoodieError):
     """Incoming data does not match the table schema."""
+
+
+class TableServiceError(HoodieError):
+    """A table service (compaction, clean, archive) that a write runs inline after its
+    commit failed. The commit stands: ``instant`` is the committed write, ``service`` the
+    service that failed; the original error is the ``__cause__``."""
+
+    def __init__(self, service: str, instant: str, cause: BaseException) -> None:
+        super().__init__(f"write {instant} committed, but its inline {service} failed: {type(cause).__name__}: {cause}")
+        self.service = service
+        self.instant = instant
 
 
 class RecordError(HoodieError):

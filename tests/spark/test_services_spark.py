@@ -1,10 +1,14 @@
 """Table services through Spark: compaction and cleaning run their tasks on executors
-(``SparkEngine``), and inline compaction follows a Spark write."""
+(``SparkEngine``), inline compaction follows a Spark write, and an inline service that
+fails after the commit leaves the Spark write successful, with a warning."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
+from hostile_paths import forge_clean_outside
 from readers import sorted_tuples
 
 import hoodie
@@ -73,3 +77,21 @@ def test_partition_aligned_write_equals_in_process(spark, tmp_path: Path) -> Non
     assert rows(theirs) == rows(ours)
     seqnos = hoodie.read(theirs).column("_hoodie_commit_seqno").to_pylist()
     assert len(seqnos) == len(set(seqnos)) == 35  # 30 keys, then 15 updated and 5 new
+
+
+def test_a_spark_write_whose_inline_clean_fails_succeeds_with_a_warning(spark, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "t"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not the table's")
+    opts = {**OPTS, "hoodie.clean.automatic": "true", "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
+    hoodie.write(pa.table({"k": ["a"], "p": ["x"], "ts": [0]}), str(path), opts)
+    clean_instant = forge_clean_outside(path, victim)
+    df = spark.createDataFrame(pa.table({"k": ["b"], "p": ["x"], "ts": [0]}).to_pandas())
+    with caplog.at_level(logging.WARNING, logger="hoodie"):
+        df.write.format("hoodie").options(**opts, **{"hoodie.datasource.write.operation": "insert"}).mode("append").save(str(path))
+    assert rows(str(path)) == [("a", "x", 0), ("b", "x", 0)]
+    instant = HoodieTable.open(str(path)).timeline.completed_writes()[-1].timestamp
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "inline" in r.getMessage()]
+    for text in (f"write {instant} committed", "inline clean failed", f"the plan of clean {clean_instant}", str(victim)):
+        assert text in warning, warning
+    assert victim.read_text() == "not the table's"

@@ -1,6 +1,7 @@
 """Test helper: partition values that must never become paths outside a table, the trips
-batches and options that carry them, a neighbouring table to threaten (the ``neighbourhood`` fixture), and a byte-level
-picture of a folder tree to prove that nothing around a table changed."""
+batches and options that carry them, a neighbouring table to threaten (the ``neighbourhood`` fixture), a byte-level
+picture of a folder tree to prove that nothing around a table changed, and a pending
+clean whose plan names a file outside its table (which every clean refuses)."""
 from __future__ import annotations
 
 import hashlib
@@ -13,6 +14,8 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import PartitionPathError
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import avro_metadata as avro
 
 #: Partition values refused whatever the options (encoding cannot make them safe).
 ALWAYS_REFUSED = {
@@ -88,3 +91,19 @@ def expect_refused(value: str, call: Callable[[], object]) -> None:
         call()
     message = str(info.value)
     assert repr(value)[:60].rstrip("'") in message and "'city'" in message and "record key 'k1'" in message, message
+
+
+def forge_clean_outside(table_path: Path, victim: Path) -> str:
+    """Leave a requested clean in the table at ``table_path`` whose plan deletes
+    ``victim``, a file outside the table: every clean refuses it with an
+    :class:`~hoodie.errors.UnsafePathError` naming the clean and the file. Returns the
+    clean's instant."""
+    timeline = HoodieTable.open(str(table_path)).timeline
+    instant = timeline.new_instant_time()
+    plan = {
+        "earliestInstantToRetain": None, "lastCompletedCommitTimestamp": timeline.completed_writes()[-1].timestamp,
+        "policy": "KEEP_LATEST_COMMITS", "filesToBeDeletedPerPartition": None, "version": 2, "partitionsToBeDeleted": [],
+        "extraMetadata": {}, "filePathsToBeDeletedPerPartition": {"": [{"filePath": str(victim), "isBootstrapBaseFile": False}]},
+    }
+    (table_path / ".hoodie" / f"{instant}.clean.requested").write_bytes(avro.encode(avro.CLEANER_PLAN, plan))
+    return instant

@@ -31,8 +31,8 @@ class WriterServices:
     def roll_back(self, table: HoodieTable, instant: Instant, partitions: Iterable[str] = ()) -> None:
         rollback_instant(table, instant, partitions)
 
-    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
-        run_inline_services(table, config, engine)
+    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None, instant: str) -> None:
+        run_inline_services(table, config, engine, after=instant)
 
 
 WRITER_SERVICES = WriterServices()

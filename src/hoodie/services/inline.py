@@ -3,15 +3,20 @@ compaction (``hoodie.compact.inline``) for merge-on-read tables, then cleaning
 (``hoodie.clean.automatic``) and archival (``hoodie.archive.automatic``).
 
 Each service decides for itself whether it should run; the decisions are returned so that
-callers (and ``hoodie explain``) can say why something did or did not happen.
+callers (and ``hoodie explain``) can say why something did or did not happen. A service
+that fails raises :class:`~hoodie.errors.TableServiceError` naming it and the commit it
+followed: the commit stands, and the writer reports the failure as a warning.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
+from hoodie.errors import TableServiceError
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.services.archival import ArchiveSettings, archive
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
@@ -59,17 +64,30 @@ class ServiceReport:
     detail: str
 
 
-def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine | None = None) -> list[ServiceReport]:
-    """Run the services the options enable, in Hudi's order: compaction, clean, archive."""
+T = TypeVar("T")
+
+
+def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine | None = None, after: str = "") -> list[ServiceReport]:
+    """Run the services the options enable, in Hudi's order: compaction, clean, archive,
+    after the commit of instant ``after``. The first that fails raises
+    :class:`~hoodie.errors.TableServiceError`; the later ones do not run (archiving
+    commits whose old files a failed clean left would leave those files to no clean)."""
+
+    def run(service: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except Exception as e:
+            raise TableServiceError(service, after, e) from e
+
     reports: list[ServiceReport] = []
     if table.table_type == "MERGE_ON_READ" and config.get(o.COMPACT_INLINE):
-        metadata, decision = compact(table.reload(), compaction_settings(config), engine)
+        metadata, decision = run("compaction", lambda: compact(table.reload(), compaction_settings(config), engine))
         reports.append(ServiceReport("compaction", metadata is not None, decision.reason))
     if config.get(o.CLEAN_AUTOMATIC):
-        result = clean(table.reload(), clean_settings(config), engine)
+        result = run("clean", lambda: clean(table.reload(), clean_settings(config), engine))
         reports.append(ServiceReport("clean", bool(getattr(result, "ran", False)), _describe(result)))
     if config.get(o.ARCHIVE_AUTOMATIC):
-        archived = archive(table.reload(), archive_settings(config))
+        archived = run("archive", lambda: archive(table.reload(), archive_settings(config)))
         reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), _describe(archived)))
     return reports
 

@@ -22,10 +22,14 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
    instant with the planned workload, ``flow.write_buckets`` (bucket assignment and the
    write handles).
 5. ``txn.commit``, or on any error the flow's tasks are stopped and ``txn.abort`` rolls
-   back; after the commit the table services run (a failing service does not undo it).
+   back; after the commit the table services run: a failing service does not undo the
+   commit and does not fail the write (the instant is returned, the failure logged as a
+   warning naming the service, the instant and the cause), so that a caller never
+   retries, and duplicates, a write that committed.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, replace
@@ -36,7 +40,7 @@ import pyarrow as pa
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
-from hoodie.errors import ConcurrentWriteError, ConfigError
+from hoodie.errors import ConcurrentWriteError, ConfigError, TableServiceError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
 from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
@@ -60,6 +64,8 @@ from hoodie.writer.planner import (
 )
 from hoodie.writer.settings import PreparedWrite
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
+
+log = logging.getLogger(__name__)
 
 MERGE_ON_READ = "MERGE_ON_READ"
 NO_SMALL_FILE_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table")
@@ -171,9 +177,21 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
         if lost is not None:
             raise lost from e
         raise
-    # the commit stands even if a service fails: the next write retries the service
-    prepared.services.after_commit(prepared.table, prepared.config, flow.engine)
+    _run_services_after(prepared, flow.engine, txn.instant_time)
     return txn.instant_time
+
+
+def _run_services_after(prepared: PreparedWrite, engine: Engine, instant: str) -> None:
+    """The inline table services after the commit of ``instant``. The commit stands
+    whatever they do: a failure is a warning, never the write's error, since a caller
+    that took the write for failed would retry it (an insert twice is duplicate rows).
+    The next write runs the services again."""
+    try:
+        prepared.services.after_commit(prepared.table, prepared.config, engine, instant)
+    except Exception as e:
+        error = e if isinstance(e, TableServiceError) else TableServiceError("table services", instant, e)
+        log.warning("%s (the commit stands and the write succeeded; the next write runs the %s again)", error, error.service)
+        log.debug("the failure of the %s after write %s", error.service, instant, exc_info=True)
 
 
 def _execute(

@@ -2,7 +2,8 @@
 
 A write checks the services' options before it starts, finishes an interrupted restore
 and rolls back failed writes before it begins, rolls back its own instant if it fails, and
-runs the inline services (compaction, clean, archive) after it commits. Those services
+runs the inline services (compaction, clean, archive) after it commits (a service that
+fails there does not fail the committed write: it is reported as a warning). Those services
 live beside the writer (``hoodie.services``), not below it: the engines that run a write
 (``hoodie.api``, ``hoodie.spark``) pass them in, so this package never imports them.
 """
@@ -29,5 +30,7 @@ class TableServices(Protocol):
         """Roll back ``instant``, a write of this writer that failed before completing;
         ``partitions``, those it wrote to, are listed for its files."""
 
-    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None) -> None:
-        """Run the services the options enable inline (compaction, clean, archive)."""
+    def after_commit(self, table: HoodieTable, config: HoodieConfig, engine: Engine | None, instant: str) -> None:
+        """Run the services the options enable inline (compaction, clean, archive) after
+        the commit of ``instant``; a failing one raises
+        :class:`~hoodie.errors.TableServiceError` naming it (the commit stands)."""

@@ -109,8 +109,13 @@ class WriteTransaction:
             self._refuse_conflicting_writes(metadata)
             self.table.timeline.transition_to_completed(self.instant, metadata.to_json_bytes())
         self.instant = self.instant.with_state(State.COMPLETED)
-        self.markers.delete_all()
-        write_claims.release(self.table.storage, self.table.base_path, self.instant_time)
+        try:
+            self.markers.delete_all()
+            write_claims.release(self.table.storage, self.table.base_path, self.instant_time)
+        except Exception as e:
+            # committed: a caller told otherwise would retry, and duplicate, the write; a
+            # completed instant's markers and claim are never read again
+            log.warning("write %s committed, but its markers or claim were not removed: %s: %s", self.instant_time, type(e).__name__, e)
         return metadata
 
     def _claim_commit(self) -> None:
