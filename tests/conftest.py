@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 # ... and those that hold fixtures are plugins, so every test can take them
 pytest_plugins = ["hostile_paths"]
 
-from shared import shared_dir  # noqa: E402  (found through the path above)
+from shared import cases_or_skip, shared_dir  # noqa: E402  (found through the path above)
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         t for t in list_conformance_tables()
         if (table_type is None or t.table_type == table_type) and (versions is None or t.table_version in versions)
     ]
-    metafunc.parametrize("conformance_case", cases, ids=[t.name for t in cases])
+    narrowed = ", ".join(f"{k}={v}" for k, v in (("table_type", table_type), ("versions", versions)) if v is not None)
+    what = f"tables ({narrowed})" if narrowed else "tables"
+    metafunc.parametrize("conformance_case", cases_or_skip(cases, [t.name for t in cases], what))
 
 
 @pytest.fixture(scope="session")

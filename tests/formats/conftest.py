@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from shared import shared_dir
+from shared import cases_or_skip, no_conformance_reason, shared_dir
 
 
 def _tables_dir() -> Path:
@@ -58,12 +58,11 @@ def _base_parquet_members() -> list[tuple[str, str]]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "conformance_base_file" in metafunc.fixturenames:
         members = _base_parquet_members()
-        metafunc.parametrize(
-            "conformance_base_file", members, ids=[f"{k}:{Path(r).name[:13]}" for k, r in members]
-        )
+        ids = [f"{k}:{Path(r).name[:13]}" for k, r in members]
+        metafunc.parametrize("conformance_base_file", cases_or_skip(members, ids, "base files"))
     if "conformance_table_key" in metafunc.fixturenames:
         keys = [_table_key(z) for z in _zips()]
-        metafunc.parametrize("conformance_table_key", keys, ids=keys)
+        metafunc.parametrize("conformance_table_key", cases_or_skip(keys, keys))
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +70,7 @@ def conformance_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
     """Unpack every conformance zip once per session; maps table key → table base path."""
     zips = _zips()
     if not zips:
-        pytest.skip(f"no conformance tables under {_tables_dir()}")
+        pytest.skip(no_conformance_reason())
     root = tmp_path_factory.mktemp("conformance")
     tables: dict[str, Path] = {}
     for z in zips:
