@@ -62,3 +62,18 @@ def test_every_conformance_table_validates(conformance_catalog, conformance_tabl
     for case in conformance_catalog:
         result = cli("validate", str(conformance_table(case)), "--json")
         assert result.exit_code == 0, f"{case.name}: {result.output}"
+
+
+def test_the_verdict_is_on_stdout(tmp_path: Path, cli) -> None:
+    """Healthy or not, what validate found is its result (stdout); stderr stays empty."""
+    base = str(tmp_path / "t")
+    hoodie.write(pa.table({"id": [1, 2], "p": ["a", "b"], "ts": [1, 1]}), base, MOR)
+    healthy = cli("validate", base)
+    assert healthy.exit_code == 0
+    assert healthy.stdout == "2 file(s) of the latest slices checked: none missing or damaged\n"
+    assert healthy.stderr == ""
+    _, base_name, _ = _damaged_table(tmp_path / "damaged")
+    damaged = cli("validate", str(tmp_path / "damaged"))
+    assert damaged.exit_code == 1
+    assert "problem(s) in" in damaged.stdout and base_name in damaged.stdout
+    assert damaged.stderr == ""

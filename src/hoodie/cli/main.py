@@ -34,9 +34,10 @@ from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
 from hoodie.cli.options import parse_options
 from hoodie.cli.output import stdout_console, warnings_as_notes
+from hoodie.cli.typer_app import HoodieTyper
 from hoodie.table import HoodieTable
 
-app = typer.Typer(
+app = HoodieTyper(
     name="hoodie",
     help="Inspect, read and maintain Apache Hudi tables (hoodie: Hudi in Python, no JVM).",
     no_args_is_help=True,
@@ -61,12 +62,12 @@ AsOfOpt = Annotated[
     str | None, typer.Option("--as-of", metavar="T", help="The table as of this instant (yyyyMMddHHmmss[SSS] or ISO time).", show_default=False)
 ]
 
-compaction_app = typer.Typer(
+compaction_app = HoodieTyper(
     name="compaction",
     help="Schedule, run and list compactions of merge-on-read tables.",
     no_args_is_help=True,
 )
-savepoint_app = typer.Typer(
+savepoint_app = HoodieTyper(
     name="savepoint",
     help="Create, delete and list savepoints (commits a table can be restored to).",
     no_args_is_help=True,
