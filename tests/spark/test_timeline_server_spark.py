@@ -134,3 +134,28 @@ def test_on_a_local_file_system_markers_default_to_direct_and_views_to_the_serve
     assert writes["default"] == writes["direct"] >= 2 * 3, writes  # a data file and its marker file, each
     assert _served(server, "/v1/hoodie/view/slices/partitions/latest/") > viewed, "the views came from the server"
     assert helpers.rows(hoodie.read(paths["default"]), drop=helpers.VOLATILE) == helpers.rows(hoodie.read(paths["direct"]), drop=helpers.VOLATILE)
+
+
+def test_a_wildcard_driver_host_in_any_spelling_needs_the_option(
+    spark, tmp_path: Path, helpers, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    conf = spark.sparkContext.getConf().set("spark.driver.host", "0x0")  # 0.0.0.0, every interface
+    monkeypatch.setattr(spark.sparkContext, "getConf", lambda: conf)
+    servers: dict[str, TimelineServer] = {}
+    monkeypatch.setattr(embedded_module, "_SERVERS", servers)  # the application has no server yet
+    path = str(tmp_path / "t")
+    first, upsert = _batches()
+    with caplog.at_level(logging.WARNING, logger="hoodie.spark.timeline"):
+        helpers.to_df(spark, first).write.format("hoodie").options(**helpers.base_options(**SERVER_MARKERS)).save(path)
+    assert "'0x0'" in caplog.text and "hoodie.embed.timeline.server.allow.wildcard=true" in caplog.text
+    assert servers == {}, "nothing bound to every interface"
+    assert hoodie.read(path).num_rows == 30  # with direct markers
+    allowed = helpers.base_options(**SERVER_MARKERS, **{"hoodie.embed.timeline.server.allow.wildcard": "true"})
+    try:
+        helpers.to_df(spark, upsert).write.format("hoodie").options(**allowed).mode("append").save(path)
+        (server,) = servers.values()
+        assert server.host == "0x0" and _flushed(server) >= 1
+    finally:
+        for server in servers.values():
+            server.stop()
+    assert hoodie.read(path).num_rows == 31

@@ -222,6 +222,12 @@ EMBED_TIMELINE_SERVER = _opt(
     "hoodie.embed.timeline.server", True, _bool, "Run a timeline server in the writing driver (timeline-server-based markers need it)."
 )
 EMBED_TIMELINE_SERVER_PORT = _opt("hoodie.embed.timeline.server.port", 0, _int_in(0, 65535), "Port of the embedded timeline server (0: a free port).")
+EMBED_TIMELINE_SERVER_ALLOW_WILDCARD = _opt(
+    "hoodie.embed.timeline.server.allow.wildcard",
+    False,
+    _bool,
+    "Let the embedded timeline server bind when spark.driver.host resolves to a wildcard address (0.0.0.0 or ::, every interface).",
+)
 MARKERS_BATCH_INTERVAL_MS = _opt(
     "hoodie.markers.timeline_server_based.batch.interval_ms",
     0,

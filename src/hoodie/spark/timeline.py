@@ -1,7 +1,9 @@
 """The embedded timeline server of a Spark application: started on the driver by the
 application's first write that uses timeline-server-based markers, bound to
-``spark.driver.host`` (never a wildcard) on ``hoodie.embed.timeline.server.port`` (0: a
-free port), reused by the application's later writes and stopped with it.
+``spark.driver.host`` on ``hoodie.embed.timeline.server.port`` (0: a free port), reused
+by the application's later writes and stopped with it. A driver host that resolves to a
+wildcard address, however spelt, is refused (the write makes direct markers) unless
+``hoodie.embed.timeline.server.allow.wildcard`` is true.
 
 When the server starts, one Spark task calls its ``/health`` from an executor; if that
 fails the write logs which host and port could not be reached and its tasks create direct

@@ -2,7 +2,9 @@
 started by its first write that needs one, reused by the writes after it (each adds its
 table) and stopped with the application (:func:`stop_embedded`, and at interpreter exit).
 
-A reused server keeps the address, port and marker batching it was started with.
+A reused server keeps the address, port and marker batching it was started with. An
+address that resolves to a wildcard is refused unless
+``hoodie.embed.timeline.server.allow.wildcard`` is true.
 """
 from __future__ import annotations
 
@@ -33,7 +35,10 @@ def embedded_server(application: str, host: str, config: HoodieConfig) -> tuple[
         if server is not None and server.running:
             return server, False
         batching = MarkerBatching(config.get(o.MARKERS_BATCH_INTERVAL_MS), config.get(o.MARKERS_BATCH_THREADS))
-        server = TimelineServer(host, config.get(o.EMBED_TIMELINE_SERVER_PORT), batching=batching).start()
+        allow = o.EMBED_TIMELINE_SERVER_ALLOW_WILDCARD
+        server = TimelineServer(
+            host, config.get(o.EMBED_TIMELINE_SERVER_PORT), batching=batching, allow_wildcard=config.get(allow), allow_with=f"{allow.key}=true"
+        ).start()
         _SERVERS[application] = server
         return server, True
 

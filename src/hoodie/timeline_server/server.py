@@ -2,6 +2,10 @@
 given address (loopback by default, never a wildcard unless asked), serving the tables
 added to it, with a token every ``/v1/`` request must carry.
 
+Whether an address is a wildcard is decided by what the name resolves to (``0``, ``0x0``,
+``::0`` and ``""`` are ``0.0.0.0`` or ``::`` as much as those are), and the server binds
+to the addresses it checked, not to the name resolved again.
+
 ``TimelineServer(host, port).start()`` returns once the socket is bound (port 0: a free
 one, read back from :attr:`address`); :meth:`stop` answers queued marker requests, closes
 the socket and ends the thread. The embedded server of a write and the ``hoodie
@@ -10,9 +14,12 @@ timeline-server`` command both run this.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import secrets
+import socket
 import threading
 from concurrent.futures import Future
+from typing import cast
 
 from aiohttp import web
 
@@ -26,10 +33,30 @@ from hoodie.timeline_server.markers import MarkerBatching, MarkerService
 from hoodie.timeline_server.metrics import ServerMetrics
 from hoodie.timeline_server.views import TableViews
 
-WILDCARDS = ("0.0.0.0", "::", "")
+ALLOW_WILDCARD_FLAG = "--allow-wildcard"
+
+
+def bind_addresses(host: str) -> list[str]:
+    """The addresses a server told to listen on ``host`` binds (what the name resolves
+    to; an empty name is every interface), in the resolver's order."""
+    try:
+        infos = socket.getaddrinfo(host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ConfigError(f"the timeline server cannot bind to {host!r}: {e}") from None
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def is_wildcard(address: str) -> bool:
+    """Whether a numeric ``address`` means every interface (``::ffff:0.0.0.0`` too)."""
+    ip = ipaddress.ip_address(address)
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_unspecified or (mapped is not None and mapped.is_unspecified)
 
 
 class TimelineServer:
+    """``allow_with`` is what a user sets to allow a wildcard address, named when one is
+    refused (the command's flag; an option for the embedded server)."""
+
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -37,9 +64,15 @@ class TimelineServer:
         token: str | None = None,
         batching: MarkerBatching | None = None,
         allow_wildcard: bool = False,
+        allow_with: str = ALLOW_WILDCARD_FLAG,
     ) -> None:
-        if host in WILDCARDS and not allow_wildcard:
-            raise ConfigError(f"the timeline server does not bind to the wildcard address {host!r} unless told to (bind to the driver's address)")
+        self._bind = bind_addresses(host)
+        wildcard = next((a for a in self._bind if is_wildcard(a)), None)
+        if wildcard is not None and not allow_wildcard:
+            raise ConfigError(
+                f"the timeline server does not bind to {host!r}: it is the wildcard address {wildcard} (every interface); "
+                f"bind to the driver's address, or allow it with {allow_with}"
+            )
         self.host = host
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
@@ -102,7 +135,8 @@ class TimelineServer:
         await self._runner.setup()
         # SO_REUSEADDR: a restarted server takes its port back from connections in
         # TIME_WAIT (on Linux it never lets two servers listen on one port)
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        # the addresses checked above, not the name resolved again (asyncio binds a list)
+        site = web.TCPSite(self._runner, cast(str, self._bind), self.port, reuse_address=True)
         await site.start()
         server = site._server
         sockets = getattr(server, "sockets", None) or []
