@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import hoodie
 from hoodie.cli.output import human_size
@@ -117,16 +118,27 @@ def test_run_a_given_instant(cli, mor, rows):
     result = cli("compaction", "run", mor.path, "--instant", second, "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["instant"] == second
+    assert doc["ran"] is True and doc["instant"] == second
     assert len(doc["files"]) == 1 and doc["totals"]["log_files_compacted"] == 2
     assert _pending(mor.path) == [first]
     assert sorted(v[0] for v in _latest_slices(mor.path).values()) == sorted([mor.commits[0], second])
     assert rows(mor.path) == before
 
 
-def test_run_without_a_pending_compaction(cli, mor, cow, one_line_error):
+def test_run_without_a_pending_compaction(cli, mor, one_line_error):
     assert one_line_error(cli("compaction", "run", mor.path)) == f"no pending compaction in {mor.path}"
-    assert one_line_error(cli("compaction", "run", cow.path)) == f"no pending compaction in {cow.path}"
+
+
+def test_run_on_a_copy_on_write_table_says_there_is_nothing_to_compact(cli, cow):
+    """As schedule does: not an error, the reason on stdout; nothing is written."""
+    before = sorted(p.name for p in Path(cow.path, ".hoodie").iterdir())
+    result = cli("compaction", "run", cow.path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "No compaction run: t is a COPY_ON_WRITE table: nothing to compact"
+    assert json.loads(cli("compaction", "run", cow.path, "--json").stdout) == {
+        "ran": False, "reason": "t is a COPY_ON_WRITE table: nothing to compact"
+    }
+    assert sorted(p.name for p in Path(cow.path, ".hoodie").iterdir()) == before
 
 
 def test_run_an_instant_that_is_not_pending(cli, mor, one_line_error):

@@ -3,7 +3,7 @@
 A thin adapter over :mod:`hoodie.services.compaction`: ``schedule`` calls
 :func:`~hoodie.services.compaction.schedule_compaction` (``--force``: without the
 delta-commit threshold), ``run`` calls :func:`~hoodie.services.compaction.run_compaction`
-with a progress engine, ``show`` lists :func:`~hoodie.services.compaction.pending_compactions`
+with a progress engine (on a copy-on-write table it says why there is nothing to run), ``show`` lists :func:`~hoodie.services.compaction.pending_compactions`
 with their operations. Settings come from the ``-o`` options through
 :func:`hoodie.services.inline.compaction_settings`.
 """
@@ -25,6 +25,7 @@ from hoodie.cli.output import (
     print_json,
     print_table,
     progress,
+    report_not_run,
     stdout_console,
 )
 from hoodie.services import (
@@ -103,6 +104,11 @@ def schedule(table: HoodieTable, config: CommandConfig, force: bool, as_json: bo
 
 def run(table: HoodieTable, config: CommandConfig, instant: str | None, as_json: bool) -> None:
     settings = service_settings(compaction_settings, config)
+    if table.table_type != "MERGE_ON_READ":
+        # nothing to run, and not an error: the service's own reason, as schedule says it
+        report_not_run("No compaction run", plan_compaction(table, settings).reason, as_json)
+        note_unused(config, "compaction run")
+        return
     pending = pending_compactions(table)
     if instant is None and pending:
         instant = pending[0][0].timestamp  # the oldest, as run_compaction picks by default
@@ -114,6 +120,7 @@ def run(table: HoodieTable, config: CommandConfig, instant: str | None, as_json:
     log_files = sum(s.totalLogFilesCompacted for s in stats)
     if as_json:
         print_json({
+            "ran": True,
             "instant": instant,
             "files": [
                 {
