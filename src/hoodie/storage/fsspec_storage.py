@@ -1,5 +1,9 @@
 """Storage on any fsspec filesystem (S3, GCS, ABFS, memory, ...).
 
+:func:`open_filesystem` turns what stops a filesystem from opening (an unknown scheme, its
+library not installed, HDFS without Java) into one :class:`~hoodie.errors.StorageError`
+line naming the scheme and what is missing.
+
 Object stores make a single PUT atomic, so ``create_new`` writes the object in one call
 after checking that it is absent. Concurrent writers of the same table need a lock
 provider on top of this (as in Hudi); a single writer is safe.
@@ -7,12 +11,39 @@ provider on top of this (as in Hudi); a single writer is safe.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 
 import fsspec
 import pyarrow.fs as pafs
+from fsspec.registry import known_implementations
 
-from hoodie.errors import FileAlreadyExistsError
+from hoodie.errors import FileAlreadyExistsError, StorageError
 from hoodie.storage.base import FileInfo, StorageCounters
+
+_HDFS_NEEDS = " (pyarrow's HDFS needs Java and Hadoop's libhdfs: JAVA_HOME, HADOOP_HOME)"
+_CAUSE_CHARS = 80  # of a library's own message quoted in ours (pyarrow's can run to kilobytes)
+
+
+def open_filesystem(protocol: str, storage_options: Mapping[str, object]) -> fsspec.AbstractFileSystem:
+    """fsspec's filesystem for ``protocol``; a scheme fsspec does not know, a package it
+    needs that is not installed, or a filesystem that cannot start is a one-line
+    :class:`StorageError` naming the scheme and what is missing."""
+    if protocol not in fsspec.available_protocols():
+        raise StorageError(f"unsupported storage scheme {protocol}:// (fsspec knows no such protocol)")
+    try:
+        return fsspec.filesystem(protocol, **storage_options)
+    except ImportError as e:
+        # fsspec re-raises the failed import with a hint of its own; the module is the cause's
+        failed = e.__cause__ if isinstance(e.__cause__, ImportError) else e
+        package = failed.name or str(known_implementations.get(protocol, {}).get("class", protocol)).split(".")[0]
+        raise StorageError(f"{protocol}:// paths need the Python package {package}, which is not installed (pip install {package})") from e
+    except (OSError, TypeError, ValueError) as e:
+        # the filesystem would not start: a native library missing (HDFS), or options it
+        # needs (a host) that the path alone does not give
+        first = " ".join(str(e).split())
+        cause = first if len(first) <= _CAUSE_CHARS else first[:_CAUSE_CHARS].rsplit(" ", 1)[0] + " ..."
+        needs = _HDFS_NEEDS if protocol == "hdfs" else ""
+        raise StorageError(f"{protocol}:// storage could not be opened: {cause}{needs}") from e
 
 
 class FsspecStorage:
@@ -21,7 +52,7 @@ class FsspecStorage:
     def __init__(self, protocol: str, **storage_options: object) -> None:
         self.protocol = protocol
         self.storage_options = storage_options
-        self.fs = fsspec.filesystem(protocol, **storage_options)
+        self.fs = open_filesystem(protocol, storage_options)
         self.counters = StorageCounters()
         self.is_local = protocol in ("file", "local")
 
