@@ -123,7 +123,7 @@ def test_merge_on_read_after_compaction(cli, mor, rows):
 
 def test_invalid_settings(cli, cow, one_line_error):
     message = one_line_error(cli("clean", cow.path, "-o", "hoodie.cleaner.commits.retained=0"))
-    assert message == "hoodie.cleaner.commits.retained must be at least 1, got 0"
+    assert message == "invalid value '0' for option hoodie.cleaner.commits.retained: expected an integer from 1"
     message = one_line_error(cli("clean", cow.path, "-o", "hoodie.cleaner.policy=KEEP_NOTHING"))
     assert message.startswith("invalid value 'KEEP_NOTHING' for option hoodie.cleaner.policy: expected one of KEEP_LATEST_COMMITS")
 

@@ -22,7 +22,11 @@ def test_parse_options():
     [
         (["hoodie.cleaner.commits.retained"], "expected key=value"),
         (["=5"], "expected key=value"),
-        (["cleaner.commits.retained=5"], "unknown option cleaner.commits.retained for --option"),
+        (["header=true"], r"^unknown option header for --option \(Hudi options start with 'hoodie.'\)$"),
+        (["cleaner.commits.retained=5"], r"^unknown option cleaner.commits.retained for --option; did you mean hoodie.cleaner.commits.retained\?$"),
+        # a key outside hoodie.* that nearly spells an option names it
+        (["as.of.instnt=0"], "^unknown option as.of.instnt for --option; did you mean as.of.instant\\?$"),
+        (["hoodi.cleaner.commits.retained=5"], "did you mean hoodie.cleaner.commits.retained\\?$"),
         (["hoodie.keep.min.commits=1", "hoodie.keep.min.commits=2"], "given twice"),
     ],
 )
@@ -45,7 +49,8 @@ def test_service_settings_name_the_options():
     assert (archive.min_commits, archive.max_commits) == (2, 3)
     with pytest.raises(ConfigError, match=r"^hoodie.keep.max.commits \(3\) must be greater than hoodie.keep.min.commits \(3\)$"):
         service_settings(archive_settings, parse_options(["hoodie.keep.min.commits=3", "hoodie.keep.max.commits=3"]))
-    with pytest.raises(ConfigError, match="hoodie.cleaner.hours.retained must not be negative"):
+    # a value out of an option's range is refused where it is parsed, saying what is expected
+    with pytest.raises(ConfigError, match="^invalid value '-1' for option hoodie.cleaner.hours.retained: expected an integer from 0$"):
         service_settings(clean_settings, parse_options(["hoodie.cleaner.hours.retained=-1"]))
 
 
@@ -55,3 +60,22 @@ def test_unused_options_are_noted(capsys):
     note_unused(config, "compaction schedule")
     err = capsys.readouterr().err
     assert err.strip() == "note: option hoodie.keep.min.commits has no effect on compaction schedule"
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        # issue 27 items 9 and 14, through the command line
+        ("as.of.instnt=0", "unknown option as.of.instnt for --option; did you mean as.of.instant?"),
+        ("hoodie.cleaner.commits.retaind=2", "unknown option hoodie.cleaner.commits.retaind; did you mean hoodie.cleaner.commits.retained?"),
+        ("hoodie.cleaner.commits.retained=two", "invalid value 'two' for option hoodie.cleaner.commits.retained: expected an integer from 1"),
+        ("hoodie.cleaner.policy=KEEP_SOME", "invalid value 'KEEP_SOME' for option hoodie.cleaner.policy: expected one of KEEP_LATEST_COMMITS"),
+        ("hoodie.cleaner.incremental.mode=sometimes", "invalid value 'sometimes' for option hoodie.cleaner.incremental.mode: expected true or false"),
+        ("hoodie.index.bloom.fpp=1.5", "invalid value '1.5' for option hoodie.index.bloom.fpp: expected a number greater than 0 and less than 1"),
+    ],
+)
+def test_bad_options_on_the_command_line_name_the_option_value_and_expectation(cli, table, option: str, message: str) -> None:
+    result = cli("clean", table.path, "--dry-run", "-o", option)
+    assert result.exit_code != 0
+    assert message in " ".join(result.stderr.split()), result.stderr
+    assert "Traceback" not in result.stderr and "invalid literal" not in result.stderr

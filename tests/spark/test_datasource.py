@@ -101,6 +101,25 @@ def test_options_paths_and_formats(spark, tmp_path, helpers) -> None:
     assert spark.read.parquet(plain).count() == 4
 
 
+def test_misspelled_options_and_bad_values_are_errors_naming_them(spark, tmp_path, helpers) -> None:
+    # issue 27 items 9 and 14 through format("hoodie"): a typo outside hoodie.* is not read
+    # past (which would return the latest snapshot), Spark's own keys pass
+    path = str(tmp_path / "t")
+    df = helpers.to_df(spark, _trips(["a", "b"], 1))
+    df.write.format("hoodie").options(**helpers.base_options()).mode("append").save(path)
+    first = HoodieTable.open(path).timeline.completed_writes()[0].timestamp
+    helpers.to_df(spark, _trips(["a"], 2)).write.format("hoodie").options(**helpers.base_options()).mode("append").save(path)
+    with pytest.raises(ConfigError, match=r"^unknown option as\.of\.instnt; did you mean as\.of\.instant\?$"):
+        spark.read.format("hoodie").option("as.of.instnt", first).load(path)
+    as_of = spark.read.format("hoodie").option("header", "true").option("path", path).option("as.of.instant", first).load()
+    assert sorted(r["ts"] for r in as_of.collect()) == [1, 1]
+    with pytest.raises(ConfigError, match=r"^invalid value 'big' for option hoodie.parquet.max.file.size: expected an integer from 1$"):
+        df.write.format("hoodie").options(**helpers.base_options()).option("hoodie.parquet.max.file.size", "big").mode("append").save(path)
+    with pytest.raises(ConfigError, match=r"^invalid value 'sometimes' for option ignoreMissingFiles: expected true or false$"):
+        spark.read.format("hoodie").option("ignoreMissingFiles", "sometimes").load(path)
+    assert len(HoodieTable.open(path).timeline.completed_writes()) == 2
+
+
 def test_a_folder_of_other_files_is_refused_unless_allowed(spark, tmp_path, helpers) -> None:
     home = tmp_path / "csv"
     home.mkdir()

@@ -1,7 +1,8 @@
 """Hudi options given on the command line: ``--option/-o key=value``, repeated.
 
 :func:`parse_options` turns them into a :class:`hoodie.config.HoodieConfig` (which rejects
-unknown ``hoodie.*`` keys and malformed values with a message naming the key);
+unknown ``hoodie.*`` keys, naming the closest option, and malformed values with a message
+naming the key, the value and what is expected; any other unknown key is refused too);
 :func:`service_settings` builds a service's settings from it with the builders of
 :mod:`hoodie.services.inline` (which refuse bad values with a ``ConfigError`` naming the
 options), and :func:`note_unused` notes options the command does not read.
@@ -42,9 +43,11 @@ def parse_options(values: Sequence[str] | None) -> CommandConfig:
         key, value = key.strip(), value.strip()
         if not sep or not key:
             raise UsageError(f"invalid value {text!r} for {OPTION_FLAG}: expected key=value (e.g. -o {o.CLEANER_COMMITS_RETAINED.key}=5)")
-        if o.lookup(key) is None and not key.startswith("hoodie."):
+        if o.lookup(key) is None and not key.lower().startswith("hoodie."):
             # HoodieConfig keeps keys outside hoodie.* for engines; none means anything here
-            raise UsageError(f"unknown option {key} for {OPTION_FLAG} (Hudi options start with 'hoodie.')")
+            close = o.closest_option(key)
+            hint = f"; did you mean {close}?" if close else " (Hudi options start with 'hoodie.')"
+            raise UsageError(f"unknown option {key} for {OPTION_FLAG}{hint}")
         if key in raw and raw[key] != value:
             raise UsageError(f"{OPTION_FLAG} {key} given twice, as {raw[key]!r} and {value!r}")
         raw[key] = value

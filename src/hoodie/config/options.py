@@ -3,46 +3,15 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from hoodie.config.values import boolean, field_list, int_in, lower, number_in, only_value, upper
 from hoodie.errors import ConfigError
 
 T = TypeVar("T")
-
-
-def _bool(v: str) -> bool:
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise ValueError("expected true or false")
-
-
-def _upper(v: str) -> str:
-    return str(v).strip().upper()
-
-
-def _lower(v: str) -> str:
-    return str(v).strip().lower()
-
-
-def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An integer parser refusing values below ``low`` (or above ``high``)."""
-
-    def parse(v: str) -> int:
-        n = int(str(v).strip())
-        if n < low or (high is not None and n > high):
-            raise ValueError(f"expected an integer from {low}" + (f" to {high}" if high is not None else ""))
-        return n
-
-    return parse
-
-
-def _fields(v: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in str(v).split(",") if p.strip())
 
 
 @dataclass(frozen=True)
@@ -81,7 +50,7 @@ DATABASE_NAME = _opt("hoodie.database.name", "", str, "Database name, part of th
 TABLE_TYPE = _opt(
     "hoodie.datasource.write.table.type",
     "COPY_ON_WRITE",
-    _upper,
+    upper,
     "COPY_ON_WRITE or MERGE_ON_READ.",
     ("hoodie.table.type",),
     ("COPY_ON_WRITE", "MERGE_ON_READ"),
@@ -89,17 +58,17 @@ TABLE_TYPE = _opt(
 CREATE_BESIDE_FOREIGN_FILES = _opt(
     "hoodie.table.create.allow.foreign.files",
     False,
-    _bool,
+    boolean,
     "Create a table in a folder that already holds files of no Hudi table (another format's table, CSV files); "
     "refused by default, naming what was found.",
 )
 
 # --- keys and partitions ------------------------------------------------------------------
-RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, _fields, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))
+RECORD_KEY_FIELD = _opt("hoodie.datasource.write.recordkey.field", None, field_list, "Comma-separated record key field(s).", ("hoodie.table.recordkey.fields",))
 PARTITION_PATH_FIELD: Option[tuple[str, ...]] = _opt(
     "hoodie.datasource.write.partitionpath.field",
     (),
-    _fields,
+    field_list,
     "Comma-separated partition path field(s); empty for a non-partitioned table.",
     ("hoodie.table.partition.fields",),
 )
@@ -120,17 +89,17 @@ KEYGEN_CLASS = _opt(
 KEYGEN_TYPE = _opt(
     "hoodie.datasource.write.keygenerator.type",
     None,
-    _upper,
+    upper,
     "Key generator type: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP.",
     ("hoodie.table.keygenerator.type",),
     ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"),
 )
-HIVE_STYLE = _opt("hoodie.datasource.write.hive_style_partitioning", False, _bool, "Write partition directories as field=value.")
-URL_ENCODE = _opt("hoodie.datasource.write.partitionpath.urlencode", False, _bool, "Percent-encode partition path values.")
+HIVE_STYLE = _opt("hoodie.datasource.write.hive_style_partitioning", False, boolean, "Write partition directories as field=value.")
+URL_ENCODE = _opt("hoodie.datasource.write.partitionpath.urlencode", False, boolean, "Percent-encode partition path values.")
 TS_TYPE = _opt(
     "hoodie.keygen.timebased.timestamp.type",
     None,
-    _upper,
+    upper,
     "Timestamp key generator input type.",
     ("hoodie.deltastreamer.keygen.timebased.timestamp.type",),
     ("UNIX_TIMESTAMP", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "DATE_STRING", "SCALAR"),
@@ -156,23 +125,23 @@ TS_TIMEZONE = _opt(
     "Time zone of the timestamp key generator.",
     ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"),
 )
-TS_SCALAR_UNIT = _opt("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", _upper, "Unit of SCALAR timestamps.")
-CONSISTENT_LOGICAL_TS = _opt("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, _bool, "Accepted for compatibility.")
+TS_SCALAR_UNIT = _opt("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", upper, "Unit of SCALAR timestamps.")
+CONSISTENT_LOGICAL_TS = _opt("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, boolean, "Accepted for compatibility.")
 
 # --- write --------------------------------------------------------------------------------
 OPERATION = _opt(
     "hoodie.datasource.write.operation",
     "upsert",
-    _lower,
+    lower,
     "Write operation.",
     (),
     ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"),
 )
-POPULATE_META_FIELDS = _opt("hoodie.populate.meta.fields", True, _bool, "Fill the five _hoodie_ meta columns.")
-COMBINE_BEFORE_INSERT = _opt("hoodie.combine.before.insert", False, _bool, "Deduplicate a batch by key before insert/bulk_insert.")
-COMBINE_BEFORE_UPSERT = _opt("hoodie.combine.before.upsert", True, _bool, "Deduplicate a batch by key before upsert.")
-COMBINE_BEFORE_DELETE = _opt("hoodie.combine.before.delete", True, _bool, "Deduplicate a batch by key before delete.")
-INSERT_DROP_DUPS = _opt("hoodie.datasource.write.insert.drop.duplicates", False, _bool, "On insert, drop incoming records whose key already exists.")
+POPULATE_META_FIELDS = _opt("hoodie.populate.meta.fields", True, boolean, "Fill the five _hoodie_ meta columns.")
+COMBINE_BEFORE_INSERT = _opt("hoodie.combine.before.insert", False, boolean, "Deduplicate a batch by key before insert/bulk_insert.")
+COMBINE_BEFORE_UPSERT = _opt("hoodie.combine.before.upsert", True, boolean, "Deduplicate a batch by key before upsert.")
+COMBINE_BEFORE_DELETE = _opt("hoodie.combine.before.delete", True, boolean, "Deduplicate a batch by key before delete.")
+INSERT_DROP_DUPS = _opt("hoodie.datasource.write.insert.drop.duplicates", False, boolean, "On insert, drop incoming records whose key already exists.")
 PAYLOAD_CLASS = _opt(
     "hoodie.datasource.write.payload.class",
     "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
@@ -180,31 +149,31 @@ PAYLOAD_CLASS = _opt(
     "Merge payload (event-time semantics).",
     ("hoodie.compaction.payload.class",),
 )
-SMALL_FILE_LIMIT = _opt("hoodie.parquet.small.file.limit", 104857600, int, "Files smaller than this receive inserts first (bytes; 0 disables).")
-MAX_FILE_SIZE = _opt("hoodie.parquet.max.file.size", 125829120, int, "Target size of a base file (bytes).")
-RECORD_SIZE_ESTIMATE = _opt("hoodie.copyonwrite.record.size.estimate", 1024, int, "Record size estimate before any commit exists (bytes).")
-INSERT_SPLIT_SIZE = _opt("hoodie.copyonwrite.insert.split.size", 500000, int, "Records per new file group when auto split is off.")
-INSERT_AUTO_SPLIT = _opt("hoodie.copyonwrite.insert.auto.split", True, _bool, "Size new file groups from the average record size.")
+SMALL_FILE_LIMIT = _opt("hoodie.parquet.small.file.limit", 104857600, int_in(0), "Files smaller than this receive inserts first (bytes; 0 disables).")
+MAX_FILE_SIZE = _opt("hoodie.parquet.max.file.size", 125829120, int_in(1), "Target size of a base file (bytes).")
+RECORD_SIZE_ESTIMATE = _opt("hoodie.copyonwrite.record.size.estimate", 1024, int_in(1), "Record size estimate before any commit exists (bytes).")
+INSERT_SPLIT_SIZE = _opt("hoodie.copyonwrite.insert.split.size", 500000, int_in(1), "Records per new file group when auto split is off.")
+INSERT_AUTO_SPLIT = _opt("hoodie.copyonwrite.insert.auto.split", True, boolean, "Size new file groups from the average record size.")
 RECORD_SIZE_MIN_COMMIT = _opt(
     "hoodie.record.size.estimation.threshold",
     1.0,
-    float,
+    number_in(0),
     "Use a past commit for the record size only if it wrote more than threshold × small.file.limit bytes.",
 )
 PARQUET_CODEC = _opt(
     "hoodie.parquet.compression.codec",
     "gzip",
-    _lower,
+    lower,
     "Parquet compression codec.",
     (),
     ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"),
 )
-PARQUET_BLOCK_SIZE = _opt("hoodie.parquet.block.size", 125829120, int, "Parquet row group size (bytes).")
-PARQUET_PAGE_SIZE = _opt("hoodie.parquet.page.size", 1048576, int, "Parquet page size (bytes).")
+PARQUET_BLOCK_SIZE = _opt("hoodie.parquet.block.size", 125829120, int_in(1), "Parquet row group size (bytes).")
+PARQUET_PAGE_SIZE = _opt("hoodie.parquet.page.size", 1048576, int_in(1), "Parquet page size (bytes).")
 LOG_BLOCK_FORMAT = _opt(
     "hoodie.logfile.data.block.format",
     "avro",
-    _lower,
+    lower,
     "Data block format of merge-on-read log files: avro (Hudi's default) or parquet.",
     (),
     ("avro", "parquet"),
@@ -212,31 +181,31 @@ LOG_BLOCK_FORMAT = _opt(
 MARKERS_TYPE: Option[str | None] = _opt(
     "hoodie.write.markers.type",
     None,
-    _upper,
+    upper,
     "DIRECT (a marker file per data file) or TIMELINE_SERVER_BASED (marker names batched into a few MARKERS files by "
     "the embedded timeline server); unset: TIMELINE_SERVER_BASED for Spark writes, DIRECT in process.",
     (),
     ("DIRECT", "TIMELINE_SERVER_BASED"),  # markers.DIRECT, markers.TIMELINE_SERVER_BASED (config sits below markers)
 )
 EMBED_TIMELINE_SERVER = _opt(
-    "hoodie.embed.timeline.server", True, _bool, "Run a timeline server in the writing driver (timeline-server-based markers need it)."
+    "hoodie.embed.timeline.server", True, boolean, "Run a timeline server in the writing driver (timeline-server-based markers need it)."
 )
-EMBED_TIMELINE_SERVER_PORT = _opt("hoodie.embed.timeline.server.port", 0, _int_in(0, 65535), "Port of the embedded timeline server (0: a free port).")
+EMBED_TIMELINE_SERVER_PORT = _opt("hoodie.embed.timeline.server.port", 0, int_in(0, 65535), "Port of the embedded timeline server (0: a free port).")
 EMBED_TIMELINE_SERVER_ALLOW_WILDCARD = _opt(
     "hoodie.embed.timeline.server.allow.wildcard",
     False,
-    _bool,
+    boolean,
     "Let the embedded timeline server bind when spark.driver.host resolves to a wildcard address (0.0.0.0 or ::, every interface).",
 )
 MARKERS_BATCH_INTERVAL_MS = _opt(
     "hoodie.markers.timeline_server_based.batch.interval_ms",
     0,
-    _int_in(0),
+    int_in(0),
     "How often the timeline server writes the marker names it received; 0 (hoodie's default): as soon as they arrive and one of "
     "num_threads batch slots is free (group commit), so that a task never waits a whole interval for its marker.",
 )
 MARKERS_BATCH_THREADS = _opt(
-    "hoodie.markers.timeline_server_based.batch.num_threads", 20, _int_in(1), "MARKERS files (and threads writing them) per marker directory."
+    "hoodie.markers.timeline_server_based.batch.num_threads", 20, int_in(1), "MARKERS files (and threads writing them) per marker directory."
 )
 VIEW_REMOTE_HOST = _opt(
     "hoodie.filesystem.view.remote.host",
@@ -244,21 +213,21 @@ VIEW_REMOTE_HOST = _opt(
     str,
     "Host of a standalone timeline server (hoodie timeline-server) that writes use instead of an embedded one.",
 )
-VIEW_REMOTE_PORT = _opt("hoodie.filesystem.view.remote.port", 26754, _int_in(1, 65535), "Port of that standalone timeline server.")
+VIEW_REMOTE_PORT = _opt("hoodie.filesystem.view.remote.port", 26754, int_in(1, 65535), "Port of that standalone timeline server.")
 VIEW_REMOTE_TOKEN = _opt("hoodie.filesystem.view.remote.token", "", str, "Token of that standalone timeline server (it prints it when it makes one).")
 VIEW_REMOTE_TIMEOUT_SECS = _opt(
-    "hoodie.filesystem.view.remote.timeout.secs", 300, _int_in(1), "Timeout of one call to the timeline server, in seconds."
+    "hoodie.filesystem.view.remote.timeout.secs", 300, int_in(1), "Timeout of one call to the timeline server, in seconds."
 )
 VIEW_REMOTE_RETRY_MAX = _opt(
-    "hoodie.filesystem.view.remote.retry.max_numbers", 3, _int_in(0), "Retries of a failed call to the timeline server before falling back."
+    "hoodie.filesystem.view.remote.retry.max_numbers", 3, int_in(0), "Retries of a failed call to the timeline server before falling back."
 )
 VIEW_REMOTE_RETRY_INTERVAL_MS = _opt(
-    "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, _int_in(0), "Wait before the first retry of a timeline-server call (growing linearly)."
+    "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, int_in(0), "Wait before the first retry of a timeline-server call (growing linearly)."
 )
 VIEW_TYPE: Option[str | None] = _opt(
     "hoodie.filesystem.view.type",
     None,
-    _upper,
+    upper,
     "Where file-system views come from. On a timeline server, the store of its views: MEMORY, SPILLABLE_DISK (memory up to "
     "hoodie.filesystem.view.spillable.mem, the rest on local disk) or EMBEDDED_KV_STORE (RocksDB). For a write's clients: "
     "REMOTE_FIRST (the timeline server, a local view if it fails; the default when a write has a server), REMOTE_ONLY, or a "
@@ -269,13 +238,13 @@ VIEW_TYPE: Option[str | None] = _opt(
 VIEW_SECONDARY_TYPE = _opt(
     "hoodie.filesystem.view.secondary.type",
     "MEMORY",
-    _upper,
+    upper,
     "The local view a REMOTE_FIRST client falls back to (built from listings of the partitions it needs).",
     (),
     ("MEMORY", "SPILLABLE_DISK", "EMBEDDED_KV_STORE"),
 )
 VIEW_SPILLABLE_MEM = _opt(
-    "hoodie.filesystem.view.spillable.mem", 100 * 1024 * 1024, _int_in(0), "Bytes of partition listings a SPILLABLE_DISK view keeps in memory."
+    "hoodie.filesystem.view.spillable.mem", 100 * 1024 * 1024, int_in(0), "Bytes of partition listings a SPILLABLE_DISK view keeps in memory."
 )
 VIEW_SPILLABLE_DIR = _opt(
     "hoodie.filesystem.view.spillable.dir", "", str, "Local directory a SPILLABLE_DISK view spills to (empty: the system's temporary directory)."
@@ -286,31 +255,31 @@ VIEW_ROCKSDB_BASE_PATH = _opt(
 VIEW_INCREMENTAL_SYNC = _opt(
     "hoodie.filesystem.view.incr.timeline.sync.enable",
     True,
-    _bool,
+    boolean,
     "Bring a timeline server's views up to date from the metadata of new instants (false: list every partition again after any change).",
 )
-ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, _bool, "Allow a batch to omit table columns.")
-UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int, "Shuffle parallelism for upsert (0 = automatic).")
-INSERT_PARALLELISM = _opt("hoodie.insert.shuffle.parallelism", 0, int, "Shuffle parallelism for insert (0 = automatic).")
-BULK_INSERT_PARALLELISM = _opt("hoodie.bulkinsert.shuffle.parallelism", 0, int, "Shuffle parallelism for bulk_insert (0 = automatic).")
-DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int, "Shuffle parallelism for delete (0 = automatic).")
-METADATA_ENABLE = _opt("hoodie.metadata.enable", False, _bool, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
-FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, _bool, "Accepted for compatibility.")
+ALLOW_COLUMN_DROP = _opt("hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, boolean, "Allow a batch to omit table columns.")
+UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for upsert (0 = automatic).")
+INSERT_PARALLELISM = _opt("hoodie.insert.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for insert (0 = automatic).")
+BULK_INSERT_PARALLELISM = _opt("hoodie.bulkinsert.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for bulk_insert (0 = automatic).")
+DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for delete (0 = automatic).")
+METADATA_ENABLE = _opt("hoodie.metadata.enable", False, boolean, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
+FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, boolean, "Accepted for compatibility.")
 
 SINGLE_WRITER = "SINGLE_WRITER"
 CONCURRENCY_MODE = _opt(
     "hoodie.write.concurrency.mode",
     SINGLE_WRITER,
-    _upper,
+    upper,
     "How writers share a table. SINGLE_WRITER: one writer at a time; a writer rolls back what it finds "
     "unfinished, and a writer rolled back that way fails with ConcurrentWriteError. "
     "(OPTIMISTIC_CONCURRENCY_CONTROL is not supported yet.)",
 )
 
 # --- table services -----------------------------------------------------------------------
-COMPACT_INLINE = _opt("hoodie.compact.inline", False, _bool, "Compact merge-on-read tables after a write when enough delta commits accumulated.")
-COMPACT_MAX_DELTA_COMMITS = _opt("hoodie.compact.inline.max.delta.commits", 5, int, "Delta commits since the last compaction that trigger the next one.")
-COMPACT_TRIGGER = _opt("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS", _upper, "What triggers inline compaction (NUM_COMMITS).", (), ("NUM_COMMITS",))
+COMPACT_INLINE = _opt("hoodie.compact.inline", False, boolean, "Compact merge-on-read tables after a write when enough delta commits accumulated.")
+COMPACT_MAX_DELTA_COMMITS = _opt("hoodie.compact.inline.max.delta.commits", 5, int_in(1), "Delta commits since the last compaction that trigger the next one.")
+COMPACT_TRIGGER = _opt("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS", upper, "What triggers inline compaction (NUM_COMMITS).", (), ("NUM_COMMITS",))
 COMPACTION_STRATEGY = _opt(
     "hoodie.compaction.strategy",
     "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
@@ -318,44 +287,44 @@ COMPACTION_STRATEGY = _opt(
     "Which slices a compaction picks: LogFileSizeBasedCompactionStrategy (most log data first, bounded by target IO), UnBoundedCompactionStrategy, "
     "a name given to hoodie.services.register_compaction_strategy, or the import path of a class with select().",
 )
-COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int, "IO budget of one compaction run in MB (log-size strategy).")
+COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int_in(0), "IO budget of one compaction run in MB (log-size strategy).")
 
-CLEAN_AUTOMATIC = _opt("hoodie.clean.automatic", True, _bool, "Clean old file slices after every commit.")
+CLEAN_AUTOMATIC = _opt("hoodie.clean.automatic", True, boolean, "Clean old file slices after every commit.")
 CLEANER_POLICY = _opt(
     "hoodie.cleaner.policy",
     "KEEP_LATEST_COMMITS",
-    _upper,
+    upper,
     "Which slices cleaning keeps.",
     (),
     ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"),
 )
-CLEANER_COMMITS_RETAINED = _opt("hoodie.cleaner.commits.retained", 10, int, "KEEP_LATEST_COMMITS: commits whose file slices stay readable.")
-CLEANER_FILE_VERSIONS_RETAINED = _opt("hoodie.cleaner.fileversions.retained", 3, int, "KEEP_LATEST_FILE_VERSIONS: slices kept per file group.")
-CLEANER_HOURS_RETAINED = _opt("hoodie.cleaner.hours.retained", 24, int, "KEEP_LATEST_BY_HOURS: hours of commits whose slices stay readable.")
+CLEANER_COMMITS_RETAINED = _opt("hoodie.cleaner.commits.retained", 10, int_in(1), "KEEP_LATEST_COMMITS: commits whose file slices stay readable.")
+CLEANER_FILE_VERSIONS_RETAINED = _opt("hoodie.cleaner.fileversions.retained", 3, int_in(1), "KEEP_LATEST_FILE_VERSIONS: slices kept per file group.")
+CLEANER_HOURS_RETAINED = _opt("hoodie.cleaner.hours.retained", 24, int_in(0), "KEEP_LATEST_BY_HOURS: hours of commits whose slices stay readable.")
 CLEANER_INCREMENTAL = _opt(
     "hoodie.cleaner.incremental.mode",
     True,
-    _bool,
+    boolean,
     "Plan cleaning from the commits since the last clean instead of listing every partition.",
 )
-ARCHIVE_AUTOMATIC = _opt("hoodie.archive.automatic", True, _bool, "Archive old instants after every commit.")
-KEEP_MIN_COMMITS = _opt("hoodie.keep.min.commits", 20, int, "Archival keeps at least this many commits on the active timeline.")
-KEEP_MAX_COMMITS = _opt("hoodie.keep.max.commits", 30, int, "Archival starts when the active timeline holds more commits than this.")
-ARCHIVAL_BATCH = _opt("hoodie.commits.archival.batch", 10, int, "Instants per block of an archive file.")
+ARCHIVE_AUTOMATIC = _opt("hoodie.archive.automatic", True, boolean, "Archive old instants after every commit.")
+KEEP_MIN_COMMITS = _opt("hoodie.keep.min.commits", 20, int_in(1), "Archival keeps at least this many commits on the active timeline.")
+KEEP_MAX_COMMITS = _opt("hoodie.keep.max.commits", 30, int_in(1), "Archival starts when the active timeline holds more commits than this.")
+ARCHIVAL_BATCH = _opt("hoodie.commits.archival.batch", 10, int_in(1), "Instants per block of an archive file.")
 
 # --- index --------------------------------------------------------------------------------
-INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", _upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
-BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int, "Keys per bloom filter row.")
-BLOOM_FPP = _opt("hoodie.index.bloom.fpp", 1e-9, float, "Bloom filter false positive probability.")
-BLOOM_FILTER_TYPE = _opt("hoodie.bloom.index.filter.type", "DYNAMIC_V0", _upper, "SIMPLE or DYNAMIC_V0.", (), ("SIMPLE", "DYNAMIC_V0"))
-BLOOM_MAX_ENTRIES = _opt("hoodie.bloom.index.filter.dynamic.max.entries", 100000, int, "Maximum keys of a dynamic bloom filter.")
-BLOOM_PRUNE_BY_RANGES = _opt("hoodie.bloom.index.prune.by.ranges", True, _bool, "Prune candidate files by min/max record key.")
+INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
+BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int_in(1), "Keys per bloom filter row.")
+BLOOM_FPP = _opt("hoodie.index.bloom.fpp", 1e-9, number_in(0, 1, open_low=True, open_high=True), "Bloom filter false positive probability.")
+BLOOM_FILTER_TYPE = _opt("hoodie.bloom.index.filter.type", "DYNAMIC_V0", upper, "SIMPLE or DYNAMIC_V0.", (), ("SIMPLE", "DYNAMIC_V0"))
+BLOOM_MAX_ENTRIES = _opt("hoodie.bloom.index.filter.dynamic.max.entries", 100000, int_in(1), "Maximum keys of a dynamic bloom filter.")
+BLOOM_PRUNE_BY_RANGES = _opt("hoodie.bloom.index.prune.by.ranges", True, boolean, "Prune candidate files by min/max record key.")
 
 # --- read ---------------------------------------------------------------------------------
 QUERY_TYPE = _opt(
     "hoodie.datasource.query.type",
     "snapshot",
-    _lower,
+    lower,
     "snapshot, incremental or read_optimized.",
     (),
     ("snapshot", "incremental", "read_optimized"),
@@ -364,16 +333,48 @@ BEGIN_INSTANT = _opt("hoodie.datasource.read.begin.instanttime", None, str, "Inc
 END_INSTANT = _opt("hoodie.datasource.read.end.instanttime", None, str, "Incremental pull: inclusive end instant (default: latest).")
 AS_OF_INSTANT = _opt("as.of.instant", None, str, "Time travel: read the table as of this instant.", ("hoodie.datasource.read.as.of.instant",))
 IGNORE_MISSING_FILES = _opt(
-    "ignoreMissingFiles", False, _bool,
+    "ignoreMissingFiles", False, boolean,
     "Read around a file a completed instant wrote that storage no longer has (a warning names it) instead of failing.",
     ("spark.sql.files.ignoreMissingFiles",),
 )
 IGNORE_CORRUPT_FILES = _opt(
-    "ignoreCorruptFiles", False, _bool,
+    "ignoreCorruptFiles", False, boolean,
     "Read around a base file or committed log block that cannot be decoded (a warning names it) instead of failing.",
     ("spark.sql.files.ignoreCorruptFiles",),
 )
 READ_PATHS = _opt("hoodie.datasource.read.paths", None, str, "Accepted for compatibility; not used.")
+# Hudi's read options that would change what a read returns, known so that passing them is
+# not a mistake, and refused at any value but the one hoodie implements (their default).
+INCREMENTAL_FORMAT = _opt(
+    "hoodie.datasource.query.incremental.format", "latest_state", lower,
+    "What an incremental query returns: latest_state (each changed record in its latest state; cdc is not supported).", (), ("latest_state",),
+)
+INCR_PATH_GLOB = _opt(
+    "hoodie.datasource.read.incr.path.glob", "",
+    only_value(str, "", "an incremental pull reads every partition (filter its result on _hoodie_partition_path instead)"),
+    "Incremental pull: only files matching a glob; not supported (empty only).",
+)
+INCR_FILTERS = _opt(
+    "hoodie.datasource.read.incr.filters", "",
+    only_value(str, "", "filter the result of the incremental pull instead"),
+    "Incremental pull: filters pushed into the read; not supported (empty only).",
+)
+INCR_FALLBACK_FULL_SCAN = _opt(
+    "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
+    only_value(boolean, False, "an incremental pull from before the active timeline is an error, not a full table scan"),
+    "Incremental pull: scan the whole table when the range's commits were archived or cleaned; not supported (false only).",
+)
+MERGE_TYPE = _opt(
+    "hoodie.datasource.merge.type", "payload_combine", lower,
+    "How merge-on-read slices are read: payload_combine (merged; skip_merge is not supported).", (), ("payload_combine",),
+)
+EXTRACT_PARTITION_VALUES = _opt(
+    "hoodie.datasource.read.extract.partition.values.from.path", False,
+    only_value(boolean, False, "partition columns are read from the data files"),
+    "Take partition column values from the partition path; not supported (false only).",
+)
+DATA_SKIPPING = _opt("hoodie.enable.data.skipping", False, boolean, "Accepted for compatibility (needs the metadata table); reads are unchanged.")
+FILE_INDEX_ENABLE = _opt("hoodie.file.index.enable", True, boolean, "Accepted for compatibility; reads are unchanged.")
 
 _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}
 
@@ -381,8 +382,12 @@ _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.al
 _IGNORED = {"path", "hoodie.datasource.write.hive_style_partitioning.default"}
 
 
+# Spark takes option keys whatever their case (ignoremissingfiles is ignoreMissingFiles)
+_BY_LOWER_CASE: dict[str, Option[Any]] = {name.lower(): o for name, o in [*OPTIONS.items(), *_ALIASES.items()]}
+
+
 def lookup(key: str) -> Option[Any] | None:
-    return OPTIONS.get(key) or _ALIASES.get(key)
+    return OPTIONS.get(key) or _ALIASES.get(key) or _BY_LOWER_CASE.get(key.lower())
 
 
 def _segments(key: str) -> list[str]:
@@ -404,12 +409,24 @@ _WEIGHTS: dict[str, float] = {}
 _UNKNOWN_SEGMENT_WEIGHT = 6.0  # a segment no option has: more telling than any known one
 _SAME_SEGMENT = 0.75  # difflib ratio from which two segments count as the same word mistyped
 _CLOSE_ENOUGH = 0.6  # share of the two names' weight their matching segments must carry
+# Outside hoodie.*, where Spark's own options live (header, basePath, spark.sql.files.
+# maxPartitionBytes), only a near-copy of a whole option name counts as a typo of it.
+_SAME_NAME = 0.85
 
 
 def closest_option(key: str) -> str | None:
-    """The option name closest to ``key`` by its dot-separated segments, or ``None`` when
-    none is close: a suggestion must share the segments that carry meaning (matching only
-    ``hoodie.write`` suggests nothing), each the same word or a small typo of it."""
+    """The option name closest to ``key``, or ``None`` when none is close.
+
+    For a ``hoodie.*`` key, by its dot-separated segments: a suggestion must share the
+    segments that carry meaning (matching only ``hoodie.write`` suggests nothing), each the
+    same word or a small typo of it. For any other key, only an option whose whole name
+    it nearly spells (``as.of.instnt``, ``hoodi.table.name``, ``ignoreMisingFiles``):
+    sharing words with an option is no sign of a typo there.
+    """
+    if not key.lower().startswith("hoodie."):
+        spelled = _spelling(key)
+        ratio, nearest = max((difflib.SequenceMatcher(None, spelled, _spelling(name)).ratio(), name) for name in [*OPTIONS, *_ALIASES])
+        return nearest if ratio >= _SAME_NAME else None
     if not _WEIGHTS:
         _WEIGHTS.update(_segment_weights())
     typed = _segments(key)
@@ -435,12 +452,30 @@ def closest_option(key: str) -> str | None:
     return best if best_score >= _CLOSE_ENOUGH else None
 
 
+def _spelling(name: str) -> str:
+    """A name as typed, whatever its case and separators (``as_of_instant``)."""
+    return re.sub(r"[._\-\s]+", ".", name.strip().lower())
+
+
+def check_unknown(key: str) -> None:
+    """:class:`ConfigError` for a key no option has that must be a mistake: any
+    ``hoodie.*`` key, and any other key that nearly spells an option's name (the error
+    names it). Other keys (Spark's own, like ``path`` or ``header``) pass."""
+    if lookup(key) is not None or key in _IGNORED:
+        return
+    close = closest_option(key)
+    if key.lower().startswith("hoodie.") or close is not None:
+        hint = f"; did you mean {close}?" if close else ""
+        raise ConfigError(f"unknown option {key}{hint}")
+
+
 @dataclass(frozen=True)
 class HoodieConfig:
     """User options parsed against :data:`OPTIONS`.
 
-    Unknown ``hoodie.*`` keys raise :class:`ConfigError` with the closest known key; keys
-    outside the ``hoodie.`` namespace are kept but not interpreted.
+    Unknown ``hoodie.*`` keys, and other keys that nearly spell an option's name, raise
+    :class:`ConfigError` with the closest known key (:func:`check_unknown`); other keys
+    outside the ``hoodie.`` namespace (Spark's own) are kept but not interpreted.
     """
 
     raw: Mapping[str, str] = field(default_factory=dict)
@@ -451,11 +486,8 @@ class HoodieConfig:
         for key, value in (options or {}).items():
             if value is None:
                 continue
+            check_unknown(key)
             opt = lookup(key)
-            if opt is None and key.startswith("hoodie.") and key not in _IGNORED:
-                close = closest_option(key)
-                hint = f"; did you mean {close}?" if close else ""
-                raise ConfigError(f"unknown option {key}{hint}")
             if opt is not None:
                 canonical = opt.key
                 if canonical in raw and raw[canonical] != str(value):
