@@ -8,9 +8,11 @@ import io
 import os
 from collections import defaultdict
 from datetime import timedelta
+from pathlib import Path
 
 import fastavro
 import pytest
+from hostile_paths import tree_state
 
 from hoodie.layout import parse_base_file_name, parse_instant, parse_log_file_name
 from hoodie.services import cleaning as clean_mod
@@ -21,6 +23,7 @@ from hoodie.services.cleaning import (
     clean,
     pending_cleans,
     plan_clean,
+    run_clean,
     schedule_clean,
 )
 from hoodie.services.compaction import (
@@ -243,8 +246,18 @@ def test_requested_only_clean_is_finished_too(cow) -> None:
     cow_history(cow)
     instant, plan = schedule_clean(cow.open(), CleanSettings(commits_retained=2))
     assert instant is not None and plan.file_count == 3
-    result = clean(cow.open(), CleanSettings(commits_retained=5))  # settings do not matter: the saved plan runs
+    result = run_clean(cow.open())  # the saved plan runs within its own policy and boundary
     assert isinstance(result, CleanResult) and result.instant == instant and result.total_deleted == 3
+
+
+def test_a_saved_plan_deletes_only_what_the_running_settings_allow_too(cow) -> None:
+    cow_history(cow)
+    instant, plan = schedule_clean(cow.open(), CleanSettings(commits_retained=2))
+    assert instant is not None and plan.file_count == 3
+    before = {k: v for k, v in tree_state(Path(cow.path)).items() if not k.startswith(".hoodie")}
+    result = clean(cow.open(), CleanSettings(commits_retained=5))  # retains what the plan would delete
+    assert isinstance(result, CleanResult) and result.instant == instant and result.resumed and result.total_deleted == 0
+    assert {k: v for k, v in tree_state(Path(cow.path)).items() if not k.startswith(".hoodie")} == before
 
 
 def test_instant_files_are_what_java_reads(cow) -> None:

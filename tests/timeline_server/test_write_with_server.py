@@ -97,10 +97,10 @@ def test_a_damaged_markers_file_fails_the_commit_and_the_write_is_rolled_back(tm
     before = _rows(hoodie.read(path))
     real = DirectMarkers.delete_unaccepted
 
-    def damaging(self: DirectMarkers, stats: Any) -> None:
+    def damaging(self: DirectMarkers, stats: Any, *protected: Any) -> None:
         markers_file = next(p for p in Path(self.marker_dir).iterdir() if p.name.startswith("MARKERS") and p.name != "MARKERS.type")
         markers_file.write_bytes(markers_file.read_bytes()[:-9])  # a torn last line
-        real(self, stats)
+        real(self, stats, *protected)
 
     monkeypatch.setattr(DirectMarkers, "delete_unaccepted", damaging)
     with pytest.raises(FormatError, match="is not a marker name"):

@@ -4,7 +4,8 @@ task attempts and a rollback can find everything a failed write created.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ from hoodie.markers.timeline_based import MARKERS_TYPE_FILE, markers_file_index,
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
 from hoodie.timeline.commit_metadata import WriteStat
+
+log = logging.getLogger(__name__)
 
 # Per marker directory of this process, a marker that later ones may share storage with
 # (see Storage.create_empty). Markers of one instant are created by many tasks at once;
@@ -116,9 +119,12 @@ class DirectMarkers:
                 out.append(MarkerEntry(check_partition_path(partition, source), check_name(file_name, source), io_type))
         return out
 
-    def delete_unaccepted(self, stats: Sequence[WriteStat]) -> None:
+    def delete_unaccepted(self, stats: Sequence[WriteStat], protected: Callable[[], Collection[str]] = frozenset) -> None:
         """Delete the data files the markers stand for that no accepted write stat names:
-        those of failed or duplicate task attempts, before a commit makes them visible."""
+        those of failed or duplicate task attempts, before a commit makes them visible.
+        Only files this instant wrote are candidates (:meth:`files_of`); ``protected``
+        gives the relative paths completed instants name, which are never deleted
+        whatever a marker says (asked only when some file is to be deleted)."""
         accepted = {s.path for s in stats}
         # An APPEND marker names (file id, write token) of a slice, not its log file; when
         # an accepted stat is that task's log file there is nothing to find, so the
@@ -128,31 +134,43 @@ class DirectMarkers:
             lf = parse_log_file_name(s.file_name)
             if lf is not None:
                 accepted_appends.add((s.partitionPath, lf.file_id, lf.instant, lf.write_token))
+        unaccepted: list[str] = []
         for entry in self.entries():
             if entry.io_type == "APPEND":
                 placeholder = parse_base_file_name(entry.file_name)
                 if placeholder is not None and (entry.partition_path, placeholder.file_id, placeholder.instant, placeholder.write_token) in accepted_appends:
                     continue
-            for rel in self.files_of(entry):
-                if rel not in accepted:
-                    self.storage.delete(under(self.base_path, rel))
+            unaccepted.extend(rel for rel in self.files_of(entry) if rel not in accepted)
+        if not unaccepted:
+            return
+        committed = protected()
+        for rel in unaccepted:
+            if rel in committed:
+                log.warning("a marker of instant %s names %s, a file a completed commit wrote: left alone", self.instant, rel)
+            else:
+                self.storage.delete(under(self.base_path, rel))
 
     def delete_all(self) -> None:
         _LINK_SOURCES.pop(self.marker_dir, None)
         self.storage.delete_dir(self.marker_dir)
 
     def files_of(self, entry: MarkerEntry) -> list[str]:
-        """Data files (relative paths) a marker stands for.
+        """Data files (relative paths) a marker stands for, and that this instant wrote.
 
         CREATE and MERGE markers name their file. An APPEND marker names a placeholder
         base file ``<fileId>_<token>_<baseInstant>``: the task with that write token created
         a log file on that slice, recognised by the instant in its blocks' headers.
+
+        Whatever a marker names, only files of this instant come back: a base file whose
+        name carries the instant, or a log file on a slice it opened or whose first block
+        it wrote. Anything else (a marker naming another commit's file) is left out with
+        a warning, so no commit or rollback deletes it on a marker's word.
         """
         if entry.io_type != "APPEND":
-            return [entry.data_file_path]
+            return self._written_here(entry, [entry.data_file_path])
         placeholder = parse_base_file_name(entry.file_name)
         if placeholder is None:  # a 1.x style marker already names the log file
-            return [entry.data_file_path]
+            return self._written_here(entry, [entry.data_file_path])
         out = []
         for info in self.storage.list_dir(under(self.base_path, entry.partition_path)):
             lf = parse_log_file_name(info.name)
@@ -164,6 +182,27 @@ class DirectMarkers:
                 and log_file_written_by(self.storage, info.path, self.instant)
             ):
                 out.append(relative(entry.partition_path, info.name))
+        return out
+
+    def _written_here(self, entry: MarkerEntry, paths: list[str]) -> list[str]:
+        out = []
+        for rel in paths:
+            name = rel.rsplit("/", 1)[-1]
+            base = parse_base_file_name(name)
+            lf = parse_log_file_name(name) if base is None else None
+            if base is not None:
+                ours = base.instant == self.instant
+            elif lf is not None:
+                path = under(self.base_path, rel)
+                if not self.storage.exists(path):
+                    continue  # nothing there to delete or undo
+                ours = lf.instant == self.instant or log_file_written_by(self.storage, path, self.instant)
+            else:
+                ours = False
+            if ours:
+                out.append(rel)
+            else:
+                log.warning("marker %s of instant %s names %s, which that instant did not write: ignored", entry.io_type, self.instant, rel)
         return out
 
 

@@ -36,7 +36,7 @@ from hoodie.layout import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from hoodie.services.savepoint import list_savepoints
+from hoodie.services.savepoint import SavepointInfo, list_savepoints
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
 from hoodie.table.file_group import FileSlice
@@ -373,23 +373,56 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
     if not partitions:
         return plan({}, (), how, f"no partition to clean ({how})")
 
+    files = _doomed_files(table, settings, view, listing, partitions, savepoints, earliest)
+    count = sum(len(v) for v in files.values())
+    if count:
+        reason = f"{count} files of older slices in {len(files)} of {len(partitions)} partitions scanned"
+    else:
+        reason = f"nothing to delete in the {len(partitions)} partitions scanned"
+    if earliest is not None:
+        reason += f"; retaining the view of {earliest.timestamp} and later"
+    return plan(files, tuple(partitions), how, reason)
+
+
+def _doomed_files(
+    table: HoodieTable,
+    settings: CleanSettings,
+    view: TableView,
+    listing: _ListingOnce,
+    partitions: Iterable[str],
+    savepoints: list[SavepointInfo],
+    earliest: Instant | None,
+) -> dict[str, tuple[str, ...]]:
+    """partition → the files the policy may delete there (absolute paths)."""
     guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table.timeline))
     boundary = earliest.timestamp if earliest is not None else None
     replaced = _replaced_groups(table, boundary)
     files: dict[str, tuple[str, ...]] = {}
     for p in partitions:
-        if policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)
         else:
             doomed = _by_commits(view, p, boundary or "", guards)
         doomed += _replaced_files(listing, table.base_path, p, replaced.get(p, set()), guards)
         if doomed:
             files[p] = tuple(sorted(set(doomed)))
-    count = sum(len(v) for v in files.values())
-    if count:
-        reason = f"{count} files of older slices in {len(files)} of {len(partitions)} partitions scanned"
-    else:
-        reason = f"nothing to delete in the {len(partitions)} partitions scanned"
-    if boundary:
-        reason += f"; retaining the view of {boundary} and later"
-    return plan(files, tuple(partitions), how, reason)
+    return files
+
+
+def allowed_deletions(table: HoodieTable, partitions: Iterable[str], rules: Iterable[tuple[CleanSettings, Instant | None]]) -> dict[str, frozenset[str]]:
+    """partition → the files in ``partitions`` that every one of ``rules`` (settings, and
+    the earliest commit they retain) lets a clean delete now: what a saved plan is checked
+    against before it runs, so that no plan, whoever wrote it, deletes a file of a latest
+    slice, of a savepointed slice, or of a slice still within retention."""
+    listing = _ListingOnce(table.storage)
+    view = table.view() if table.view_source is not None else FileSystemView(listing, table.base_path, table.timeline)
+    savepoints = list_savepoints(table)
+    partitions = sorted(set(partitions))
+    out: dict[str, frozenset[str]] | None = None
+    for settings, earliest in rules:
+        if earliest is None and settings.policy is not CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+            return {}  # the policy retains everything
+        files = _doomed_files(table, settings, view, listing, partitions, savepoints, earliest)
+        allowed = {p: frozenset(paths) for p, paths in files.items()}
+        out = allowed if out is None else {p: out[p] & allowed[p] for p in out.keys() & allowed.keys()}
+    return out or {}

@@ -16,6 +16,7 @@ nothing was deleted.
 """
 from __future__ import annotations
 
+import logging
 import posixpath
 import time
 from dataclasses import dataclass, replace
@@ -25,9 +26,11 @@ from hoodie.engine.local import LocalEngine
 from hoodie.errors import InstantNotFoundError, StorageError
 from hoodie.services.clean_plan import (
     DEFAULT_CLEAN_SETTINGS,
+    FILE_VERSIONS_RETAINED,
     CleanPlan,
     CleanPolicy,
     CleanSettings,
+    allowed_deletions,
     earliest_instant_to_retain,
     plan_clean,
 )
@@ -52,6 +55,7 @@ __all__ = [
 ]
 
 CLEAN_METADATA_VERSION = 2
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,19 @@ def _delete_partition_files(task: _DeleteTask, ctx: TaskContext) -> _Deleted:
     return _Deleted(task.partition, tuple(posixpath.basename(p) for p in task.paths), tuple(deleted), tuple(failed))
 
 
-def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | None = None) -> CleanResult:
-    """Execute a pending clean (the oldest by default) from its saved plan and complete it."""
+def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | None = None, settings: CleanSettings | None = None) -> CleanResult:
+    """Execute a pending clean (the oldest by default) from its saved plan and complete it.
+
+    Whoever saved the plan, a file is deleted only if the plan's own policy and boundary
+    (a completed commit), and ``settings`` when given, allow a clean to delete it now
+    (:func:`allowed_deletions`); any other file the plan names is left alone, with a
+    warning naming it."""
+    return _run_clean(table, instant, engine, settings, checked=True)
+
+
+def _run_clean(table: HoodieTable, instant: str | None, engine: Engine | None, settings: CleanSettings | None, checked: bool) -> CleanResult:
+    """``checked`` False: the plan was made by this very call of :func:`clean` and runs
+    as it is."""
     table.require_writable("clean")
     table = table.reload()
     timeline = table.timeline
@@ -134,6 +149,8 @@ def run_clean(table: HoodieTable, instant: str | None = None, engine: Engine | N
     requested = inst.with_state(State.REQUESTED)
     plan_bytes = timeline.read_content(requested)
     plan = CleanPlan.decode(plan_bytes, table.base_path, inst.timestamp)
+    if checked:
+        plan = _within_rules(table, plan, settings, inst.timestamp)
     resumed = inst.is_inflight
     if not inst.is_inflight:
         timeline.transition_to_inflight(requested, plan_bytes)
@@ -182,9 +199,33 @@ def clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, 
     table.require_writable("clean")
     table = table.reload()
     if pending_cleans(table):
-        return replace(run_clean(table, engine=engine), resumed=True)
+        return replace(run_clean(table, engine=engine, settings=settings), resumed=True)
     instant, plan = schedule_clean(table, settings)
     if instant is None:
         detail = f" ({plan.partition_selection})" if plan.partition_selection and plan.partition_selection not in plan.reason else ""
         return ServiceDecision("clean", plan.reason + detail)
-    return run_clean(table, instant, engine)
+    return _run_clean(table, instant, engine, settings, checked=False)
+
+
+def _within_rules(table: HoodieTable, plan: CleanPlan, settings: CleanSettings | None, instant: str) -> CleanPlan:
+    """``plan`` without the files that its own policy and boundary, or ``settings`` if
+    given, do not allow a clean to delete now."""
+    completed = {i.timestamp for i in table.timeline.completed_writes()}
+    boundary = plan.earliest_instant_to_retain
+    if boundary is not None and boundary.timestamp not in completed:
+        log.warning("the plan of clean %s retains from %s, which is no completed commit of the table", instant, boundary.timestamp)
+        boundary = None  # retains nothing certain, so it allows nothing
+    versions = plan.extra_metadata.get(FILE_VERSIONS_RETAINED) or ""
+    # a plan that does not say how many versions it keeps may still never take the latest
+    own = CleanSettings(policy=plan.policy, file_versions_retained=int(versions) if versions.isascii() and versions.isdigit() and int(versions) > 0 else 1)
+    rules = [(own, boundary)]
+    if settings is not None:
+        rules.append((settings, earliest_instant_to_retain(table.timeline, settings)))
+    allowed = allowed_deletions(table, [p for p, paths in plan.files_to_delete.items() if paths], rules)
+    kept: dict[str, tuple[str, ...]] = {}
+    for partition, paths in plan.files_to_delete.items():
+        ok = allowed.get(partition, frozenset())
+        kept[partition] = tuple(p for p in paths if p in ok or not table.storage.exists(p))  # gone: an earlier attempt deleted it
+        for path in sorted(set(paths) - set(kept[partition])):
+            log.warning("the plan of clean %s names %s, which no clean may delete now (a latest, savepointed or retained slice): left alone", instant, path)
+    return replace(plan, files_to_delete=kept)

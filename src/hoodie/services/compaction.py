@@ -34,6 +34,7 @@ from hoodie.markers import DirectMarkers
 from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative, under
+from hoodie.table.committed import paths_completed_writes_name
 from hoodie.table.file_group import FileSlice, LogExtent
 from hoodie.table.slice_reader.for_compaction import committed_log_extents, compaction_merge_inputs, merge_slices_for_compaction
 from hoodie.table.slice_reader.instants import InstantFilter
@@ -284,7 +285,7 @@ def run_compaction(
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
-    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(stats)
+    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(stats, lambda: paths_completed_writes_name(timeline.reload()))
     metadata = CommitMetadata(
         partition_to_write_stats=by_partition,
         operation_type="COMPACT",

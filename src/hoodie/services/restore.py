@@ -29,7 +29,7 @@ from hoodie.errors import InstantNotFoundError, TimelineError
 from hoodie.formats.log import first_block_instant
 from hoodie.layout import compare_key, parse_log_file_name
 from hoodie.services.decision import ServiceDecision
-from hoodie.services.savepoint import savepoint_instants
+from hoodie.services.savepoint import read_savepoint, savepoint_instants
 from hoodie.services.timeline_files import files_of, timeline_files
 from hoodie.services.undo import execute_undo, plan_undo, rollback_metadata
 from hoodie.table.table import HoodieTable
@@ -78,10 +78,28 @@ def _check_savepoint(table: HoodieTable, savepoint: str) -> None:
     if savepoint not in savepoints:
         have = ", ".join(savepoints) or "none"
         raise InstantNotFoundError(f"no savepoint at {savepoint} in {table.base_path} (savepoints: {have})")
+    # metadata the cleaner would refuse (undecodable, or naming paths outside the table)
+    # is refused here too: a restore trusts nothing a clean would not
+    read_savepoint(table, Instant(savepoint, Action.SAVEPOINT, State.COMPLETED))
     later = [s for s in savepoints if compare_key(s) > compare_key(savepoint)]
     if later:
         # their commits are about to disappear: they would pin files of a history that no longer exists
         raise TimelineError(f"cannot restore {table.base_path} to {savepoint}: later savepoints {', '.join(later)} must be deleted first")
+
+
+def _check_plan(table: HoodieTable, restore: Instant, plan: dict[str, Any]) -> None:
+    """A pending restore is finished only if it goes to a savepoint that exists and undoes
+    nothing at or before it: a plan that asks for more touches nothing."""
+    target = plan.get("savepointToRestoreTimestamp") or ""
+    what = f"restore {restore.timestamp} of {table.base_path}"
+    remedy = f"nothing was undone; remove {restore.timestamp}.restore.requested (and .inflight) from .hoodie if no restore of yours left it"
+    undo = [recorded_instant(i.get("commitTime"), i.get("action"), State.COMPLETED, f"the plan of {what}") for i in plan.get("instantsToRollback") or []]
+    if not any(i.timestamp == target for i in savepoint_instants(table)):
+        raise TimelineError(f"{what} goes to {target or 'no instant'}, which is not a savepoint of the table: {remedy}")
+    read_savepoint(table, Instant(target, Action.SAVEPOINT, State.COMPLETED))
+    for instant in undo:
+        if compare_key(instant.timestamp) <= compare_key(target) or instant.action not in _WRITE_TIMELINE:
+            raise TimelineError(f"{what} to savepoint {target} would undo {instant.action} {instant.timestamp}, which a restore to it keeps: {remedy}")
 
 
 def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDecision:
@@ -92,7 +110,8 @@ def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDec
     if pending is not None:
         plan = _read_plan(table, pending)
         target = plan.get("savepointToRestoreTimestamp") or ""
-        if target and target != savepoint:
+        _check_plan(table, pending, plan)
+        if target != savepoint:
             raise TimelineError(f"restore {pending.timestamp} of {table.base_path} to {target} is unfinished; finish it first (restore_to(table, {target!r}))")
         return _execute(table, pending, plan, resumed=True)
     _check_savepoint(table, savepoint)
@@ -116,7 +135,9 @@ def resume_restore(table: HoodieTable) -> RestoreResult | None:
     pending = pending_restore(table)
     if pending is None:
         return None
-    return _execute(table, pending, _read_plan(table, pending), resumed=True)
+    plan = _read_plan(table, pending)
+    _check_plan(table, pending, plan)
+    return _execute(table, pending, plan, resumed=True)
 
 
 def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:

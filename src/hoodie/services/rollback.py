@@ -22,7 +22,8 @@ from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, under
+from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, relative_to, under
+from hoodie.table.committed import paths_completed_writes_name
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline import write_claims
@@ -113,30 +114,74 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
 
 
 def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
-    """Rollbacks a crash interrupted, with their plans."""
+    """Rollbacks a crash interrupted, with their plans. A plan aimed at a completed
+    instant is no interrupted rollback of a failed write (those never complete): it is
+    left alone with a warning, and nothing it names is touched."""
     timeline = table.timeline.reload()
-    return [(rb, _read_plan(table, rb)) for rb in timeline.pending([Action.ROLLBACK])]
+    out = []
+    for rb in timeline.pending([Action.ROLLBACK]):
+        plan = _read_plan(table, rb)
+        target = _target(plan, rb)
+        if any(i.timestamp == target.timestamp for i in timeline.completed()):
+            log.warning("rollback %s of %s is aimed at %s, a completed instant: ignored", rb.timestamp, table.base_path, target.timestamp)
+            continue
+        out.append((rb, plan))
+    return out
 
 
 def _read_plan(table: HoodieTable, rb: Instant) -> dict:
     """The saved ``HoodieRollbackPlan`` of ``rb``, every path in it checked and rebuilt
     under the table's base path: resuming a plan deletes what it lists, so a plan that
-    names anything outside the table stops the rollback (:class:`UnsafePathError`)."""
+    names anything outside the table stops the rollback (:class:`UnsafePathError`). Files
+    the plan would delete that its target did not write are dropped (:class:`UndoGuard`)."""
     source = f"the plan of rollback {rb.timestamp}"
     plan = avro.decode(table.timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
-    _target(plan, rb)
+    guard = UndoGuard(table, _target(plan, rb).timestamp, source)
     for req in plan.get("RollbackRequests") or []:
         partition = check_partition_path(req.get("partitionPath") or "", source)
         req["partitionPath"] = partition
         for key in ("fileId", "latestBaseInstant"):
             if req.get(key):
                 check_name(req[key], source, "file id" if key == "fileId" else "base instant")
-        req["filesToBeDeleted"] = [recorded_file_in(p, partition, table.base_path, source) for p in req.get("filesToBeDeleted") or []]
+        req["filesToBeDeleted"] = guard.deletable(recorded_file_in(p, partition, table.base_path, source) for p in req.get("filesToBeDeleted") or [])
         logs = req.get("logBlocksToBeDeleted") or {}
         req["logBlocksToBeDeleted"] = {recorded_file_in(p, partition, table.base_path, source): size for p, size in logs.items()}
         if logs and not (req.get("fileId") and req.get("latestBaseInstant")):
             raise FormatError(f"{source} rolls back log files of partition {partition!r} without naming their file group")
     return plan
+
+
+class UndoGuard:
+    """What undoing ``instant`` may delete: files whose name carries the instant (its
+    base files, log files of slices it opened) that no completed write other than the
+    instant itself names. Whatever else a marker or a plan asks for is left alone, each
+    with a warning naming it."""
+
+    def __init__(self, table: HoodieTable, instant: str, source: str) -> None:
+        self._table = table
+        self._instant = instant
+        self._source = source
+        self._committed: frozenset[str] | None = None
+
+    def deletable(self, paths: Iterable[str]) -> list[str]:
+        """Of ``paths`` (absolute), those the undo may delete."""
+        out = []
+        for path in paths:
+            name = path.rsplit("/", 1)[-1]
+            parsed = parse_base_file_name(name) or parse_log_file_name(name)
+            rel = relative_to(path, self._table.base_path)
+            if parsed is None or parsed.instant != self._instant:
+                log.warning("%s would delete %s, which %s did not write: left alone", self._source, rel, self._instant)
+            elif rel in self._named_by_completed():
+                log.warning("%s would delete %s, which a completed commit names: left alone", self._source, rel)
+            else:
+                out.append(path)
+        return out
+
+    def _named_by_completed(self) -> frozenset[str]:
+        if self._committed is None:  # read only when there is something to delete
+            self._committed = paths_completed_writes_name(self._table.timeline.reload(), excluding=(self._instant,))
+        return self._committed
 
 
 def _target(plan: dict, rb: Instant) -> Instant:
@@ -195,8 +240,9 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             lf = parse_log_file_name(info.name)
             if not compaction and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
                 note(rel, partition)
+    guard = UndoGuard(table, failed.timestamp, f"the rollback of {failed.timestamp}")
     requests: list[dict[str, Any]] = [
-        {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": {}}
+        {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(guard.deletable(paths)), "logBlocksToBeDeleted": {}}
         for p, paths in sorted(files.items())
     ]
     requests += [

@@ -140,6 +140,10 @@ def delete_savepoint(table: HoodieTable, instant: str) -> None:
     files become cleanable again; the next clean lists every partition to find them."""
     table.require_writable("delete a savepoint of")
     timeline = table.timeline.reload()
+    restores = timeline.pending([Action.RESTORE])
+    if restores:
+        # the restore goes to a savepoint, and only to one that exists
+        raise TimelineError(f"cannot delete savepoint {instant} of {table.base_path} while restore {restores[0].timestamp} is pending: finish it first")
     completed = Instant(instant, Action.SAVEPOINT, State.COMPLETED)
     inflight = completed.with_state(State.INFLIGHT)
     existed = timeline.storage.delete(timeline.instant_path(completed))

@@ -25,7 +25,7 @@ from typing import Any
 
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.services.rollback import append_rollback_block
+from hoodie.services.rollback import UndoGuard, append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
 from hoodie.storage.paths import relative_to, under
 from hoodie.table.fs_view import FileSystemView
@@ -105,6 +105,9 @@ def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -
                 plan.delete[partition].add(info.path)
             elif rel in written or (not completed and log_file_written_by(table.storage, info.path, t)):
                 plan.rollback_logs[(partition, lf.file_id, lf.instant)][info.path] = info.size
+    guard = UndoGuard(table, t, f"the undo of {t}")
+    for partition, paths in plan.delete.items():
+        plan.delete[partition] = set(guard.deletable(sorted(paths)))
     return plan
 
 

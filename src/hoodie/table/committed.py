@@ -19,6 +19,7 @@ without the archive); everything here is read-only and never lists storage.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from hoodie.layout import compare_key, parse_base_file_name, parse_log_file_name
@@ -84,3 +85,16 @@ class CommittedFiles:
                         commits.logs[name].append(LogExtent(start, start + stat.fileSizeInBytes, inst.timestamp))
         return dict(out)
 
+
+
+def paths_completed_writes_name(timeline: ActiveTimeline, excluding: Collection[str] = ()) -> frozenset[str]:
+    """Relative paths of every file the write stats of the completed writes on
+    ``timeline`` name (but those of the instants ``excluding``): files that nothing
+    undoing another instant may delete, whatever its markers or plan say."""
+    return frozenset(
+        stat.path
+        for inst in timeline.completed_writes()
+        if inst.timestamp not in excluding
+        for stat in timeline.commit_metadata(inst).write_stats()
+        if stat.path
+    )

@@ -21,6 +21,7 @@ from hoodie.errors import ConcurrentWriteError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative
+from hoodie.table.committed import paths_completed_writes_name
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline import write_claims
@@ -91,7 +92,7 @@ class WriteTransaction:
         ``storage_calls`` says what the write cost in storage calls up to this point; the
         commit metadata records it (extra metadata :data:`STORAGE_CALLS`)."""
         self._claim_commit()
-        self.markers.delete_unaccepted(stats)
+        self.markers.delete_unaccepted(stats, lambda: paths_completed_writes_name(self.table.timeline.reload()))
         if storage_calls is not None:
             extra_metadata = {**(extra_metadata or {}), STORAGE_CALLS: json.dumps(dict(storage_calls()), sort_keys=True)}
         by_partition: dict[str, list[WriteStat]] = {}
