@@ -1,6 +1,12 @@
 """Calls to a timeline server: where it listens (:class:`ServerAddress`) and one JSON call
 with bounded retries (:func:`call_server`) over a kept-alive connection per thread.
 
+A call, its retries included, ends within the address's ``timeout_s``
+(``hoodie.filesystem.view.remote.timeout.secs``): a server that accepts connections but
+stops answering (stopped, swapped out, deadlocked) costs a write that long once, then the
+clients fall back as for a server that is gone. A call that got no answer in time is not
+retried: asking again would wait as long again.
+
 Both clients of the server use this, the marker client (:mod:`hoodie.markers.remote`) and
 the remote file-system view (:mod:`hoodie.views.remote`); this module knows nothing of
 what they ask.
@@ -37,9 +43,10 @@ class ServerAddress:
     host: str
     port: int
     token: str = field(default="", repr=False)
-    timeout_s: float = 10.0
+    timeout_s: float = 10.0  # a call with its retries
     retries: int = 3
     retry_interval_s: float = 0.1
+    max_retry_interval_s: float = 2.0
 
     @property
     def url(self) -> str:
@@ -60,6 +67,7 @@ class ServerAddress:
             timeout_s=float(config.get(o.VIEW_REMOTE_TIMEOUT_SECS)),
             retries=config.get(o.VIEW_REMOTE_RETRY_MAX),
             retry_interval_s=config.get(o.VIEW_REMOTE_RETRY_INTERVAL_MS) / 1000,
+            max_retry_interval_s=config.get(o.VIEW_REMOTE_RETRY_MAX_INTERVAL_MS) / 1000,
         )
 
 
@@ -84,18 +92,26 @@ class ServerCallError(HoodieError):
 
 
 def call_server(address: ServerAddress, method: str, path: str, params: dict[str, str], body: object = None) -> object:
-    """One JSON call (``body``: sent as JSON) with bounded retries on connection errors and
-    5xx answers; a 4xx answer is not retried. Raises :class:`ServerCallError` naming the
-    server and path."""
+    """One JSON call (``body``: sent as JSON) within ``address.timeout_s``, with bounded
+    retries on connection errors and 5xx answers; a 4xx answer or no answer in time is not
+    retried. Raises :class:`ServerCallError` naming the server and path."""
     payload = json.dumps(body).encode() if body is not None else None
     query = urllib.parse.urlencode(params)
     target = f"{path}?{query}" if query else path
+    deadline = time.monotonic() + address.timeout_s
     last = ""
     for attempt in range(address.retries + 1):
         if attempt:
-            time.sleep(address.retry_interval_s * attempt)
+            wait = min(address.retry_interval_s * attempt, address.max_retry_interval_s)
+            if time.monotonic() + wait >= deadline:
+                break
+            time.sleep(wait)
         try:
-            status, answer = _request(address, method, target, payload)
+            status, answer = _request(address, method, target, payload, deadline - time.monotonic())
+        except TimeoutError:
+            _drop_connection(address)
+            last = f"no answer within {address.timeout_s:g} s ({o.VIEW_REMOTE_TIMEOUT_SECS.key})"
+            break
         except (OSError, http.client.HTTPException) as e:
             _drop_connection(address)
             last = f"{type(e).__name__}: {e}"
@@ -108,8 +124,16 @@ def call_server(address: ServerAddress, method: str, path: str, params: dict[str
     raise ServerCallError(f"timeline server {address.host}:{address.port} {method} {path} failed: {last}")
 
 
-def _request(address: ServerAddress, method: str, target: str, payload: bytes | None) -> tuple[int, bytes]:
+def _request(address: ServerAddress, method: str, target: str, payload: bytes | None, seconds: float) -> tuple[int, bytes]:
+    """One attempt; each wait on the socket (connect, send, each read) ends after
+    ``seconds``, what is left of the call's time (a server answering byte by byte is not
+    one this module guards against)."""
+    if seconds <= 0:
+        raise TimeoutError
     conn = _connection(address)
+    conn.timeout = seconds
+    if conn.sock is not None:
+        conn.sock.settimeout(seconds)
     headers = {TOKEN_HEADER: address.token} if address.token else {}
     if payload is not None:
         headers["Content-Type"] = "application/json"

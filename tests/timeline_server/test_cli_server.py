@@ -12,26 +12,12 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+from server_process import start_server
 from table_options import trip_options
 
 import hoodie
 
 TOKEN = "s3cr3t-token-for-tests"
-
-
-def _start(*args: str) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hoodie.cli", "timeline-server", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.stdout is not None
-    first = proc.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:(\d+)", first)
-    assert match, first + proc.stdout.read()
-    return proc, int(match.group(1))
 
 
 def _metrics(port: int) -> str:
@@ -47,7 +33,7 @@ def test_two_tables_written_through_one_standalone_server(tmp_path: Path) -> Non
         hoodie.write(batch, p, trip_options())
     rocksdb = str(tmp_path / "rocksdb")
     store = ("--view-store", "EMBEDDED_KV_STORE", "--rocksdb-path", rocksdb)
-    proc, port = _start("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN, *store)
+    proc, port = start_server("--table", paths[0], "--table", paths[1], "--port", "0", "--token", TOKEN, *store)
     try:
         remote = {
             "hoodie.write.markers.type": "TIMELINE_SERVER_BASED",

@@ -216,13 +216,25 @@ VIEW_REMOTE_HOST = _opt(
 VIEW_REMOTE_PORT = _opt("hoodie.filesystem.view.remote.port", 26754, int_in(1, 65535), "Port of that standalone timeline server.")
 VIEW_REMOTE_TOKEN = _opt("hoodie.filesystem.view.remote.token", "", str, "Token of that standalone timeline server (it prints it when it makes one).")
 VIEW_REMOTE_TIMEOUT_SECS = _opt(
-    "hoodie.filesystem.view.remote.timeout.secs", 300, int_in(1), "Timeout of one call to the timeline server, in seconds."
+    "hoodie.filesystem.view.remote.timeout.secs",
+    5,
+    int_in(1),
+    "Seconds a call to the timeline server (a view or marker request) may take, its retries included, before the client "
+    "gives up and falls back as for a server that is gone (Hudi's default is 300 a request; a server that stops answering "
+    "would hold every write that long).",
 )
 VIEW_REMOTE_RETRY_MAX = _opt(
-    "hoodie.filesystem.view.remote.retry.max_numbers", 3, int_in(0), "Retries of a failed call to the timeline server before falling back."
+    "hoodie.filesystem.view.remote.retry.max_numbers",
+    3,
+    int_in(0),
+    "Retries of a timeline-server call refused or answered with a server error, within its timeout (a call that gets no "
+    "answer in time is not retried).",
 )
 VIEW_REMOTE_RETRY_INTERVAL_MS = _opt(
     "hoodie.filesystem.view.remote.retry.initial_interval_ms", 100, int_in(0), "Wait before the first retry of a timeline-server call (growing linearly)."
+)
+VIEW_REMOTE_RETRY_MAX_INTERVAL_MS = _opt(
+    "hoodie.filesystem.view.remote.retry.max_interval_ms", 2000, int_in(0), "Longest wait between two retries of a timeline-server call."
 )
 VIEW_TYPE: Option[str | None] = _opt(
     "hoodie.filesystem.view.type",
