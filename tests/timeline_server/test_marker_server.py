@@ -111,8 +111,18 @@ def test_requests_without_the_token_are_refused(table: str, token: str | None) -
         params = {"markerdirpath": marker_dir, "markername": f"sf/f_0-1-0_{INSTANT}.parquet.marker.CREATE"}
         code, body = _raw(server, "POST", "/v1/hoodie/marker/create", params, token)
         assert code == 401, body
-        assert _raw(server, "GET", "/health", {})[0] == 200  # health needs no token
+        assert _raw(server, "GET", "/health", {}, token) == (200, b'{"status": "ok"}')  # health needs no token, shows no table
     assert not os.path.exists(marker_dir)
+
+
+def test_health_names_the_tables_only_to_the_token(table: str) -> None:
+    with TimelineServer() as server:
+        server.add_table(table)
+        for token in (None, "", "wrong", server.token[:-1]):
+            code, body = _raw(server, "GET", "/health", {}, token)
+            assert code == 200 and json.loads(body) == {"status": "ok"} and table.encode() not in body
+        code, body = _raw(server, "GET", "/health", {}, server.token)
+        assert code == 200 and json.loads(body) == {"status": "ok", "tables": [table]}
 
 
 def test_oversized_bodies_and_floods_are_refused_without_a_crash(table: str) -> None:

@@ -1,7 +1,8 @@
 """The timeline server's HTTP interface (aiohttp): Apache Hudi's REST paths and parameter
 names, JSON bodies, plus ``/health`` and a Prometheus ``/metrics``.
 
-Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``); a path
+Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``), and
+``/health`` names the served tables only to a request that carries it; a path
 it names must lie inside one of the tables the server was started for (marker directories
 exactly ``<table>/.hoodie/.temp/<instant>``, marker names checked like every recorded
 path). A refused request reads and writes nothing and is answered 4xx with a one-line
@@ -99,6 +100,12 @@ def _checked_marker_name(name: str) -> str:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+def _carries(request: web.Request, token: str) -> bool:
+    """Whether ``request`` carries the server's token."""
+    given = request.headers.get(TOKEN_HEADER, "")
+    return bool(token) and hmac.compare_digest(given.encode(), token.encode())
+
+
 def _guard(token: str, metrics: ServerMetrics) -> Middleware:
     """The middleware every request passes: the token of ``/v1/`` requests, refusals as
     one-line JSON errors, and the request counted and timed."""
@@ -112,10 +119,8 @@ def _guard(token: str, metrics: ServerMetrics) -> Middleware:
         try:
             if (request.content_length or 0) > MAX_BODY_BYTES:
                 raise Refused(413, f"request body of {request.content_length} bytes; at most {MAX_BODY_BYTES}")
-            if request.path.startswith("/v1/"):
-                given = request.headers.get(TOKEN_HEADER, "")
-                if not token or not hmac.compare_digest(given.encode(), token.encode()):
-                    raise Refused(401, "wrong token" if given else f"missing token (header {TOKEN_HEADER})")
+            if request.path.startswith("/v1/") and not _carries(request, token):
+                raise Refused(401, "wrong token" if request.headers.get(TOKEN_HEADER) else f"missing token (header {TOKEN_HEADER})")
             response = await handler(request)
             status = response.status
             return response
@@ -176,6 +181,9 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
     """The aiohttp application of one server."""
 
     async def health(request: web.Request) -> web.Response:
+        # anyone may ask whether the server is up; which tables it serves only with the token
+        if not _carries(request, token):
+            return web.json_response({"status": "ok"})
         return web.json_response({"status": "ok", "tables": sorted(tables.tables)})
 
     async def prometheus(request: web.Request) -> web.Response:
