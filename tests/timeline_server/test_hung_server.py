@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,10 +46,7 @@ def stopped_server(table: str) -> Iterator[int]:
         yield port
     finally:
         os.kill(proc.pid, signal.SIGKILL)  # a stopped process is killed without resuming it
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
+        proc.communicate(timeout=30)
 
 
 def _address(port: int) -> ServerAddress:

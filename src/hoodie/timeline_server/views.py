@@ -6,9 +6,14 @@ A table's view keeps its partition listings in the configured store
 whose ``timelinehash`` differs from the snapshot's makes the server load the timeline
 again (one listing of ``.hoodie``) and sync the listings from what completed since
 (:class:`~hoodie.table.synced_listings.SyncedListings`), counted by kind in
-``hoodie_timeline_server_view_syncs_total``. A client whose ``lastinstantts`` the server
-still cannot see is answered 400, as Java's server does. Views are built on worker threads
-so that marker requests on the event loop never wait for a listing.
+``hoodie_timeline_server_view_syncs_total`` — but only if the timeline may have changed
+since the server last loaded it: the client names an instant the server does not have
+(``lastinstantts``), or one of the server's pending instants moved on (a few ``exists``
+calls). A hash the server has no reason to believe newer than its own (a reader's older
+snapshot, or made up) costs no listing, so listings follow changes of the timeline, not
+requests. A client whose ``lastinstantts`` the server still cannot see is answered 400, as
+Java's server does. Views are built on worker threads so that marker requests on the
+event loop never wait for a listing.
 
 This module owns the per-table view state and its endpoints; markers are :mod:`.markers`'s.
 """
@@ -25,8 +30,12 @@ from hoodie.table.synced_listings import SyncedListings
 from hoodie.table.table import HoodieTable
 from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import State
 
 _MAX_ANSWERED = 64
+# Pending instants the server checks for a change before loading its timeline again;
+# with more (failed writes not yet rolled back), one listing costs less than the checks.
+_MAX_PROBED = 8
 
 
 class ViewBehind(Exception):
@@ -46,15 +55,17 @@ class TableViews:
         self._timeline: ActiveTimeline | None = None
         self._view: FileSystemView | None = None
         self._hash = ""
-        self._answered: set[str] = set()  # client timeline hashes the current view was refreshed for
+        self._answered: set[str] = set()  # client timeline hashes the current view was checked for
 
     def view(self, last_instant: str = "", timeline_hash: str = "") -> FileSystemView:
-        """The view, synced first when the client's timeline differs from the server's."""
+        """The view, synced first when the client's timeline differs from the server's and
+        the timeline may have changed since the server loaded it."""
         with self._lock:
-            if self._view is None or (timeline_hash and timeline_hash not in self._answered):
+            if self._view is None or (timeline_hash and timeline_hash not in self._answered and self._may_have_changed(last_instant)):
                 self._refresh()
-                # a client whose timeline lacks an instant the server sees (a writer's own
-                # requested instant, a reader's older snapshot) is not refreshed for again
+            if timeline_hash and timeline_hash not in self._answered:
+                # a client whose timeline differs for good (a reader's older snapshot) is
+                # not checked for again while the server's timeline stays as it is
                 if len(self._answered) >= _MAX_ANSWERED:
                     self._answered = {self._hash}
                 self._answered.add(timeline_hash)
@@ -66,6 +77,27 @@ class TableViews:
     def refresh(self) -> None:
         with self._lock:
             self._refresh()
+
+    def _may_have_changed(self, last_instant: str) -> bool:
+        """Whether storage may hold a newer timeline than the server's: the client has seen
+        an instant the server has not, or a pending instant of the server's completed, moved
+        on or went away. Instants only appear or move on through files the server can
+        check for; what else differs (an older snapshot, completed instants archived) leaves
+        the latest view as it is."""
+        timeline = self._timeline
+        assert timeline is not None
+        if last_instant and not timeline.contains(last_instant):
+            return True
+        pending = [i for i in timeline.instants if not i.is_completed]
+        if timeline.layout_version >= 2 or len(pending) > _MAX_PROBED:
+            return True  # a completed file's name holds its completion time: only a listing finds it
+        exists = self.storage.exists
+        for instant in pending:
+            if exists(timeline.instant_path(instant.with_state(State.COMPLETED))) or not exists(timeline.instant_path(instant)):
+                return True
+            if instant.is_requested and exists(timeline.instant_path(instant.with_state(State.INFLIGHT))):
+                return True
+        return False
 
     def _refresh(self) -> None:
         timeline = self._timeline.reload() if self._timeline is not None else HoodieTable.open(self.base_path, self.storage).timeline
