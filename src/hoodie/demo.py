@@ -3,12 +3,21 @@ through PySpark (``df.write.format("hoodie")``) on a local Spark, or in this pro
 ``--in-process``; then the timeline and an incremental pull.
 
 Run with ``python -m hoodie.demo [--path DIR] [--in-process] [--batches N]``.
+
+Each run starts a new table at ``--path``. The demo deletes only a table it created
+itself: it marks its table with ``.hoodie/.aux/hoodie-demo`` before the first write, and
+replaces a folder only when that mark is there and everything else in it is what the demo
+writes (the trips partitions with their base files, and the table's ``.hoodie`` folder),
+with no symbolic link anywhere. Any other non-empty folder (CSV files, a Delta table, a
+Hudi table of someone else) is refused with one line and exit code 1, untouched.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
@@ -17,7 +26,21 @@ from rich.console import Console
 from rich.table import Table
 
 import hoodie
+from hoodie.layout import (
+    AUX_FOLDER,
+    HOODIE_FOLDER,
+    METADATA_FOLDER,
+    PARTITION_METAFILE_PREFIX,
+    SCHEMA_FOLDER,
+    TEMP_FOLDER,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from hoodie.storage.local import LocalStorage
+from hoodie.table.home import foreign_contents
+from hoodie.table.properties_file import BACKUP_FILE, PROPERTIES_FILE
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import parse_timeline_file_name
 
 DEMO_ROWS_SHOWN = 10  # rows of the incremental pull printed
 CITIES = ["san_francisco", "sao_paulo", "chennai", "new_york", "london"]
@@ -125,15 +148,98 @@ def show_timeline(path: str, console: Console) -> None:
     print_timeline(table, list_timeline(table, include_all=True), as_json=False)
 
 
+# --- the demo's own table: the only folder it deletes -------------------------------------
+
+DEMO_MARK = (HOODIE_FOLDER, AUX_FOLDER, "hoodie-demo")
+DEMO_MARK_TEXT = "a table of the hoodie demo (python -m hoodie.demo), which replaces it on its next run at this path\n"
+# what a Hudi table's .hoodie folder holds besides its timeline files
+_HOODIE_ENTRIES = {PROPERTIES_FILE, BACKUP_FILE, AUX_FOLDER, TEMP_FOLDER, SCHEMA_FOLDER, METADATA_FOLDER, "archived", ".heartbeat"}
+_SHOWN = 3  # names shown before "and N more"
+
+
+def _names(found: list[str]) -> str:
+    more = f" and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+    return ", ".join(sorted(found)[:_SHOWN]) + more
+
+
+def _links(path: Path) -> list[str]:
+    """Symbolic links anywhere under ``path`` (never followed)."""
+    found = []
+    for folder, dirs, files in os.walk(path):
+        found += [os.path.relpath(os.path.join(folder, n), path) for n in dirs + files if os.path.islink(os.path.join(folder, n))]
+    return found
+
+
+def _is_demo_data_file(name: str) -> bool:
+    return name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(name) is not None or parse_log_file_name(name) is not None
+
+
+def _foreign_entries(path: Path) -> list[str]:
+    """What is in ``path`` that the demo does not write: anything beside ``.hoodie`` and the
+    trips partitions, anything in a partition but Hudi data files, anything at the top of
+    ``.hoodie`` that is not a Hudi table's."""
+    partitions = {f"city={c}" for c in CITIES}
+    found = []
+    for entry in path.iterdir():
+        if entry.name == HOODIE_FOLDER:
+            continue
+        if entry.name not in partitions or not entry.is_dir():
+            found.append(entry.name)
+            continue
+        found += [f"{entry.name}/{f.name}" for f in entry.iterdir() if not (f.is_file() and _is_demo_data_file(f.name))]
+    for entry in (path / HOODIE_FOLDER).iterdir():
+        if entry.name not in _HOODIE_ENTRIES and parse_timeline_file_name(entry.name) is None:
+            found.append(f"{HOODIE_FOLDER}/{entry.name}")
+    return found
+
+
+def not_demo_table(path: Path) -> str | None:
+    """Why the demo must not delete the non-empty folder ``path``, or ``None`` when it
+    holds a table the demo created and nothing else."""
+    if path.is_symlink():
+        return "a symbolic link"
+    if not path.is_dir():
+        return "a file"
+    links = _links(path)
+    if links:
+        return f"symbolic links ({_names(links)})"
+    mark = path.joinpath(*DEMO_MARK)
+    if not mark.is_file() or mark.read_text(errors="replace") != DEMO_MARK_TEXT:
+        if (path / HOODIE_FOLDER / PROPERTIES_FILE).is_file():
+            return f"a Hudi table the demo did not create (no {'/'.join(DEMO_MARK)})"
+        return foreign_contents(str(path), LocalStorage()) or f"a {HOODIE_FOLDER} folder the demo did not create"
+    foreign = _foreign_entries(path)
+    if foreign:
+        return f"the demo's table and other files ({_names(foreign)})"
+    return None
+
+
+def prepare_table_folder(path: Path) -> None:
+    """Make ``path`` an empty folder marked as the demo's: a folder that is missing or
+    empty is used, the demo's own table is deleted first, anything else is refused (a
+    one-line message and exit code 1; nothing is touched)."""
+    if path.is_symlink() or path.exists() and (not path.is_dir() or any(path.iterdir())):
+        why = not_demo_table(path)
+        if why is not None:
+            sys.exit(f"hoodie demo: refusing to use {path}: it holds {why}; the demo replaces only a table it created (choose another --path)")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    mark = path.joinpath(*DEMO_MARK)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text(DEMO_MARK_TEXT)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--path", default="demo-output/trips", help="table directory (recreated)")
+    parser.add_argument(
+        "--path", default="demo-output/trips",
+        help="table directory: missing or empty, or a table an earlier run of the demo created there (replaced)",
+    )
     parser.add_argument("--in-process", action="store_true", help="no Spark: write and read in this process")
     parser.add_argument("--batches", type=int, default=6)
     parser.add_argument("--master", help="a Spark cluster to run on, e.g. spark://127.0.0.1:7077 (default: local Spark)")
     args = parser.parse_args(argv)
-    shutil.rmtree(args.path, ignore_errors=True)
-    Path(args.path).parent.mkdir(parents=True, exist_ok=True)
+    prepare_table_folder(Path(args.path))
     console = Console(width=None if Console().is_terminal else 140)
     where = "in-process" if args.in_process else (f"Spark at {args.master}" if args.master else "local Spark")
     console.print(f"[bold]hoodie demo[/bold]: table at {Path(args.path).resolve()} ({where})")
