@@ -11,7 +11,7 @@ debugger. This module holds no logic.
     ├── TableError               no table at a path, a different table at a path, bad table config
     │   ├── UnsupportedTableError    table version / feature hoodie cannot read or write
     │   └── DamagedTableError        a file a completed instant wrote is missing, truncated or corrupt
-    ├── UnsafePathError          a path from data or table metadata would leave the table
+    ├── UnsafePathError          a path from data or table metadata would leave the table, or a link inside it
     ├── TimelineError            instant transitions, missing or conflicting instants
     │   └── InstantNotFoundError     a requested instant is not on the timeline
     ├── StorageError             a storage operation failed
@@ -51,7 +51,8 @@ class DamagedTableError(TableError):
 class UnsafePathError(HoodieError):
     """A path built from a data value or from table metadata would leave the table's base
     path (absolute, ``..`` or ``.`` segments, empty segments, control characters, or a
-    segment too long for a file system)."""
+    segment too long for a file system), or a local path passes through a symbolic link
+    inside a table."""
 
 
 class TimelineError(HoodieError):

@@ -114,6 +114,12 @@ class Storage(Protocol):
 
     def makedirs(self, path: str) -> None: ...
 
+    def check_file(self, path: str) -> None:
+        """Refuse a file that another library (pyarrow) is about to open by its path:
+        on a local file system, one reached through a symbolic link inside a table, or a
+        link itself (:class:`hoodie.errors.UnsafePathError`; see
+        :mod:`hoodie.storage.links`). Object stores have no links: nothing to check."""
+
     def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
         """A pyarrow filesystem for Parquet I/O and the prefix to strip from paths.
 
@@ -122,6 +128,9 @@ class Storage(Protocol):
 
 
 def arrow_path(storage: Storage, path: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow filesystem of ``storage`` and ``path`` in that filesystem's terms."""
+    """The pyarrow filesystem of ``storage`` and ``path`` in that filesystem's terms,
+    once ``storage`` has checked that the file may be opened there
+    (:meth:`Storage.check_file`)."""
+    storage.check_file(path)
     fs, prefix = storage.arrow_filesystem()
     return fs, path[len(prefix) :] if path.startswith(prefix) else path

@@ -137,5 +137,9 @@ class FsspecStorage:
         self.counters.bump("mkdir")
         self.fs.makedirs(self._strip(path), exist_ok=True)
 
+    def check_file(self, path: str) -> None:
+        """Object stores have no symbolic links. (fsspec's local file system is not
+        checked: hoodie serves plain local paths with :class:`LocalStorage`.)"""
+
     def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
         return pafs.PyFileSystem(pafs.FSSpecHandler(self.fs)), f"{self.protocol}://"

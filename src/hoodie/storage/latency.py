@@ -72,5 +72,8 @@ class LatencyStorage:
         self._wait()
         self.inner.makedirs(path)
 
+    def check_file(self, path: str) -> None:
+        self.inner.check_file(path)
+
     def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
         return self.inner.arrow_filesystem()

@@ -3,18 +3,24 @@
 Write-once files are made atomic with a hidden temporary file that is hard-linked to its
 final name: ``link`` fails if the name exists, so two writers can never both "create" the
 same completed instant, and a reader never sees a half-written one.
+
+No call reads, writes or deletes through a symbolic link inside a table
+(:mod:`hoodie.storage.links`): such a path is an :class:`~hoodie.errors.UnsafePathError`
+naming the link.
 """
 from __future__ import annotations
 
 import errno
 import os
 import shutil
+import stat
 import uuid
 
 import pyarrow.fs as pafs
 
 from hoodie.errors import FileAlreadyExistsError, StorageError
 from hoodie.storage.base import FileInfo, StorageCounters
+from hoodie.storage.links import LinkGuard
 
 
 class LocalStorage:
@@ -24,12 +30,13 @@ class LocalStorage:
 
     def __init__(self) -> None:
         self.counters = StorageCounters()
+        self.links = LinkGuard()
 
     def __getstate__(self) -> dict:
         return {}
 
     def __setstate__(self, state: dict) -> None:
-        self.counters = StorageCounters()
+        self.__init__()  # type: ignore[misc]
 
     @staticmethod
     def _norm(path: str) -> str:
@@ -37,12 +44,23 @@ class LocalStorage:
 
     def read_bytes(self, path: str) -> bytes:
         self.counters.bump("read")
-        with open(self._norm(path), "rb") as f:
+        path = self._norm(path)
+        # Inside a table the file itself may not be a link either: O_NOFOLLOW refuses it
+        # in the same system call that opens it.
+        flags = os.O_RDONLY if self.links.parent(path) is None else os.O_RDONLY | os.O_NOFOLLOW
+        try:
+            fd = os.open(path, flags)
+        except OSError as e:
+            if e.errno == errno.ELOOP and os.path.islink(path):
+                self.links.file(path)
+            raise
+        with open(fd, "rb") as f:
             return f.read()
 
     def write_bytes(self, path: str, data: bytes) -> None:
         self.counters.bump("write")
         path = self._norm(path)
+        self.links.parent(path)  # replacing a link replaces the link, not its target
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = self._temp_name(path)
         with open(tmp, "wb") as f:
@@ -52,6 +70,7 @@ class LocalStorage:
     def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
         self.counters.bump("create")
         path = self._norm(path)
+        self.links.parent(path)  # an existing name, a link too, is refused below
         if not data:
             self._create_empty(path, durable)
             return
@@ -76,6 +95,7 @@ class LocalStorage:
         create (it fails if the name exists)."""
         self.counters.bump("create")
         path = self._norm(path)
+        self.links.parent(path)
         if like is not None:
             source = self._norm(like)
             for _ in range(2):
@@ -115,19 +135,37 @@ class LocalStorage:
 
     def exists(self, path: str) -> bool:
         self.counters.bump("exists")
-        return os.path.exists(self._norm(path))
+        path = self._norm(path)
+        if self.links.parent(path) is None:
+            return os.path.exists(path)
+        try:
+            st = os.lstat(path)  # one system call, as os.path.exists makes
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            self.links.file(path)  # refuses it
+        return True
 
     def size(self, path: str) -> int:
         self.counters.bump("stat")
-        return os.path.getsize(self._norm(path))
+        path = self._norm(path)
+        if self.links.parent(path) is None:
+            return os.path.getsize(path)
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            self.links.file(path)  # refuses it
+        return st.st_size
 
     def list_dir(self, path: str) -> list[FileInfo]:
         self.counters.bump("list")
         path = self._norm(path)
+        table = self.links.folder(path)
         try:
             entries = list(os.scandir(path))
         except FileNotFoundError:
             return []
+        if table is not None:
+            self.links.entries(table, entries)
         out = []
         for e in entries:
             try:
@@ -147,19 +185,26 @@ class LocalStorage:
 
     def delete(self, path: str) -> bool:
         self.counters.bump("delete")
+        path = self._norm(path)
+        self.links.parent(path)  # a link itself is removed, never its target
         try:
-            os.unlink(self._norm(path))
+            os.unlink(path)
             return True
         except FileNotFoundError:
             return False
 
     def delete_dir(self, path: str) -> None:
         self.counters.bump("delete")
-        shutil.rmtree(self._norm(path), ignore_errors=True)
+        path = self._norm(path)
+        self.links.folder(path)
+        self.links.forget(path)
+        shutil.rmtree(path, ignore_errors=True)  # removes links inside, never follows them
 
     def rename(self, src: str, dst: str) -> None:
         self.counters.bump("rename")
         src, dst = self._norm(src), self._norm(dst)
+        self.links.file(src)  # a hard link made from a link would name its target
+        self.links.parent(dst)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         try:
             os.link(src, dst)
@@ -176,7 +221,12 @@ class LocalStorage:
 
     def makedirs(self, path: str) -> None:
         self.counters.bump("mkdir")
-        os.makedirs(self._norm(path), exist_ok=True)
+        path = self._norm(path)
+        self.links.folder(path)
+        os.makedirs(path, exist_ok=True)
+
+    def check_file(self, path: str) -> None:
+        self.links.file(self._norm(path))
 
     def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), "file://"

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hoodie.errors import ConcurrentWriteError, FileAlreadyExistsError
-from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER
+from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER, is_instant_time
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, under
 
@@ -127,17 +127,18 @@ def release(storage: Storage, base_path: str, instant_time: str) -> None:
 
 def sweep(storage: Storage, base_path: str) -> int:
     """Drop the claims whose holders died (a process killed between completing its step
-    and dropping its claim leaves one behind); how many. Live holders' claims and the
-    commit lock (taken over by :func:`commit_lock`) stay."""
+    and dropping its claim leaves one behind); how many. Live holders' claims, the commit
+    lock (taken over by :func:`commit_lock`) and every file that is not a claim this
+    module writes (named by an instant time, naming ``commit`` or ``rollback``) stay."""
     dropped = 0
     for info in storage.list_dir(_folder(base_path)):
-        if info.is_dir or info.name == COMMIT_LOCK:
+        if info.is_dir or not is_instant_time(info.name):
             continue
         try:
-            _, at, host, pid = _parse(storage.read_bytes(info.path))
+            outcome, at, host, pid = _parse(storage.read_bytes(info.path))
         except FileNotFoundError:
             continue
-        if _abandoned(at, host, pid, STALE_AFTER_SECONDS):
+        if outcome in (COMMIT, ROLLBACK) and _abandoned(at, host, pid, STALE_AFTER_SECONDS):
             dropped += storage.delete(info.path)
     return dropped
 
