@@ -32,36 +32,30 @@ from dataclasses import dataclass
 
 from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import avro_schema_json
-from hoodie.formats.log import (
-    AvroDataBlock,
-    BlockType,
-    HeaderKey,
-    frame_block,
-    read_log_file,
-)
-from hoodie.layout import (
-    compare_key,
-    parse_log_file_name,
-)
+from hoodie.formats.log import BlockType, HeaderKey, frame_block
+from hoodie.layout import compare_key
 from hoodie.services.archive_entry import ARCHIVED_META_ENTRY, encode_records, entry_for
 from hoodie.services.clean_plan import SAVEPOINTED_TIMESTAMPS, last_clean_metadata
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.savepoint import earliest_savepoint
-from hoodie.services.timeline_files import (
-    TimelineFile,
-    comparable_action,
-    files_of,
-    timeline_files,
-)
+from hoodie.services.timeline_files import TimelineFile, files_of, timeline_files
 from hoodie.storage.paths import under
+from hoodie.table.archived import ARCHIVE_EXTENSION, ARCHIVE_FILE_ID, archive_files, archived_entries, read_archived_instants
 from hoodie.table.table import HoodieTable
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import Action, Instant
 
-ARCHIVE_FILE_ID = "commits"  # ".commits_.archive.<N>_<token>", as HoodieArchivedTimeline names them
-ARCHIVE_EXTENSION = "archive"
+__all__ = [
+    "ArchivePlan",
+    "ArchiveResult",
+    "ArchiveSettings",
+    "archive",
+    "archive_files",
+    "plan_archive",
+    "read_archived_instants",  # the archived timeline is read by hoodie.table.archived
+]
+
 ARCHIVE_WRITE_TOKEN = "1-0-1"
 AVRO_BLOCK_VERSION = 3
-_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 
 
 @dataclass(frozen=True)
@@ -188,41 +182,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
     return ArchivePlan(instants, reason)
 
 
-# --- the archived timeline -------------------------------------------------------------------
-
-
-def archive_files(table: HoodieTable) -> list[tuple[int, str]]:
-    """(version, path) of every archive log file, oldest first."""
-    out = []
-    for info in table.storage.list_dir(table.archive_path):
-        lf = parse_log_file_name(info.name)
-        if lf is not None and lf.file_id == ARCHIVE_FILE_ID and lf.extension == ARCHIVE_EXTENSION and not info.is_dir:
-            out.append((lf.version, info.path))
-    return sorted(out)
-
-
-def _entries_in(table: HoodieTable, path: str) -> list[tuple[str, str, str]]:
-    """(commitTime, actionType, actionState) of every record of one archive file."""
-    out: list[tuple[str, str, str]] = []
-    for block in read_log_file(table.storage, path):
-        if isinstance(block, AvroDataBlock):
-            cols = block.records.select(["commitTime", "actionType", "actionState"]).to_pylist()
-            out.extend((r["commitTime"], r["actionType"], r["actionState"] or State.COMPLETED.value) for r in cols)
-    return out
-
-
-def read_archived_instants(table: HoodieTable) -> list[Instant]:
-    """Instants of the archived timeline, each in the latest state it was archived in
-    (a compaction as the commit it completed as), oldest first."""
-    by_key: dict[tuple[str, str], Instant] = {}
-    for _, path in archive_files(table):
-        for ts, action, state in _entries_in(table, path):
-            inst = Instant(ts, comparable_action(action) if state == State.COMPLETED.value else action, State(state))
-            key = (ts, comparable_action(action))
-            prev = by_key.get(key)
-            if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
-                by_key[key] = inst
-    return sorted(by_key.values(), key=Instant.sort_key)
+# --- the archive file (read by hoodie.table.archived) ------------------------------------------
 
 
 def _archive_bytes(records: list[bytes], batch_size: int) -> bytes:
@@ -250,7 +210,7 @@ def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETT
     to_move: list[TimelineFile] = [f for inst in plan.instants for f in files_of(files, inst.timestamp, inst.action)]
     existing = archive_files(table)
     # an interrupted run may have written these records already (always to the newest file)
-    done = set(_entries_in(table, existing[-1][1])) if existing else set()
+    done = set(archived_entries(table, existing[-1][1])) if existing else set()
     fresh = [f for f in to_move if (f.instant.timestamp, f.instant.action, f.instant.state.value) not in done]
     path = None
     if fresh:

@@ -13,18 +13,21 @@ wrote, so the view checks its listing against them (:class:`CommittedFiles`):
   that a log shorter than what was committed, or a corrupt block inside a committed range,
   is told apart from the torn tail of a failed writer.
 
-Instants archived off the active timeline are not read (their files cannot be checked
-without the archive); everything here is read-only and never lists storage.
+Instants archived off the active timeline are not read unless their commit metadata is
+given (``hoodie validate`` reads the archive for it, :mod:`hoodie.table.archived`; reads
+do not, so a file only archived commits name is not checked by a read). Everything here
+is read-only and never lists storage.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from hoodie.layout import compare_key, parse_base_file_name, parse_log_file_name
 from hoodie.table.file_group import LogExtent
 from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
 
 
@@ -47,11 +50,13 @@ class PartitionCommits:
 
 class CommittedFiles:
     """Committed files of every partition, from the write stats of ``instants`` (completed
-    writes, oldest first). Commit metadata is decoded once, on first use."""
+    writes) and of ``archived`` (completed writes of the archived timeline, with their
+    metadata, all older than ``instants``). Commit metadata is decoded once, on first use."""
 
-    def __init__(self, timeline: ActiveTimeline, instants: list[Instant]) -> None:
+    def __init__(self, timeline: ActiveTimeline, instants: list[Instant], archived: Sequence[tuple[Instant, CommitMetadata]] = ()) -> None:
         self._timeline = timeline
         self._instants = sorted(instants, key=lambda i: compare_key(i.timestamp))
+        self._archived = sorted(archived, key=lambda pair: compare_key(pair[0].timestamp))
         self._by_partition: dict[str, PartitionCommits] | None = None
 
     def partition(self, partition_path: str) -> PartitionCommits:
@@ -68,8 +73,8 @@ class CommittedFiles:
 
     def _load(self) -> dict[str, PartitionCommits]:
         out: dict[str, PartitionCommits] = defaultdict(PartitionCommits)
-        for inst in self._instants:
-            for partition, stats in self._timeline.commit_metadata(inst).partition_to_write_stats.items():
+        for inst, metadata in self._oldest_first():
+            for partition, stats in metadata.partition_to_write_stats.items():
                 commits = out[partition]
                 for stat in stats:
                     name = stat.file_name
@@ -85,6 +90,10 @@ class CommittedFiles:
                         commits.logs[name].append(LogExtent(start, start + stat.fileSizeInBytes, inst.timestamp))
         return dict(out)
 
+    def _oldest_first(self) -> Iterator[tuple[Instant, CommitMetadata]]:
+        yield from self._archived
+        for inst in self._instants:
+            yield inst, self._timeline.commit_metadata(inst)
 
 
 def paths_completed_writes_name(timeline: ActiveTimeline, excluding: Collection[str] = ()) -> frozenset[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -33,6 +33,7 @@ from hoodie.storage.paths import relative, relative_to, under
 from hoodie.table.committed import CommittedFiles
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant
 
 _PREFETCH_THREADS = 16  # partitions listed at once by prefetch_latest
@@ -120,6 +121,7 @@ class FileSystemView:
         as_of: str | None = None,
         ignore_missing_files: bool = False,
         listings: PartitionListings | None = None,
+        archived: Sequence[tuple[Instant, CommitMetadata]] = (),
     ) -> None:
         self.storage = storage
         self.listings = listings
@@ -140,8 +142,14 @@ class FileSystemView:
         self._on_timeline = all_on_timeline
         self._timeline_start = timeline.commits_start()
         self._undone: frozenset[str] | None = None  # instants rollbacks undid (_rolled_back)
+        # the archived timeline's completed writes, when given (hoodie validate): their
+        # files are checked too, and the file groups their replace commits replaced hidden
+        archived = [(i, m) for i, m in archived if as_of is None or compare_key(i.timestamp) <= compare_key(as_of)]
         self._replaced: dict[str, set[str]] = self.timeline.replaced_file_groups(completed)
-        self.committed = CommittedFiles(timeline, completed)
+        for _, metadata in archived:
+            for partition, ids in metadata.replaced_file_ids().items():
+                self._replaced.setdefault(partition, set()).update(ids)
+        self.committed = CommittedFiles(timeline, completed, archived)
         self._layout2 = timeline.layout_version >= 2
         # Pending compactions (a completed one loads as a commit): a v6 writer names the
         # logs it appends meanwhile after the compaction instant, whose base is not there yet.

@@ -5,7 +5,7 @@ client does). ``create`` only lays down an empty table (``.hoodie`` and its prop
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -129,9 +129,12 @@ class HoodieTable:
             return self.local_view(as_of, ignore_missing_files)
         return self.view_source.view(self.base_path, self.timeline, self.local_view)
 
-    def local_view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> FileSystemView:
-        """A view built from the timeline and listings of storage."""
-        return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files)
+    def local_view(
+        self, as_of: str | None = None, ignore_missing_files: bool = False, archived: Sequence[tuple[Instant, CommitMetadata]] = ()
+    ) -> FileSystemView:
+        """A view built from the timeline and listings of storage (and checked against
+        the ``archived`` commits' files too, when given: :mod:`hoodie.table.archived`)."""
+        return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files, archived=archived)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         return self.timeline.commit_metadata(instant)

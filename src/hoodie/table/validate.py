@@ -12,8 +12,11 @@ reports, without reading any data:
 * **corrupt**: a log block that does not frame where a completed delta commit wrote.
 
 A torn block after the committed bytes (left by a failed writer, skipped by readers as
-Java skips it) is not a problem. Instants archived off the active timeline name no
-files here, so their files are checked only for being readable. Read-only.
+Java skips it) is not a problem. The commits archival moved off the active timeline are
+read from the archived timeline (:func:`hoodie.table.archived.archived_commits`), so a
+file only they wrote is checked like any other: the latest base file of a file group
+they alone wrote, or a whole partition only they wrote into, gone from storage is
+**missing** (reads do not read the archive, and miss it). Read-only.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import pyarrow.parquet as pq
 
 from hoodie.formats.log import CorruptBlock, LogFileReader
 from hoodie.storage.base import arrow_path
+from hoodie.table.archived import archived_commits
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
@@ -56,7 +60,7 @@ class ValidationReport:
 def validate_table(table: HoodieTable, as_of: str | None = None, on_slice: Callable[[FileSlice], None] | None = None) -> ValidationReport:
     """Check every file of the latest slices (as of ``as_of``) of ``table``;
     ``on_slice`` is called after each slice (progress)."""
-    view = table.local_view(as_of, ignore_missing_files=True)
+    view = table.local_view(as_of, ignore_missing_files=True, archived=archived_commits(table, as_of))
     slices = view.latest_slices_all()
     problems = [FileProblem(m.partition_path, m.file_name, m.instant, "missing", "written by a completed instant, gone from storage") for m in view.missing]
     checked = 0
