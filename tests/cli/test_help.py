@@ -4,6 +4,7 @@ one keep their metavar."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import typer
 
@@ -35,3 +36,24 @@ def test_options_with_a_value_keep_their_metavar(cli) -> None:
     out = cli("timeline", "--help").stdout
     assert re.search(r"--limit\s+-n\s+N\s+Show only the newest N", out), out
     assert re.search(r"--option\s+-o\s+KEY=VALUE", cli("clean", "--help").stdout)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def test_the_synopsis_of_docs_cli_names_every_option() -> None:
+    """docs/cli.md's synopsis has a line for every command, naming each of its options
+    (by its long name, or its short one)."""
+    text = DOCS.read_text()
+    synopsis = text[text.index("```\nhoodie ") + 4:]
+    synopsis = synopsis[: synopsis.index("```")]
+    entries = re.split(r"\n(?=hoodie )", synopsis.strip())  # a command and its continuation lines
+    for path, command in _command_paths(typer.main.get_command(app)):
+        if getattr(command, "commands", None):
+            continue  # a group: its commands have the lines
+        (entry,) = [e for e in entries if re.match(r"hoodie\s+" + r"\s+".join(path) + r"(\s|$)", e)] or [""]
+        assert entry, f"no line for hoodie {' '.join(path)} in the synopsis of docs/cli.md"
+        for param in command.params:
+            names = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+            if names:
+                assert any(re.search(rf"\[?{re.escape(n)}\b", entry) for n in names), (path, names, entry)
