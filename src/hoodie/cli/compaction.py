@@ -3,8 +3,9 @@
 A thin adapter over :mod:`hoodie.services.compaction`: ``schedule`` calls
 :func:`~hoodie.services.compaction.schedule_compaction` (``--force``: without the
 delta-commit threshold), ``run`` calls :func:`~hoodie.services.compaction.run_compaction`
-with a progress engine (on a copy-on-write table it says why there is nothing to run), ``show`` lists :func:`~hoodie.services.compaction.pending_compactions`
-with their operations. Settings come from the ``-o`` options through
+with a progress engine (on a copy-on-write table it says why there is nothing to run),
+``show`` lists :func:`~hoodie.services.compaction.pending_compactions` with their
+operations. Settings come from the ``-o`` options through
 :func:`hoodie.services.inline.compaction_settings`.
 """
 from __future__ import annotations
