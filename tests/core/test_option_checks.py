@@ -165,3 +165,24 @@ def test_spark_and_other_tools_keys_are_never_taken_for_typos() -> None:
     assert {key: closest_option(key) for key in common} == dict.fromkeys(common)
     assert HoodieConfig.of(dict.fromkeys(common, "1")).raw == dict.fromkeys(common, "1")
     assert o.lookup("spark.sql.files.ignoremissingfiles") is o.IGNORE_MISSING_FILES
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("hoodie.keygen.timebased.timezone", "Mars/Base", "expected a time zone name (UTC, Europe/Paris) or an offset (+08:00)"),
+        # read as seconds before: a unit Java knows but hoodie does not compute is refused
+        ("hoodie.keygen.timebased.timestamp.scalar.time.unit", "HOURS", "expected one of SECONDS, MILLISECONDS, MICROSECONDS, DAYS"),
+    ],
+)
+def test_bad_timestamp_key_generator_values_are_named_before_anything_is_written(tmp_path: Path, key: str, value: str, expected: str) -> None:
+    path = tmp_path / "t"
+    opts = {
+        **OPTS, "hoodie.datasource.write.partitionpath.field": "ts",
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+        "hoodie.keygen.timebased.timestamp.type": "SCALAR", "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd", key: value,
+    }
+    with pytest.raises(ConfigError) as err:
+        hoodie.write(pa.table({"k": ["a"], "ts": [19000]}), str(path), opts)
+    assert str(err.value) == f"invalid value {value!r} for option {key}: {expected}"
+    assert not path.exists()

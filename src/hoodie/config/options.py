@@ -1,13 +1,11 @@
 """Every user-facing option, declared once with Hudi's key, type, default and doc."""
 from __future__ import annotations
 
-import difflib
-import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from hoodie.config.names import closest_name
 from hoodie.config.values import boolean, field_list, int_in, lower, number_in, only_value, upper
 from hoodie.errors import ConfigError
 
@@ -125,7 +123,14 @@ TS_TIMEZONE = _opt(
     "Time zone of the timestamp key generator.",
     ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"),
 )
-TS_SCALAR_UNIT = _opt("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", upper, "Unit of SCALAR timestamps.")
+TS_SCALAR_UNIT = _opt(
+    "hoodie.keygen.timebased.timestamp.scalar.time.unit",
+    "SECONDS",
+    upper,
+    "Unit of SCALAR timestamps.",
+    (),
+    ("SECONDS", "MILLISECONDS", "MICROSECONDS", "DAYS"),
+)
 CONSISTENT_LOGICAL_TS = _opt("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, boolean, "Accepted for compatibility.")
 
 # --- write --------------------------------------------------------------------------------
@@ -394,6 +399,7 @@ _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.al
 _IGNORED = {"path", "hoodie.datasource.write.hive_style_partitioning.default"}
 
 
+_ALL_NAMES: tuple[str, ...] = (*OPTIONS, *_ALIASES)
 # Spark takes option keys whatever their case (ignoremissingfiles is ignoreMissingFiles)
 _BY_LOWER_CASE: dict[str, Option[Any]] = {name.lower(): o for name, o in [*OPTIONS.items(), *_ALIASES.items()]}
 
@@ -402,71 +408,10 @@ def lookup(key: str) -> Option[Any] | None:
     return OPTIONS.get(key) or _ALIASES.get(key) or _BY_LOWER_CASE.get(key.lower())
 
 
-def _segments(key: str) -> list[str]:
-    return [s for s in key.lower().split(".")[1:] if s]
-
-
-def _segment_weights() -> dict[str, float]:
-    """How much a name segment says: ``write`` or ``type`` appear in many option names and
-    say little; ``concurrency`` or ``recordkey`` say a lot."""
-    names = list(OPTIONS) + list(_ALIASES)
-    counts: dict[str, int] = {}
-    for name in names:
-        for seg in set(_segments(name)):
-            counts[seg] = counts.get(seg, 0) + 1
-    return {seg: 1.0 + math.log(len(names) / n) for seg, n in counts.items()}
-
-
-_WEIGHTS: dict[str, float] = {}
-_UNKNOWN_SEGMENT_WEIGHT = 6.0  # a segment no option has: more telling than any known one
-_SAME_SEGMENT = 0.75  # difflib ratio from which two segments count as the same word mistyped
-_CLOSE_ENOUGH = 0.6  # share of the two names' weight their matching segments must carry
-# Outside hoodie.*, where Spark's own options live (header, basePath, spark.sql.files.
-# maxPartitionBytes), only a near-copy of a whole option name counts as a typo of it.
-_SAME_NAME = 0.85
-
-
 def closest_option(key: str) -> str | None:
-    """The option name closest to ``key``, or ``None`` when none is close.
-
-    For a ``hoodie.*`` key, by its dot-separated segments: a suggestion must share the
-    segments that carry meaning (matching only ``hoodie.write`` suggests nothing), each the
-    same word or a small typo of it. For any other key, only an option whose whole name
-    it nearly spells (``as.of.instnt``, ``hoodi.table.name``, ``ignoreMisingFiles``):
-    sharing words with an option is no sign of a typo there.
-    """
-    if not key.lower().startswith("hoodie."):
-        spelled = _spelling(key)
-        ratio, nearest = max((difflib.SequenceMatcher(None, spelled, _spelling(name)).ratio(), name) for name in [*OPTIONS, *_ALIASES])
-        return nearest if ratio >= _SAME_NAME else None
-    if not _WEIGHTS:
-        _WEIGHTS.update(_segment_weights())
-    typed = _segments(key)
-    if not typed:
-        return None
-
-    def weight(seg: str) -> float:
-        return _WEIGHTS.get(seg, _UNKNOWN_SEGMENT_WEIGHT)
-
-    best, best_score = None, 0.0
-    for name in list(OPTIONS) + list(_ALIASES):
-        segs = _segments(name)
-        if not segs:
-            continue
-        matched = 0.0
-        for seg in typed:
-            ratio, other = max((difflib.SequenceMatcher(None, seg, s).ratio(), s) for s in segs)
-            if ratio >= _SAME_SEGMENT:
-                matched += ratio * min(weight(seg), weight(other))
-        score = matched / max(sum(map(weight, typed)), sum(map(weight, segs)))
-        if score > best_score:
-            best, best_score = name, score
-    return best if best_score >= _CLOSE_ENOUGH else None
-
-
-def _spelling(name: str) -> str:
-    """A name as typed, whatever its case and separators (``as_of_instant``)."""
-    return re.sub(r"[._\-\s]+", ".", name.strip().lower())
+    """The option name closest to ``key`` (:func:`hoodie.config.names.closest_name`), or
+    ``None`` when none is close."""
+    return closest_name(key, _ALL_NAMES)
 
 
 def check_unknown(key: str) -> None:

@@ -101,6 +101,7 @@ class KeyGenerator:
                 raise ConfigError(f"TimestampBasedKeyGenerator takes one partition field, got {partition_fields!r}")
             if config.get(o.TS_TYPE) is None:
                 raise ConfigError(f"TimestampBasedKeyGenerator needs {o.TS_TYPE.key}")
+            _check_time_zone(config.get(o.TS_TIMEZONE) or "UTC")
         return cls(
             class_name=class_name,
             record_key_fields=tuple(key_fields),
@@ -293,3 +294,14 @@ def _java_double(v: float) -> str:
     if re.fullmatch(r"-?\d+", r):
         r += ".0"
     return r.replace("inf", "Infinity").replace("nan", "NaN")
+
+
+def _check_time_zone(name: str) -> None:
+    """Refuse a time zone Arrow cannot format in before any record is keyed (the error
+    names the option, the value and what is expected, not Arrow's)."""
+    try:
+        pc.strftime(pa.array([0], pa.timestamp("s", name)), format="%Y")
+    except (pa.ArrowInvalid, ValueError):
+        raise ConfigError(
+            f"invalid value {name!r} for option {o.TS_TIMEZONE.key}: expected a time zone name (UTC, Europe/Paris) or an offset (+08:00)"
+        ) from None
