@@ -28,6 +28,9 @@ from hoodie.errors import HoodieError
 log = logging.getLogger(__name__)
 
 TOKEN_HEADER = "X-Hoodie-Token"
+# A server's answer to a request past one of its bounds (507 Insufficient Storage): not
+# the server failing, so neither retried nor a reason to fall back.
+STATUS_FULL = 507
 _CONNECTIONS = threading.local()
 # Server runs a call of this process failed on after its retries, with the fallbacks
 # already announced: clients go to their fallback for good (as Hudi's views switch to
@@ -88,7 +91,13 @@ def went_down(address: ServerAddress, error: ServerCallError, fallback: str) -> 
 
 
 class ServerCallError(HoodieError):
-    """A timeline-server call failed after its retries (the message says how)."""
+    """A timeline-server call failed after its retries (the message says how); ``status``
+    is the server's last answer (None: no answer), ``reason`` its one-line error."""
+
+    def __init__(self, message: str, status: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
 
 
 def call_server(address: ServerAddress, method: str, path: str, params: dict[str, str], body: object = None) -> object:
@@ -99,13 +108,14 @@ def call_server(address: ServerAddress, method: str, path: str, params: dict[str
     query = urllib.parse.urlencode(params)
     target = f"{path}?{query}" if query else path
     deadline = time.monotonic() + address.timeout_s
-    last = ""
+    last, status, reason = "", None, ""
     for attempt in range(address.retries + 1):
         if attempt:
             wait = min(address.retry_interval_s * attempt, address.max_retry_interval_s)
             if time.monotonic() + wait >= deadline:
                 break
             time.sleep(wait)
+        status = None
         try:
             status, answer = _request(address, method, target, payload, deadline - time.monotonic())
         except TimeoutError:
@@ -118,10 +128,20 @@ def call_server(address: ServerAddress, method: str, path: str, params: dict[str
             continue
         if status == 200:
             return json.loads(answer)
-        last = f"HTTP {status}: {answer[:200].decode('utf-8', 'replace')}"
-        if status < 500:
+        reason = _error_text(answer)
+        last = f"HTTP {status}: {reason}"
+        if status < 500 or status == STATUS_FULL:
             break
-    raise ServerCallError(f"timeline server {address.host}:{address.port} {method} {path} failed: {last}")
+    raise ServerCallError(f"timeline server {address.host}:{address.port} {method} {path} failed: {last}", status, reason)
+
+
+def _error_text(answer: bytes) -> str:
+    """The server's one-line reason (``{"error": ...}``), else the answer's start."""
+    try:
+        error = json.loads(answer).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    return error[:1000] if isinstance(error, str) else answer[:200].decode("utf-8", "replace")
 
 
 def _request(address: ServerAddress, method: str, target: str, payload: bytes | None, seconds: float) -> tuple[int, bytes]:

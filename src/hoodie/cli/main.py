@@ -293,17 +293,19 @@ def timeline_server(
     ] = None,
     batch_interval_ms: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.interval_ms (0: group commit)")] = 0,
     batch_threads: Annotated[int, typer.Option(help="hoodie.markers.timeline_server_based.batch.num_threads")] = 20,
+    max_marker_bytes: Annotated[
+        int, typer.Option(help="hoodie.markers.timeline_server_based.dir.max_bytes (bytes of marker names kept for one instant)")
+    ] = 32 * 1024 * 1024,
     allow_wildcard: Annotated[bool, typer.Option(help="Allow binding to 0.0.0.0 or ::.")] = False,
     view_store: Annotated[str, typer.Option(help="hoodie.filesystem.view.type: MEMORY, SPILLABLE_DISK or EMBEDDED_KV_STORE")] = "MEMORY",
     spillable_mem: Annotated[int, typer.Option(help="hoodie.filesystem.view.spillable.mem (bytes of listings in memory)")] = 100 * 1024 * 1024,
     rocksdb_path: Annotated[str, typer.Option(help="hoodie.filesystem.view.rocksdb.base.path")] = "/tmp/hoodie_timeline_rocksdb",
 ) -> None:
     """Serve tables' file-system views and markers to writers until interrupted (Ctrl-C)."""
-    from hoodie.timeline_server import MarkerBatching
-
     with reporting_errors():
         store = serve_cmd.store_settings(view_store, spillable_mem, rocksdb_path)
-        serve_cmd.serve(tables, host, port, token, MarkerBatching(batch_interval_ms, batch_threads), allow_wildcard, store)
+        batching = serve_cmd.marker_batching(batch_interval_ms, batch_threads, max_marker_bytes)
+        serve_cmd.serve(tables, host, port, token, batching, allow_wildcard, store)
 
 
 @app.command()

@@ -14,6 +14,7 @@ import threading
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.output import stdout_console
+from hoodie.config import options as o
 from hoodie.table import HoodieTable
 from hoodie.timeline_server import STORE_TYPES, MarkerBatching, StoreSettings, TimelineServer
 
@@ -27,6 +28,11 @@ def store_settings(kind: str, spillable_mem: int, rocksdb_path: str) -> StoreSet
     if spillable_mem < 0:
         raise UsageError(f"--spillable-mem {spillable_mem}: expected bytes, 0 or more")
     return StoreSettings(kind.upper(), spillable_memory_bytes=spillable_mem, rocksdb_base_path=rocksdb_path)
+
+
+def marker_batching(interval_ms: int, threads: int, max_dir_bytes: int) -> MarkerBatching:
+    """The marker batching the options name, a bound out of range refused naming it."""
+    return MarkerBatching(interval_ms, threads, max_dir_bytes=o.MARKERS_DIR_MAX_BYTES.convert(max_dir_bytes))
 
 
 def serve(

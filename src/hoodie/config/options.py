@@ -212,6 +212,14 @@ MARKERS_BATCH_INTERVAL_MS = _opt(
 MARKERS_BATCH_THREADS = _opt(
     "hoodie.markers.timeline_server_based.batch.num_threads", 20, int_in(1), "MARKERS files (and threads writing them) per marker directory."
 )
+MARKERS_DIR_MAX_BYTES = _opt(
+    "hoodie.markers.timeline_server_based.dir.max_bytes",
+    32 * 1024 * 1024,
+    int_in(1024),
+    "Bytes of marker names (as the MARKERS files hold them, a line each) the timeline server keeps for one marker directory, "
+    "that is one instant: about 300,000 markers of a hundred characters. A marker past it is refused and the write fails "
+    "with an error naming this option.",
+)
 VIEW_REMOTE_HOST = _opt(
     "hoodie.filesystem.view.remote.host",
     "localhost",

@@ -2,10 +2,13 @@
 server (``POST /v1/hoodie/marker/create``), which batches the names of many tasks into a
 few ``MARKERS<n>`` files and answers once the name is written.
 
-If the server cannot be reached or answers an error after the bounded retries, the marker
-is created directly instead (:class:`~hoodie.markers.direct.DirectMarkers`) and the write
-goes on; the commit and rollback read both kinds. This module owns the client and the
-fallback; it must not know how the server stores the names.
+If the server cannot be reached, answers an error after the bounded retries or gives no
+answer in time, the marker is created directly instead
+(:class:`~hoodie.markers.direct.DirectMarkers`) and the write goes on; the commit and
+rollback read both kinds. A marker the server refuses because its instant has more
+markers than the server keeps for one fails the write, with the server's reason (which
+names the option that sets the bound). This module owns the client and the fallback; it
+must not know how the server stores the names.
 """
 from __future__ import annotations
 
@@ -13,9 +16,10 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from hoodie.errors import WriteError
 from hoodie.layout import marker_name
 from hoodie.markers.direct import DirectMarkers
-from hoodie.server_calls import ServerAddress, ServerCallError, call_server, is_down, went_down
+from hoodie.server_calls import STATUS_FULL, ServerAddress, ServerCallError, call_server, is_down, went_down
 from hoodie.storage.base import Storage
 
 MARKER_CREATE = "/v1/hoodie/marker/create"
@@ -65,7 +69,7 @@ class TimelineServerMarkers:
                 call_server(self.server, "POST", MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
                 return
             except ServerCallError as e:
-                self._went_down(e)
+                self._failed(e)
         self.direct.create(partition_path, data_file_name, io_type)
 
     def request_all(self, markers: list[tuple[str, str, str]]) -> None:
@@ -96,7 +100,7 @@ class TimelineServerMarkers:
             try:
                 call_server(self.server, "POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
             except ServerCallError as e:
-                self._went_down(e)
+                self._failed(e)
                 break
             made.update(chunk)
         with _MADE_LOCK:
@@ -109,6 +113,10 @@ class TimelineServerMarkers:
             if name not in made:
                 self.direct.create(*marker)
 
-    def _went_down(self, error: ServerCallError) -> None:
-        """From now on this process makes direct markers instead of calling the server."""
+    def _failed(self, error: ServerCallError) -> None:
+        """From now on this process makes direct markers instead of calling the server;
+        unless the server refused the marker for a bound of its own (the instant has more
+        markers than it keeps for one): then the write stops, naming the bound."""
+        if error.status == STATUS_FULL:
+            raise WriteError(f"timeline server {self.server.host}:{self.server.port} refused a marker of instant {self.instant}: {error.reason}") from None
         went_down(self.server, error, "creating markers directly")

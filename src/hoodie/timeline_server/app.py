@@ -6,7 +6,8 @@ Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``)
 it names must lie inside one of the tables the server was started for (marker directories
 exactly ``<table>/.hoodie/.temp/<instant>``, marker names checked like every recorded
 path). A refused request reads and writes nothing and is answered 4xx with a one-line
-reason; an oversized body 413; a full marker queue 503.
+reason; an oversized body 413; a full marker queue 503; a marker past the names kept
+for its directory 507.
 
 This module owns routing, checking and answering; the marker batching is
 :mod:`.markers`'s, the counters :mod:`.metrics`'s.
@@ -24,10 +25,10 @@ from aiohttp.typedefs import Middleware
 
 from hoodie.errors import HoodieError, UnsafePathError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_marker_name
-from hoodie.server_calls import TOKEN_HEADER
+from hoodie.server_calls import STATUS_FULL, TOKEN_HEADER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
-from hoodie.timeline_server.markers import MarkerService, Overloaded
+from hoodie.timeline_server.markers import MarkerService, Overloaded, TooManyMarkers
 from hoodie.timeline_server.metrics import ServerMetrics
 from hoodie.timeline_server.views import BODY_ENDPOINTS, ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
 
@@ -130,6 +131,9 @@ def _guard(token: str, metrics: ServerMetrics) -> Middleware:
         except Overloaded as e:
             status = 503
             return web.json_response({"error": str(e)}, status=503)
+        except TooManyMarkers as e:
+            status = STATUS_FULL
+            return web.json_response({"error": str(e)}, status=STATUS_FULL)
         except web.HTTPException as e:
             status = e.status
             raise

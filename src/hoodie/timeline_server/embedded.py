@@ -34,7 +34,9 @@ def embedded_server(application: str, host: str, config: HoodieConfig) -> tuple[
         server = _SERVERS.get(application)
         if server is not None and server.running:
             return server, False
-        batching = MarkerBatching(config.get(o.MARKERS_BATCH_INTERVAL_MS), config.get(o.MARKERS_BATCH_THREADS))
+        batching = MarkerBatching(
+            config.get(o.MARKERS_BATCH_INTERVAL_MS), config.get(o.MARKERS_BATCH_THREADS), max_dir_bytes=config.get(o.MARKERS_DIR_MAX_BYTES)
+        )
         allow = o.EMBED_TIMELINE_SERVER_ALLOW_WILDCARD
         server = TimelineServer(
             host, config.get(o.EMBED_TIMELINE_SERVER_PORT), batching=batching, allow_wildcard=config.get(allow), allow_with=f"{allow.key}=true"

@@ -12,7 +12,9 @@ files side by side, as Java's threads do: a marker costs about one storage write
 latency even when the storage is slow. A directory's existing files are loaded the first
 time it is asked for, so a restarted server refuses names an earlier one accepted. The
 queue is bounded: past ``max_pending`` a request is refused at once (:class:`Overloaded`)
-instead of growing it.
+instead of growing it. So are the names kept for one directory: past ``max_dir_bytes``
+(``hoodie.markers.timeline_server_based.dir.max_bytes``) a marker is refused
+(:class:`TooManyMarkers`), and a directory whose files already hold more is not loaded.
 
 This module owns the batching and the in-memory state; the file format is
 :mod:`hoodie.markers.timeline_based`'s, and which directories may be touched is decided
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from hoodie.config import options as o
 from hoodie.markers.timeline_based import (
     MARKERS_TYPE_FILE,
     TIMELINE_SERVER_BASED,
@@ -42,6 +45,11 @@ class Overloaded(Exception):
     """The marker queue is full: the request is refused, not queued."""
 
 
+class TooManyMarkers(Exception):
+    """A marker directory holds as many marker names as the server keeps for one: the
+    marker is refused (asking again would be refused again)."""
+
+
 @dataclass(frozen=True)
 class MarkerBatching:
     """``hoodie.markers.timeline_server_based.batch.interval_ms`` and ``.num_threads``,
@@ -52,6 +60,7 @@ class MarkerBatching:
     interval_ms: int = 0
     threads: int = 20
     max_pending: int = 100_000
+    max_dir_bytes: int = o.MARKERS_DIR_MAX_BYTES.default
 
 
 class MarkerDirState:
@@ -61,12 +70,14 @@ class MarkerDirState:
     it and rewrites it whole, then gives it back: a file is never written by two batches
     at once, so the last write of a file always holds every name it was given."""
 
-    def __init__(self, storage: Storage, marker_dir: str, files: int) -> None:
+    def __init__(self, storage: Storage, marker_dir: str, files: int, max_bytes: int = o.MARKERS_DIR_MAX_BYTES.default) -> None:
         self.storage = storage
         self.marker_dir = marker_dir
         self.files = files
+        self.max_bytes = max_bytes
         self.lines: dict[int, list[str]] = {i: [] for i in range(files)}
         self.names: set[str] = set()
+        self.bytes = 0  # of the names' lines, as the MARKERS files hold them
         self.type_written = False
         # the write of MARKERS.type, by the first batch; later ones await it before answering
         self.type_writing: asyncio.Future[object] | None = None
@@ -80,15 +91,26 @@ class MarkerDirState:
         """The names the directory's ``MARKERS<n>`` files hold already (a damaged file is a
         :class:`~hoodie.errors.FormatError`: its names cannot be told from a new one's)."""
         existing: set[int] = set()
+        stored = 0
         for info in self.storage.list_dir(self.marker_dir):
             if info.name == MARKERS_TYPE_FILE:
                 self.type_written = True
             elif (index := markers_file_index(info.name)) is not None:
                 existing.add(index)
+                stored += info.size
+        if stored > self.max_bytes:  # not read into memory: no marker could be added anyway
+            raise self._full(f"its MARKERS files hold {stored} bytes")
         for index in sorted(existing):
             names = read_markers_file(self.storage, self.marker_dir, index)
             self.lines[index] = names
             self.names.update(names)
+            self.bytes += sum(_line_bytes(n) for n in names)
+
+    def _full(self, held: str) -> TooManyMarkers:
+        return TooManyMarkers(
+            f"the marker directory {self.marker_dir} is full: {held}, and the timeline server keeps at most "
+            f"{self.max_bytes} bytes of marker names for one instant ({o.MARKERS_DIR_MAX_BYTES.key})"
+        )
 
     def take_file(self) -> int:
         """The next file in turn that no batch is writing, now the caller's (successive
@@ -106,11 +128,16 @@ class MarkerDirState:
         self._in_use.discard(index)
 
     def add(self, name: str, index: int) -> bool:
-        """Add a name to file ``index``; False if the directory has it already."""
+        """Add a name to file ``index``; False if the directory has it already;
+        :class:`TooManyMarkers` if it would hold more than ``max_bytes`` of names."""
         if name in self.names:
             return False
+        size = _line_bytes(name)
+        if self.bytes + size > self.max_bytes:
+            raise self._full(f"{len(self.names)} marker names of {self.bytes} bytes")
         self.names.add(name)
         self.lines[index].append(name)
+        self.bytes += size
         return True
 
     def forget(self, index: int, names: list[str], lines_before: int) -> None:
@@ -118,6 +145,7 @@ class MarkerDirState:
         must make them, not find them."""
         del self.lines[index][lines_before:]
         self.names.difference_update(names)
+        self.bytes -= sum(_line_bytes(n) for n in names)
 
     def file(self, index: int) -> tuple[str, bytes]:
         """(path, content) of file ``index``."""
@@ -125,6 +153,10 @@ class MarkerDirState:
 
     def type_file(self) -> tuple[str, bytes]:
         return under(self.marker_dir, MARKERS_TYPE_FILE), TIMELINE_SERVER_BASED.encode()
+
+
+def _line_bytes(name: str) -> int:
+    return len(name.encode("utf-8")) + 1
 
 
 @dataclass
@@ -198,7 +230,7 @@ class MarkerService:
     async def _state(self, storage: Storage, marker_dir: str) -> MarkerDirState:
         state = self._dirs.get(marker_dir)
         if state is None:
-            state = MarkerDirState(storage, marker_dir, max(1, self.batching.threads))
+            state = MarkerDirState(storage, marker_dir, max(1, self.batching.threads), self.batching.max_dir_bytes)
             await self._io(state.load)
             state = self._dirs.setdefault(marker_dir, state)
         return state
@@ -268,7 +300,12 @@ class MarkerService:
         index = state.take_file()
         lines_before = len(state.lines[index])
         elsewhere = {state.writing[r.name] for r in requests if r.name in state.writing}
-        added = [(r, state.add(r.name, index)) for r in requests]
+        added: list[tuple[_Request, bool]] = []
+        for r in requests:
+            try:
+                added.append((r, state.add(r.name, index)))
+            except TooManyMarkers as e:
+                r.answer.set_exception(e)  # refused now; the others of the batch go on
         new = [r.name for r, is_new in added if is_new]
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.writing.update(dict.fromkeys(new, written))
