@@ -4,6 +4,7 @@ latest snapshot), and a bad value names the option, the value and what is expect
 Keys that are no mistake (Spark's own, Hudi's read options) pass."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +29,13 @@ def two_commits(tmp_path: Path) -> tuple[str, str, str]:
     t1 = hoodie.write(pa.table({"k": ["a"], "ts": [1]}), path, OPTS)
     t2 = hoodie.write(pa.table({"k": ["a", "b"], "ts": [2, 2]}), path, OPTS)
     return path, t1, t2
+
+
+def refused(call: Callable[[], object], key: str, value: str, expected: str) -> None:
+    """``call`` raises a :class:`ConfigError` naming ``key``, ``value`` and ``expected``."""
+    with pytest.raises(ConfigError) as err:
+        call()
+    assert str(err.value).startswith(f"invalid value {value!r} for option {key}: {expected}"), err.value
 
 
 def rows(data: pa.Table) -> list[tuple]:
@@ -95,9 +103,8 @@ def test_hudi_read_options_that_would_change_the_result_are_refused_at_other_val
     two_commits: tuple[str, str, str], key: str, value: str, expected: str
 ) -> None:
     path, t1, _ = two_commits
-    with pytest.raises(ConfigError) as err:
-        hoodie.read(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1, key: value})
-    assert str(err.value).startswith(f"invalid value {value!r} for option {key}: {expected}"), err.value
+    incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}
+    refused(lambda: hoodie.read(path, {**incremental, key: value}), key, value, expected)
 
 
 @pytest.mark.parametrize(
@@ -121,9 +128,7 @@ def test_a_bad_write_option_value_names_the_option_the_value_and_what_is_expecte
     two_commits: tuple[str, str, str], key: str, value: str, expected: str
 ) -> None:
     path, _, t2 = two_commits
-    with pytest.raises(ConfigError) as err:
-        hoodie.write(pa.table({"k": ["c"], "ts": [3]}), path, {**OPTS, key: value})
-    assert str(err.value).startswith(f"invalid value {value!r} for option {key}: {expected}"), err.value
+    refused(lambda: hoodie.write(pa.table({"k": ["c"], "ts": [3]}), path, {**OPTS, key: value}), key, value, expected)
     assert [i.timestamp for i in hoodie.HoodieTable.open(path).timeline.completed_writes()][-1] == t2
 
 
@@ -138,9 +143,7 @@ def test_a_bad_write_option_value_names_the_option_the_value_and_what_is_expecte
 def test_a_bad_read_option_value_names_the_option_the_value_and_what_is_expected(
     two_commits: tuple[str, str, str], key: str, value: str, expected: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
-        hoodie.read(two_commits[0], {key: value})
-    assert str(err.value).startswith(f"invalid value {value!r} for option {key}: {expected}"), err.value
+    refused(lambda: hoodie.read(two_commits[0], {key: value}), key, value, expected)
 
 
 def test_no_parse_error_of_any_option_leaks_python_wording() -> None:
