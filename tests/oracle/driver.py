@@ -1,0 +1,114 @@
+"""Apache Hudi's side of the oracle: a long-lived process (run by the oracle's own
+virtual environment, PySpark 3.5 and a Hudi Spark bundle, never hoodie) that answers one
+JSON request per line on stdin with one JSON line on stdout.
+
+    {"op": "write", "path": P, "data": F, "options": {...}, "mode": "append"}
+        Apache Hudi writes the rows of the Parquet file F into the table at P
+        (df.write.format("hudi")); answers the instants completed by it.
+    {"op": "read", "path": P, "options": {...}, "out": D}
+        Apache Hudi reads the table (spark.read.format("hudi") with those options: snapshot,
+        read_optimized, incremental, as.of.instant) and writes the rows as one Parquet
+        file under the new folder D; answers that file and the row count.
+    {"op": "stop"}
+        stops Spark and exits.
+
+Every answer is {"ok": true, ...} or {"ok": false, "error": "<Java or Python error>"}.
+Spark's and Hudi's own output goes to stderr: stdout carries answers only.
+
+Usage: python driver.py JAR WORKDIR
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import traceback
+
+# The answers get a copy of stdout; fd 1 itself becomes stderr before the JVM starts, so
+# nothing the JVM or a library prints can come between two answers.
+ANSWERS = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(2, 1)
+
+# Completed instants that write data: <t>.<action> (table version 6) or
+# timeline/<t>_<completion>.<action> (versions 8 and 9).
+COMPLETED = re.compile(r"^(\d+)(?:_\d+)?\.(commit|deltacommit|replacecommit)$")
+
+
+def completed_instants(path: str) -> list[list[str]]:
+    """[time, action] of every completed write on the table's active timeline."""
+    out = []
+    for folder in (os.path.join(path, ".hoodie"), os.path.join(path, ".hoodie", "timeline")):
+        if os.path.isdir(folder):
+            for name in os.listdir(folder):
+                m = COMPLETED.match(name)
+                if m:
+                    out.append([m.group(1), m.group(2)])
+    return sorted(out)
+
+
+def session(jar: str, workdir: str):
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-oracle")
+        .config("spark.jars", jar)
+        .config("spark.driver.memory", "2g")
+        # Hudi's quickstart settings
+        .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
+        .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+        # small and local: tests write few rows
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.local.dir", os.path.join(workdir, "spark-local"))
+        .config("spark.sql.warehouse.dir", os.path.join(workdir, "warehouse"))
+        # answers are read by pyarrow: standard timestamps rather than INT96
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def write(spark, req: dict) -> dict:
+    before = completed_instants(req["path"])
+    df = spark.read.parquet(req["data"])
+    df.write.format("hudi").options(**req["options"]).mode(req.get("mode", "append")).save(req["path"])
+    after = completed_instants(req["path"])
+    return {"instants": [i for i in after if i not in before]}
+
+
+def read(spark, req: dict) -> dict:
+    df = spark.read.format("hudi").options(**req.get("options", {})).load(req["path"])
+    df.coalesce(1).write.mode("errorifexists").parquet(req["out"])
+    files = sorted(f for f in os.listdir(req["out"]) if f.endswith(".parquet"))
+    return {"files": [os.path.join(req["out"], f) for f in files], "schema": df.schema.json()}
+
+
+def main() -> None:
+    jar, workdir = sys.argv[1], sys.argv[2]
+    spark = session(jar, workdir)
+    ANSWERS.write(json.dumps({"ok": True, "ready": True, "spark": spark.version}) + "\n")
+    ops = {"write": write, "read": read}
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["op"] == "stop":
+            break
+        try:
+            answer = {"ok": True, **ops[req["op"]](spark, req)}
+        except Exception as exc:  # the test side raises it, with this text
+            java = getattr(exc, "java_exception", None)
+            text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
+            answer = {"ok": False, "error": text, "trace": traceback.format_exc()[-4000:]}
+        ANSWERS.write(json.dumps(answer) + "\n")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
