@@ -3,7 +3,9 @@ executors check the values before any I/O of the batch, and the driver refuses t
 with an error naming the value, the field and the record key; the table, a neighbouring
 table and the folders around them stay byte for byte as they were. With
 hoodie.datasource.write.partitionpath.urlencode=true the encodable values are written as
-one folder each and read back as given through Spark, hoodie and hudi-rs."""
+one folder each and read back as given through Spark, hoodie and hudi-rs. A partition
+folder linked outside the table stops Spark's reads and writes with an error naming the
+link."""
 from __future__ import annotations
 
 import os
@@ -23,6 +25,7 @@ from hostile_paths import (
 )
 
 import hoodie
+from hoodie.errors import UnsafePathError
 
 # One of each kind of refusal: leaving through "../" (one and two levels up), an absolute
 # path, climbing from inside, a bare "..", a name too long, a control character.
@@ -106,3 +109,27 @@ def test_url_encoding_still_refuses_what_it_cannot_make_safe(spark, neighbourhoo
     opts = hostile_options("cow", True, **{"hoodie.datasource.write.partitionpath.urlencode": "true"})
     expect_refused(ALWAYS_REFUSED[name], lambda: spark_write(spark, trips(["sf", ALWAYS_REFUSED[name]]), neighbourhood / "a", opts))
     assert tree_state(neighbourhood.parent) == before
+
+
+@pytest.mark.parametrize("table_type", sorted(TABLE_TYPES))
+def test_a_linked_partition_folder_is_refused_by_spark_writes_and_reads(spark, neighbourhood: Path, table_type: str) -> None:
+    """A partition folder of ``a`` linked to the neighbouring table's partition: Spark
+    neither reads its Hudi-named Parquet files as ``a``'s data nor writes or deletes
+    there; both stop with an error naming the link."""
+    a = neighbourhood / "a"
+    opts = hostile_options(table_type, False)
+    spark_write(spark, trips(["sf", "nyc"]), a, opts)
+    link = a / "la"
+    link.symlink_to(neighbourhood / "b" / "y")
+    before = tree_state(neighbourhood / "b")
+    for call in (
+        lambda: spark.read.format("hoodie").load(str(a)).collect(),
+        lambda: spark_write(spark, trips(["sf", "la"], ts=2), a, opts),
+        lambda: spark_write(spark, trips(["la"], ts=3), a, {**opts, "hoodie.datasource.write.operation": "insert_overwrite_table"}),
+    ):
+        with pytest.raises(UnsafePathError) as info:
+            call()
+        assert repr(str(link)) in str(info.value) and "symbolic link" in str(info.value), str(info.value)[:2000]
+    assert tree_state(neighbourhood / "b") == before
+    link.unlink()
+    assert sorted(hoodie.read(str(a)).column("city").to_pylist()) == ["nyc", "sf"]
