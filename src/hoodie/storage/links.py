@@ -44,32 +44,36 @@ class LinkGuard:
         """The table ``path`` (a folder, existing or not) lies in, or None when it lies in
         none; :class:`UnsafePathError` if a folder below the table on the way to it,
         ``path`` included, is a symbolic link."""
-        path = _absolute(path)
-        known = self._tables.get(path)
-        if known is not None:
-            return known
-        parent, _, name = path.rpartition("/")
-        if not name:
-            return None  # the file system root
-        table = self.folder(parent or "/")
-        if table is None:
-            if not os.path.lexists(f"{path}/{META_FOLDER}"):
-                return None  # not cached: the folder may become a table later
-            table = path
-        else:
-            try:
-                mode = os.lstat(path).st_mode
-            except FileNotFoundError:
-                return table  # not cached: whoever makes it next may make a link
-            if stat.S_ISLNK(mode):
-                raise _refused(path, table)
-        self._tables[path] = table
+        return self._folder(_absolute(path))
+
+    def _folder(self, path: str) -> str | None:
+        unknown: list[str] = []  # ``path`` and the folders above it not yet known, deepest first
+        at = path
+        while (table := self._tables.get(at)) is None:
+            parent, _, name = at.rpartition("/")
+            if not name:
+                break  # the file system root
+            unknown.append(at)
+            at = parent or "/"
+        for folder in reversed(unknown):
+            if table is None:
+                if not os.path.lexists(f"{folder}/{META_FOLDER}"):
+                    continue  # not remembered: the folder may become a table later
+                table = folder
+            else:
+                try:
+                    mode = os.lstat(folder).st_mode
+                except (FileNotFoundError, NotADirectoryError):
+                    return table  # not remembered: whoever makes it next may make a link
+                if stat.S_ISLNK(mode):
+                    raise _refused(folder, table)
+            self._tables[folder] = table
         return table
 
     def parent(self, path: str) -> str | None:
         """The table the file or folder ``path`` lies in, its folders checked as by
         :meth:`folder` (``path`` itself is not: see :meth:`file`)."""
-        return self.folder(os.path.dirname(_absolute(path)))
+        return self._folder(_absolute(path).rpartition("/")[0] or "/")
 
     def file(self, path: str) -> None:
         """Refuse ``path`` for reading or writing content: a folder on the way to it, or
