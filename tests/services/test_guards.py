@@ -37,8 +37,8 @@ def test_services_refuse_version_9_tables(conformance_table) -> None:
 
 @pytest.mark.parametrize("option, value, message", [
     ("hoodie.keep.min.commits", "40", "must be greater than hoodie.keep.min.commits"),
-    ("hoodie.cleaner.commits.retained", "0", "hoodie.cleaner.commits.retained must be at least 1"),
-    ("hoodie.compact.inline.max.delta.commits", "0", "must be at least 1"),
+    ("hoodie.cleaner.commits.retained", "0", "invalid value '0' for option hoodie.cleaner.commits.retained: expected an integer from 1"),
+    ("hoodie.compact.inline.max.delta.commits", "0", "invalid value '0' for option hoodie.compact.inline.max.delta.commits: expected an integer from 1"),
 ])
 def test_bad_service_options_are_refused_before_the_write(tmp_path: Path, option: str, value: str, message: str) -> None:
     path = str(tmp_path / "t")
