@@ -296,7 +296,7 @@ def timeline_server(
     max_marker_bytes: Annotated[
         int, typer.Option(help="hoodie.markers.timeline_server_based.dir.max_bytes (bytes of marker names kept for one instant)")
     ] = 32 * 1024 * 1024,
-    allow_wildcard: Annotated[bool, typer.Option(help="Allow binding to 0.0.0.0 or ::.")] = False,
+    allow_wildcard: Annotated[bool, typer.Option(help="Allow a host that resolves to a wildcard address (every interface, as 0.0.0.0 or :: do).")] = False,
     view_store: Annotated[str, typer.Option(help="hoodie.filesystem.view.type: MEMORY, SPILLABLE_DISK or EMBEDDED_KV_STORE")] = "MEMORY",
     spillable_mem: Annotated[int, typer.Option(help="hoodie.filesystem.view.spillable.mem (bytes of listings in memory)")] = 100 * 1024 * 1024,
     rocksdb_path: Annotated[str, typer.Option(help="hoodie.filesystem.view.rocksdb.base.path")] = "/tmp/hoodie_timeline_rocksdb",
