@@ -11,9 +11,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hostile_paths import tree_state
+from table_options import KEY_PART_OPTIONS, key_part_batch
 
 import hoodie
 from hoodie.errors import TimelineError
@@ -30,18 +30,9 @@ from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.instant import Instant, State
 from hoodie.timeline_server import TimelineServer
 
-OPTIONS = {
-    "hoodie.datasource.write.recordkey.field": "key",
-    "hoodie.datasource.write.partitionpath.field": "part",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.index.bloom.num_entries": "1000",
-    "hoodie.clean.automatic": "false",
-    "hoodie.archive.automatic": "false",
-}
+OPTIONS = KEY_PART_OPTIONS
 
-
-def batch(keys: list[str], ts: int) -> pa.Table:
-    return pa.table({"key": keys, "part": ["p"] * len(keys), "ts": [ts] * len(keys), "val": [float(ts)] * len(keys)})
+batch = key_part_batch
 
 
 class Table:

@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hostile_paths import tree_state
+from table_options import KEY_PART_OPTIONS, key_part_batch
 from typer.testing import CliRunner
 
 import hoodie
@@ -25,19 +25,10 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.compaction_plan import CompactionOperation, CompactionPlan
 
-OPTIONS = {
-    "hoodie.datasource.write.recordkey.field": "key",
-    "hoodie.datasource.write.partitionpath.field": "part",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.index.bloom.num_entries": "1000",
-    "hoodie.clean.automatic": "false",
-    "hoodie.archive.automatic": "false",
-}
+OPTIONS = KEY_PART_OPTIONS
 OUTSIDE = "../other/p"
 
-
-def batch(keys: list[str], ts: int) -> pa.Table:
-    return pa.table({"key": keys, "part": ["p"] * len(keys), "ts": [ts] * len(keys), "val": [float(ts)] * len(keys)})
+batch = key_part_batch
 
 
 def write(path: Path, keys: list[str], ts: int, table_type: str = "COPY_ON_WRITE") -> str:

@@ -1,8 +1,10 @@
 """Test helper: writer options of the "trips" tables most tests write (uuid keys, city
-partitions, ts ordering)."""
+partitions, ts ordering), and of the small key/part tables the safety tests threaten."""
 from __future__ import annotations
 
 from typing import Any
+
+import pyarrow as pa
 
 
 def trip_options(**extra: Any) -> dict[str, Any]:
@@ -18,3 +20,19 @@ def trip_options(**extra: Any) -> dict[str, Any]:
 
 #: A merge-on-read trips table with small bloom filters (tests write few keys).
 MOR_TRIPS = trip_options(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.index.bloom.num_entries": "1000"})
+
+
+#: A small table keyed by ``key`` in partition ``part``, services off (the tests run them).
+KEY_PART_OPTIONS = {
+    "hoodie.datasource.write.recordkey.field": "key",
+    "hoodie.datasource.write.partitionpath.field": "part",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.index.bloom.num_entries": "1000",
+    "hoodie.clean.automatic": "false",
+    "hoodie.archive.automatic": "false",
+}
+
+
+def key_part_batch(keys: list[str], ts: int) -> pa.Table:
+    """Records of ``keys`` in partition ``p``, ordered by (and valued as) ``ts``."""
+    return pa.table({"key": keys, "part": ["p"] * len(keys), "ts": [ts] * len(keys), "val": [float(ts)] * len(keys)})
