@@ -18,10 +18,7 @@ import pytest
 # the harness and the sequences are plain modules beside this file
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hudi_oracle import HudiOracle, OracleSetup, OracleUnavailable, set_up  # noqa: E402
-
-HUDI_0_15 = "0.15.0"
-HUDI_1 = "1.2.0"
+from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, OracleSetup, OracleUnavailable, set_up  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

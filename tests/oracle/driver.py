@@ -31,19 +31,20 @@ ANSWERS = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)
 
 # Completed instants that write data: <t>.<action> (table version 6) or
-# timeline/<t>_<completion>.<action> (versions 8 and 9).
-COMPLETED = re.compile(r"^(\d+)(?:_\d+)?\.(commit|deltacommit|replacecommit)$")
+# timeline/<t>_<completion time>.<action> (versions 8 and 9).
+COMPLETED = re.compile(r"^(\d+)(?:_(\d+))?\.(commit|deltacommit|replacecommit)$")
 
 
-def completed_instants(path: str) -> list[list[str]]:
-    """[time, action] of every completed write on the table's active timeline."""
+def completed_instants(path: str) -> list[list[str | None]]:
+    """[time, action, completion time or None] of every completed write on the table's
+    active timeline."""
     out = []
     for folder in (os.path.join(path, ".hoodie"), os.path.join(path, ".hoodie", "timeline")):
         if os.path.isdir(folder):
             for name in os.listdir(folder):
                 m = COMPLETED.match(name)
                 if m:
-                    out.append([m.group(1), m.group(2)])
+                    out.append([m.group(1), m.group(3), m.group(2)])
     return sorted(out)
 
 

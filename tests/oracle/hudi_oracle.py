@@ -23,6 +23,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+#: the Hudi versions the tests compare with: 0.15 writes table version 6, as hoodie
+#: does; 1.2 writes version 9 (its bundle for Spark 3.5: the Spark 4 bundles of the 1.x
+#: line are not on Maven Central)
+HUDI_0_15 = "0.15.0"
+HUDI_1 = "1.2.0"
+
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / "scripts" / "oracle_setup.sh"
 DRIVER = Path(__file__).resolve().parent / "driver.py"
@@ -47,6 +53,16 @@ class OracleSetup:
     hudi_version: str
     python: Path
     jar: Path
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A completed write on a table's timeline: its instant time and action, and when it
+    completed (table versions 8 and 9 name it; on version 6 it is the instant time)."""
+
+    instant: str
+    action: str
+    completion: str
 
 
 def set_up(hudi_version: str) -> OracleSetup:
@@ -138,15 +154,15 @@ class HudiOracle:
         self._count += 1
         return self.workdir / f"{self._count:04d}-{kind}"
 
-    def write(self, path: str | Path, data: pa.Table, options: dict[str, str], mode: str = "append") -> list[tuple[str, str]]:
+    def write(self, path: str | Path, data: pa.Table, options: dict[str, str], mode: str = "append") -> list[Completed]:
         """Apache Hudi writes ``data`` into the table at ``path``
-        (``df.write.format("hudi").options(options).mode(mode)``); the (instant, action) of
-        the writes it completed, in order (a commit and any inline compaction)."""
+        (``df.write.format("hudi").options(options).mode(mode)``); the writes it
+        completed, in order (a commit and any inline compaction or clustering)."""
         data_file = self._scratch("batch.parquet")
         pq.write_table(data, data_file)
         answer = self._request({"op": "write", "path": str(path), "data": str(data_file), "options": options, "mode": mode})
         data_file.unlink()
-        return [(t, action) for t, action in answer["instants"]]
+        return [Completed(t, action, completion or t) for t, action, completion in answer["instants"]]
 
     def read(self, path: str | Path, options: dict[str, str] | None = None) -> pa.Table:
         """Apache Hudi's read of the table at ``path`` (``spark.read.format("hudi")``)."""

@@ -6,15 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hudi_oracle import HudiOracle
+from hudi_oracle import Completed, HudiOracle
 from sequences import Layout, Model, data, model_rows, rows
 
 import hoodie
+from hoodie.config.properties import parse_properties
 
 
 def log_files(path: Path) -> list[Path]:
     """The log files under a table's partitions (not its metadata table's)."""
     return [p for p in path.rglob(".*.log.*") if ".hoodie" not in p.relative_to(path).parts and not p.name.endswith(".crc")]
+
+
+def table_version(path: Path) -> int:
+    """``hoodie.table.version`` of the table at ``path``."""
+    return int(parse_properties((path / ".hoodie" / "hoodie.properties").read_text())["hoodie.table.version"])
 
 
 def both_read(oracle: HudiOracle, path: Path, options: dict[str, str], what: str) -> list[dict[str, Any]]:
@@ -25,19 +31,20 @@ def both_read(oracle: HudiOracle, path: Path, options: dict[str, str], what: str
     return ours
 
 
-def check_reads(oracle: HudiOracle, path: Path, layout: Layout, model: Model, instants: list[str], step: str) -> None:
-    """After ``step``, whose instant ends ``instants``: every read agrees."""
+def check_reads(oracle: HudiOracle, path: Path, layout: Layout, model: Model, writes: list[Completed], step: str) -> None:
+    """After ``step``, the last of ``writes``: every read agrees. The incremental pull
+    names the range by completion times (the instant times on table version 6)."""
     snapshot = both_read(oracle, path, {}, f"snapshot after {step}")
     assert data(snapshot) == model_rows(model.rows.values()), f"snapshot after {step}"
     if layout.is_mor:  # (on copy-on-write it is the snapshot)
         both_read(oracle, path, {"hoodie.datasource.query.type": "read_optimized"}, f"read-optimized read after {step}")
-    if len(instants) > 1:
-        begin, end = instants[-2], instants[-1]
+    if len(writes) > 1:
+        previous, last = writes[-2], writes[-1]
         pulled = both_read(oracle, path, {
             "hoodie.datasource.query.type": "incremental",
-            "hoodie.datasource.read.begin.instanttime": begin,
-            "hoodie.datasource.read.end.instanttime": end,
+            "hoodie.datasource.read.begin.instanttime": previous.completion,
+            "hoodie.datasource.read.end.instanttime": last.completion,
         }, f"incremental pull of {step}")
-        assert {r["uuid"] for r in pulled} == model.changed[end], f"incremental pull of {step}"
-        before = both_read(oracle, path, {"as.of.instant": begin}, f"time travel to before {step}")
-        assert data(before) == model_rows(model.as_of[begin].values()), f"time travel to before {step}"
+        assert {r["uuid"] for r in pulled} == model.changed[last.instant], f"incremental pull of {step}"
+        before = both_read(oracle, path, {"as.of.instant": previous.instant}, f"time travel to before {step}")
+        assert data(before) == model_rows(model.as_of[previous.instant].values()), f"time travel to before {step}"

@@ -1,43 +1,51 @@
-"""Apache Hudi writes, hoodie reads: Apache Hudi 0.15 writes the oracle's sequence
-(inserts, an upsert with in-batch duplicates, a delete, another upsert) with its metadata
-table on or off and either index; after every write hoodie's snapshot, read-optimized,
-incremental and time-travel reads return exactly Apache Hudi's, meta columns included,
-and the data equals the model's.
+"""Apache Hudi writes, hoodie reads: Apache Hudi 0.15 (table version 6) and 1.x (table
+version 9) write the oracle's sequence (inserts, an upsert with in-batch duplicates, a
+delete, another upsert) with their metadata table on or off and either index; after every
+write hoodie's snapshot, read-optimized, incremental and time-travel reads return exactly
+Apache Hudi's, meta columns included, and the data equals the model's.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hudi_oracle import HudiOracle
-from oracle_reads import check_reads, log_files
+from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
+from oracle_reads import check_reads, log_files, table_version
 from sequences import Layout, Model, batch, steps
 
+#: the table version each Apache Hudi writes
+WRITES_VERSION = {HUDI_0_15: 6, HUDI_1: 9}
+MDT_BLOOM = {"hoodie.metadata.enable": "true", "hoodie.index.type": "BLOOM"}
+NO_MDT_SIMPLE = {"hoodie.metadata.enable": "false", "hoodie.index.type": "SIMPLE"}
 CASES = [
-    (Layout("COPY_ON_WRITE", "hive"), {"hoodie.metadata.enable": "true", "hoodie.index.type": "BLOOM"}),
-    (Layout("MERGE_ON_READ", "plain"), {"hoodie.metadata.enable": "false", "hoodie.index.type": "SIMPLE"}),
-    (Layout("MERGE_ON_READ", "none"), {"hoodie.metadata.enable": "true", "hoodie.index.type": "BLOOM"}),
+    (HUDI_0_15, Layout("COPY_ON_WRITE", "hive"), MDT_BLOOM),
+    (HUDI_0_15, Layout("MERGE_ON_READ", "plain"), NO_MDT_SIMPLE),
+    (HUDI_0_15, Layout("MERGE_ON_READ", "none"), MDT_BLOOM),
+    (HUDI_1, Layout("COPY_ON_WRITE", "plain"), NO_MDT_SIMPLE),
+    (HUDI_1, Layout("MERGE_ON_READ", "hive"), MDT_BLOOM),
 ]
 
 
-def _id(case: tuple[Layout, dict[str, str]]) -> str:
-    layout, extra = case
+def _id(version: str, layout: Layout, extra: dict[str, str]) -> str:
     mdt = "mdt" if extra["hoodie.metadata.enable"] == "true" else "no-mdt"
-    return f"{layout.id}-{mdt}-{extra['hoodie.index.type'].lower()}"
+    return f"hudi-{version}-{layout.id}-{mdt}-{extra['hoodie.index.type'].lower()}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
-def test_hoodie_reads_what_apache_hudi_015_writes(case: tuple[Layout, dict[str, str]], hudi015: HudiOracle, tmp_path: Path) -> None:
-    layout, extra = case
+@pytest.mark.parametrize(("version", "layout", "extra"), CASES, ids=[_id(*c) for c in CASES])
+def test_hoodie_reads_what_apache_hudi_writes(
+    version: str, layout: Layout, extra: dict[str, str], hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path
+) -> None:
+    oracle = hudi_oracle(version)
     path = tmp_path / "table"
     options = layout.options("hudi_written", **extra)
-    model, instants = Model(), []
+    model, writes = Model(), []
     for n, (op, records) in enumerate(steps()):
-        completed = hudi015.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})
+        completed = oracle.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})
         assert completed, f"Apache Hudi completed no instant for write {n} ({op})"
-        instant = completed[-1][0]
-        model.apply(instant, op, records)
-        instants.append(instant)
-        check_reads(hudi015, path, layout, model, instants, f"write {n} ({op}) by Apache Hudi")
+        model.apply(completed[-1].instant, op, records)
+        writes.append(completed[-1])
+        check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by Apache Hudi {version}")
     # merge-on-read: the reads merged log files with base files
     assert bool(log_files(path)) == layout.is_mor
+    assert table_version(path) == WRITES_VERSION[version]
