@@ -1,11 +1,11 @@
 """Fixtures of the Apache Hudi oracle tests (every test here carries the ``oracle`` mark).
 
 ``hudi_oracle(version)`` (session): the running :class:`HudiOracle` of that Hudi version,
-started once per test run and stopped at its end; fetched on first use by
+started once per test run (tests run one version after the other, and one version's
+process stops when the next one starts) and stopped at its end; fetched on first use by
 ``scripts/oracle_setup.sh``. Without Maven Central or PyPI every test that needs it is
-skipped with the reason (one line in pytest's summary). ``hudi015`` and ``hudi1`` are
-the two versions the tests use: 0.15.0 (table version 6, as hoodie writes) and 1.2.0
-(table version 9).
+skipped with the reason (one line in pytest's summary). A test names its version in a
+``version`` parameter: ``HUDI_0_15`` or ``HUDI_1`` (see ``hudi_oracle.py``).
 """
 from __future__ import annotations
 
@@ -18,14 +18,23 @@ import pytest
 # the harness and the sequences are plain modules beside this file
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, OracleSetup, OracleUnavailable, set_up  # noqa: E402
+from hudi_oracle import HudiOracle, OracleSetup, OracleUnavailable, set_up  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.path).parents:
-            item.add_marker(pytest.mark.oracle)
+    slots = [i for i, item in enumerate(items) if here in Path(item.path).parents]
+    for i in slots:
+        items[i].add_marker(pytest.mark.oracle)
+    # one Hudi version after the other (in their own slots), so that each JVM starts once
+    ordered = sorted((items[i] for i in slots), key=_version_of)
+    for i, item in zip(slots, ordered):
+        items[i] = item
+
+
+def _version_of(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    return str(callspec.params.get("version", "")) if callspec else ""
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +52,9 @@ def hudi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
         if isinstance(setup, str):
             pytest.skip(setup)
         if version not in started or not started[version].running:
+            # one JVM at a time on a small machine: the other version's stops
+            for other in list(started):
+                started.pop(other).close()
             # (again after a request timed out and killed it: the next test gets a new one)
             started[version] = HudiOracle(setup, tmp_path_factory.mktemp(f"hudi-{version}"))
         return started[version]
@@ -51,12 +63,3 @@ def hudi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
     for oracle in started.values():
         oracle.close()
 
-
-@pytest.fixture
-def hudi015(hudi_oracle: Callable[[str], HudiOracle]) -> HudiOracle:
-    return hudi_oracle(HUDI_0_15)
-
-
-@pytest.fixture
-def hudi1(hudi_oracle: Callable[[str], HudiOracle]) -> HudiOracle:
-    return hudi_oracle(HUDI_1)
