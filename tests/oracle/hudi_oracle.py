@@ -65,11 +65,12 @@ class Completed:
     completion: str
 
 
-def set_up(hudi_version: str) -> OracleSetup:
-    """The bundle and interpreter of ``hudi_version``, fetched on first use."""
+def set_up(hudi_version: str, env: dict[str, str] | None = None) -> OracleSetup:
+    """The bundle and interpreter of ``hudi_version``, fetched on first use (``env``: the
+    set-up script's environment, this process's by default)."""
     try:
         done = subprocess.run(
-            ["bash", str(SETUP), hudi_version], capture_output=True, text=True, timeout=SETUP_TIMEOUT, check=False
+            ["bash", str(SETUP), hudi_version], capture_output=True, text=True, timeout=SETUP_TIMEOUT, check=False, env=env
         )
     except subprocess.TimeoutExpired as exc:
         raise OracleUnavailable(f"Apache Hudi {hudi_version} set-up took over {SETUP_TIMEOUT}s") from exc
@@ -92,7 +93,7 @@ def _child_env() -> dict[str, str]:
 class HudiOracle:
     """One Apache Hudi process: :meth:`write` and :meth:`read` tables; :meth:`close`."""
 
-    def __init__(self, setup: OracleSetup, workdir: Path) -> None:
+    def __init__(self, setup: OracleSetup, workdir: Path, start_timeout: float = START_TIMEOUT) -> None:
         self.setup = setup
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
@@ -106,7 +107,7 @@ class HudiOracle:
             )
         self._answers: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True, name="hudi-oracle-answers").start()
-        self.spark_version = self._answer(START_TIMEOUT, "start")["spark"]
+        self.spark_version = self._answer(start_timeout, "start")["spark"]
 
     @property
     def pid(self) -> int:
