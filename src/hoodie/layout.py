@@ -20,7 +20,14 @@ NON_PARTITIONED = ""
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 INSTANT_FORMAT = "%Y%m%d%H%M%S"
-_INSTANT_RE = re.compile(r"^\d{14}(\d{3})?$|^\d{17}\d{3}$")
+# [0-9], not \d: Python's \d and str.isdigit() take any Unicode digit (fullwidth "２０２４"),
+# and an instant is ASCII digits only, as Java's parser and every other reader expect
+_INSTANT_RE = re.compile(r"[0-9]{14}(?:[0-9]{3}){0,2}")
+
+
+def is_ascii_digits(text: str) -> bool:
+    """True when ``text`` is one or more ASCII digits (an instant's alphabet)."""
+    return text.isascii() and text.isdigit()
 
 
 def format_instant(dt: datetime) -> str:
@@ -31,7 +38,7 @@ def format_instant(dt: datetime) -> str:
 
 def parse_instant(instant: str) -> datetime:
     """UTC datetime of an instant time (14, 17 or 20 digits; MDT suffixes are ignored)."""
-    if not instant.isdigit() or len(instant) not in (14, 17, 20):
+    if not is_instant_time(instant):
         raise ValueError(f"not an instant time: {instant!r}")
     base = datetime.strptime(instant[:14], INSTANT_FORMAT).replace(tzinfo=timezone.utc)
     millis = int(instant[14:17]) if len(instant) >= 17 else 999
@@ -39,16 +46,17 @@ def parse_instant(instant: str) -> datetime:
 
 
 def is_instant_time(text: str) -> bool:
-    return bool(_INSTANT_RE.match(text))
+    """``yyyyMMddHHmmss``, ``yyyyMMddHHmmssSSS`` or a metadata-table instant (17 + 3 digits)."""
+    return _INSTANT_RE.fullmatch(text) is not None
 
 
 def normalize_instant(text: str) -> str:
     """Accept ``yyyyMMddHHmmss[SSS]`` or an ISO date/time (``2024-01-02 03:04:05[.678]``)."""
     t = text.strip()
-    if t.isdigit() and len(t) in (14, 17, 20):
+    if is_instant_time(t):
         return t
     digits = re.sub(r"[-:T .]", "", t)
-    if digits.isdigit() and len(digits) in (8, 14, 17):
+    if is_ascii_digits(digits) and len(digits) in (8, 14, 17):
         return digits.ljust(17, "0") if len(digits) == 8 else digits
     raise ValueError(f"not an instant time: {text!r} (expected yyyyMMddHHmmssSSS or an ISO timestamp)")
 
@@ -100,14 +108,14 @@ def parse_base_file_name(name: str) -> BaseFileName | None:
     if not dot or f".{ext}" not in BASE_FILE_EXTENSIONS:
         return None
     parts = stem.split("_")
-    if len(parts) != 3 or not parts[2].isdigit():
+    if len(parts) != 3 or not is_ascii_digits(parts[2]):
         return None
     return BaseFileName(parts[0], parts[1], parts[2], f".{ext}")
 
 
 # --- log files ----------------------------------------------------------------------------
 
-_LOG_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
+_LOG_RE = re.compile(r"^\.(.+)_([0-9]*)\.(log|archive)\.([0-9]+)(_(([0-9]+)-([0-9]+)-([0-9]+))(\.cdc)?)?$")
 
 
 @dataclass(frozen=True)

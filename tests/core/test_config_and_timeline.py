@@ -6,16 +6,22 @@ from pathlib import Path
 
 import pytest
 
+from hoodie.cli.errors import UsageError
+from hoodie.cli.instants import parse_instant as cli_instant
 from hoodie.config.options import HoodieConfig
 from hoodie.config.properties import parse_properties, render_properties
 from hoodie.config.table_config import TableConfig, table_checksum
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.layout import (
+    is_instant_time,
     normalize_instant,
     parse_base_file_name,
+    parse_instant,
     parse_log_file_name,
     parse_marker_name,
 )
+from hoodie.markers.timeline_based import markers_file_index
+from hoodie.query.planner import as_instant
 from hoodie.storage.local import LocalStorage
 from hoodie.table.properties_file import load_table_config, store_table_config
 from hoodie.timeline.active import ActiveTimeline
@@ -114,6 +120,36 @@ def test_file_name_grammar() -> None:
     assert normalize_instant("2024-04-18 17:35:50.988") == "20240418173550988"
     with pytest.raises(ValueError, match="yesterday"):
         normalize_instant("yesterday")
+
+
+FULLWIDTH = "２０２４０４１８１７３５５０９８８"  # 20240418173550988 in fullwidth digits
+SUPERSCRIPT = "2024041817355098²"  # str.isdigit() says yes, int() says no
+
+
+@pytest.mark.parametrize("odd", [FULLWIDTH, SUPERSCRIPT, "٢٠٢٤٠٤١٨١٧٣٥٥٠٩٨٨"])
+def test_instants_are_ascii_digits_only(odd: str) -> None:
+    """Python's str.isdigit() and regex \\d take any Unicode digit; an instant, wherever
+    it is parsed, takes ASCII digits only."""
+    assert not is_instant_time(odd)
+    with pytest.raises(ValueError, match="not an instant time"):
+        normalize_instant(odd)
+    with pytest.raises(ValueError, match="not an instant time"):
+        parse_instant(odd)
+    with pytest.raises(ValueError):
+        as_instant(odd)
+    with pytest.raises(UsageError, match="--as-of"):
+        cli_instant(odd, "--as-of")
+    with pytest.raises(UsageError, match="--as-of"):
+        cli_instant(f"{odd[-4:]}-04-18", "--as-of")
+    with pytest.raises(TimelineError, match="ASCII digits"):
+        parse_timeline_file_name(f"{odd}.commit")
+    with pytest.raises(TimelineError, match="ASCII digits"):
+        parse_timeline_file_name(f"20240418173550988_{odd}.commit")
+    assert parse_base_file_name(f"f1-0_0-1-0_{odd}.parquet") is None
+    assert parse_log_file_name(f".f1-0_{odd}.log.1_0-1-0") is None
+    assert parse_log_file_name(".f1-0_20240418173550988.log.１_0-1-0") is None
+    assert markers_file_index("MARKERS²") is None and markers_file_index("MARKERS１") is None
+    assert is_instant_time("20240418173550988") and as_instant(" 20240418173550988 ") == "20240418173550988"
 
 
 def test_two_actions_at_one_instant(tmp_path: Path) -> None:

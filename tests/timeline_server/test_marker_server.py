@@ -89,6 +89,7 @@ def test_a_restarted_server_refuses_what_an_earlier_one_accepted(table: str) -> 
         ("{table}/.hoodie/.temp/" + INSTANT, "/abs/x.parquet.marker.CREATE", 400),
         ("{table}/.hoodie/.temp/" + INSTANT, "sf/x\x00y.parquet.marker.CREATE", 400),
         ("{table}/.hoodie/.temp/" + INSTANT, "sf/x.parquet", 400),
+        ("{table}/.hoodie/.temp/２０２６１１２５０１０２０３４５６", "sf/x.parquet.marker.CREATE", 400),  # fullwidth digits
     ],
 )
 def test_hostile_marker_requests_are_refused_and_touch_nothing(table: str, markerdirpath: str, markername: str, status: int) -> None:

@@ -151,6 +151,8 @@ def test_hostile_view_requests_are_refused(tmp_path: Path) -> None:
             ({"basepath": base, "partition": "/etc"}, "HTTP 400"),
             ({"basepath": base, "partition": "sf\x00"}, "HTTP 400"),
             ({"basepath": base}, "HTTP 400"),
+            ({"basepath": base, "partition": "sf", "lastinstantts": "２０２６１１２５０１０２０３４５６"}, "HTTP 400"),  # fullwidth digits
+            ({"basepath": base, "partition": "sf", "lastinstantts": "../x"}, "HTTP 400"),
         ]:
             with pytest.raises(ServerCallError, match=status):
                 call_server(address, "GET", LATEST_SLICES, params)

@@ -18,7 +18,8 @@ from hoodie.cli.errors import UsageError
 
 _ISO = re.compile(
     r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"
-    r"(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<frac>\d{1,3}))?)?)?$"
+    r"(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<frac>\d{1,3}))?)?)?$",
+    re.ASCII,  # instants are ASCII digits: \d alone takes any Unicode digit
 )
 _EXPECTED = "expected yyyyMMddHHmmss[SSS] or yyyy-MM-dd[ HH:mm[:ss[.SSS]]]"
 
@@ -32,7 +33,7 @@ def parse_instant(text: str, option: str, allow_zero: bool = False) -> str:
     t = text.strip()
     if allow_zero and t and set(t) == {"0"}:
         return t
-    if t.isdigit():
+    if t.isascii() and t.isdigit():  # isdigit() alone takes any Unicode digit
         if len(t) in (14, 17):
             _check_date(t[:14], text, option)
             return t

@@ -24,6 +24,14 @@ KEYGEN_TYPE_TO_CLASS = {
     "CUSTOM": "org.apache.hudi.keygen.CustomKeyGenerator",
 }
 SUPPORTED_READ_VERSIONS = (6, 8, 9)
+VERSION_KEY = "hoodie.table.version"
+LAYOUT_KEY = "hoodie.timeline.layout.version"
+
+
+def timeline_layout_of(version: int) -> int:
+    """The timeline layout Hudi gives a table version: 1 (flat ``.hoodie``) up to version 7,
+    2 (``.hoodie/timeline``, completion times in names) from version 8 on."""
+    return 1 if version < 8 else 2
 
 
 def table_checksum(database: str, table: str) -> int:
@@ -52,11 +60,11 @@ class TableConfig:
 
     @property
     def version(self) -> int:
-        return int(self.props.get("hoodie.table.version", "6"))
+        return int(self.props.get(VERSION_KEY, "6"))
 
     @property
     def timeline_layout_version(self) -> int:
-        return int(self.props.get("hoodie.timeline.layout.version", "1" if self.version < 8 else "2"))
+        return int(self.props.get(LAYOUT_KEY, timeline_layout_of(self.version)))
 
     @property
     def timeline_path(self) -> str:
@@ -134,8 +142,19 @@ class TableConfig:
     def validate_readable(self, path: str) -> None:
         if "hoodie.table.name" not in self.props:
             raise TableError(f"{path}: hoodie.properties has no hoodie.table.name")
-        if self.version not in SUPPORTED_READ_VERSIONS:
-            raise UnsupportedTableError(f"{path}: table version {self.version} is not supported (readable: 6, 8, 9)")
+        version = self.props.get(VERSION_KEY, "6").strip()
+        if version not in {str(v) for v in SUPPORTED_READ_VERSIONS}:
+            raise UnsupportedTableError(f"{path}: table version {version} is not supported (readable: 6, 8, 9)")
+        # Hudi gives each table version one timeline layout; any other pairing (a version 6
+        # table claiming layout 2) would have hoodie look for its instants in the wrong place
+        # and read an empty table
+        layout = self.props.get(LAYOUT_KEY)
+        expected = timeline_layout_of(int(version))
+        if layout is not None and layout.strip() != str(expected):
+            raise UnsupportedTableError(
+                f"{path}: hoodie.properties sets {LAYOUT_KEY}={layout!r} for a version {version} table;"
+                f" hoodie reads version {version} tables with timeline layout {expected} only"
+            )
 
     def render(self) -> bytes:
         """The file's bytes, with a fresh checksum as its last line (as Java writes it)."""

@@ -8,7 +8,7 @@ timeline server's business, which markers exist is :mod:`hoodie.markers.direct`'
 from __future__ import annotations
 
 from hoodie.errors import FormatError
-from hoodie.layout import parse_marker_name
+from hoodie.layout import is_ascii_digits, parse_marker_name
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 
@@ -24,7 +24,7 @@ def markers_file_name(index: int) -> str:
 def markers_file_index(name: str) -> int | None:
     """The index of a ``MARKERS<n>`` file name, or None for any other name."""
     digits = name[len(_PREFIX) :] if name.startswith(_PREFIX) else ""
-    return int(digits) if digits.isdigit() else None
+    return int(digits) if is_ascii_digits(digits) else None
 
 
 def render_markers(names: list[str]) -> bytes:

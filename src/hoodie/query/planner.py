@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hoodie.errors import InstantNotFoundError
-from hoodie.layout import compare_key, normalize_instant
+from hoodie.layout import compare_key, is_ascii_digits, normalize_instant
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
@@ -45,10 +45,11 @@ def _slice_order(s: FileSlice) -> tuple[str, str]:
 
 
 def as_instant(value: str) -> str:
-    """An instant time from ``value``: any digit string as is ("0" means the beginning),
-    or an ISO timestamp ``yyyy-MM-dd[ HH:mm:ss[.SSS]]`` (raises ValueError otherwise)."""
+    """An instant time from ``value``: any string of ASCII digits as is ("0" means the
+    beginning), or an ISO timestamp ``yyyy-MM-dd[ HH:mm:ss[.SSS]]`` (raises ValueError
+    otherwise, for fullwidth or other non-ASCII digits too)."""
     text = value.strip()
-    return text if text.isdigit() else normalize_instant(text)
+    return text if is_ascii_digits(text) else normalize_instant(text)
 
 
 # --- snapshot ---------------------------------------------------------------------------------

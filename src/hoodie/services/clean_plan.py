@@ -33,6 +33,7 @@ from hoodie.errors import ConfigError
 from hoodie.layout import (
     compare_key,
     format_instant,
+    is_ascii_digits,
     parse_base_file_name,
     parse_log_file_name,
 )
@@ -211,7 +212,7 @@ def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earlies
         return f"the clean at {last_instant.timestamp} used {', '.join(sorted(policies))}"
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
         kept = (doc.get("extraMetadata") or {}).get(FILE_VERSIONS_RETAINED)
-        if kept is None or not kept.isdigit() or int(kept) > settings.file_versions_retained:
+        if kept is None or not is_ascii_digits(kept) or int(kept) > settings.file_versions_retained:
             # partitions not written since may hold more versions than now allowed
             return f"the clean at {last_instant.timestamp} kept {kept or 'an unknown number of'} file versions, now {settings.file_versions_retained}"
     writes = timeline.completed_writes()

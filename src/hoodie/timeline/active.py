@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
 from hoodie.layout import HOODIE_FOLDER, compare_key, format_instant
@@ -21,6 +21,14 @@ from hoodie.storage.paths import under
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
+
+# An instant dated more than this after the clock comes from no writer's clock (a Java
+# table keeping its timeline in local time is at most 14 hours ahead of UTC): a timeline
+# holding one is refused where it is read, since no new instant could follow it.
+FUTURE_TOLERANCE = timedelta(days=1)
+# How long a new instant time waits for this machine's clock to pass the newest instant on
+# the timeline (another writer's clock slightly ahead); beyond it, a TimelineError.
+CLOCK_SKEW_WAIT = timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
@@ -47,12 +55,19 @@ class ActiveTimeline:
         # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
         # instants are keyed by time and "is a savepoint".
         by_key: dict[tuple[str, bool], Instant] = {}
+        now = datetime.now(timezone.utc)
+        latest_possible = format_instant(now + FUTURE_TOLERANCE)
         for info in storage.list_dir(timeline_dir):
             if info.is_dir:
                 continue
             inst = parse_timeline_file_name(info.name)
             if inst is None:
                 continue
+            if max(compare_key(inst.timestamp), inst.completion_time or "") > latest_possible:
+                raise TimelineError(
+                    f"timeline file {info.name!r} in {timeline_dir} is dated more than {FUTURE_TOLERANCE.days} day after this machine's clock"
+                    f" ({format_instant(now)}): no new instant could follow it; remove it if no writer of this table made it"
+                )
             key = (inst.timestamp, inst.action == Action.SAVEPOINT)
             prev = by_key.get(key)
             if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
@@ -148,11 +163,12 @@ class ActiveTimeline:
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         """Commit metadata of a completed commit, delta commit or replace commit (decoded
-        once per timeline snapshot)."""
+        once per timeline snapshot). A completed one must hold decodable metadata of the
+        right types (else :class:`FormatError`); a pending one may be empty."""
         path = self.instant_path(instant)
         cached = self._metadata.get(path)
         if cached is None:
-            cached = CommitMetadata.decode(self.read_content(instant), instant.timestamp)
+            cached = CommitMetadata.decode(self.read_content(instant), instant.timestamp, completed=instant.is_completed)
             if instant.is_completed:
                 self._metadata[path] = cached
         return cached
@@ -195,13 +211,28 @@ class ActiveTimeline:
     # --- writing (layout 1 only) ------------------------------------------------------------
     def new_instant_time(self, after: str = "") -> str:
         """A UTC instant strictly greater than every instant on this timeline (and than
-        ``after``)."""
-        floor = max((compare_key(i.timestamp) for i in self.instants), default=after)
-        floor = max(floor, after, max((i.completion_time or "" for i in self.instants), default=""))
+        ``after``). It waits up to :data:`CLOCK_SKEW_WAIT` for the clock to pass the newest
+        instant; an instant further ahead raises :class:`TimelineError` naming it."""
+        newest = max(
+            [(compare_key(i.timestamp), str(i)) for i in self.instants]
+            + [(i.completion_time, f"{i} (completed at {i.completion_time})") for i in self.instants if i.completion_time]
+            + [(after, after)]
+        )
+        floor = newest[0]
+        now = datetime.now(timezone.utc)
+        if floor > format_instant(now + CLOCK_SKEW_WAIT):
+            raise TimelineError(
+                f"no new instant time for {self.base_path}: instant {newest[1]} is ahead of this machine's clock ({format_instant(now)})"
+                f" by more than the {CLOCK_SKEW_WAIT.seconds} s a writer waits for another writer's clock"
+            )
+        # a clock set back while waiting must not make this wait for ever
+        deadline = time.monotonic() + 2 * CLOCK_SKEW_WAIT.total_seconds()
         while True:
             candidate = format_instant(datetime.now(timezone.utc))
             if candidate > floor:
                 return candidate
+            if time.monotonic() > deadline:
+                raise TimelineError(f"no new instant time for {self.base_path}: the clock did not pass instant {newest[1]} (it went back?)")
             time.sleep(0.001)
 
     def _require_writable(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
@@ -17,6 +18,7 @@ from hoodie.errors import FormatError
 from hoodie.storage.paths import check_name, check_partition_path, check_relative
 
 NULL_COMMIT = "null"
+_EMPTY = object()  # "no default given" for _field
 # extra metadata key: what a hoodie write cost in storage calls, JSON {"list": n, ...}
 STORAGE_CALLS = "hoodie.storage.calls"
 
@@ -82,18 +84,22 @@ class WriteStat:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WriteStat:
+    def from_json(cls, data: Mapping[str, Any], source: str = "a write stat") -> WriteStat:
+        """The stat a JSON (or Avro) record describes; a field of the wrong type raises
+        :class:`FormatError` naming ``source`` and the field (null means the default)."""
+        if type(data) is not dict:
+            raise _mistyped(source, "a write stat", data, dict)
         # a set intersection, not a test per key: commits carry one stat per file written
         kwargs = {k: data[k] for k in _WRITE_STAT_NAMES.intersection(data) if data[k] is not None}
-        rs = data.get("runtimeStats")
-        kwargs["runtimeStats"] = (
-            RuntimeStats(**{k: int(v or 0) for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__}) if isinstance(rs, Mapping) else None
-        )
+        wrong = [k for k, v in kwargs.items() if type(v) is not _STAT_TYPES[k]]
+        if wrong:
+            raise _mistyped(source, wrong[0], kwargs[wrong[0]], _STAT_TYPES[wrong[0]])
+        if not _NESTED.isdisjoint(kwargs):  # rare: most stats carry none of these
+            _check_nested(kwargs, source)
         kwargs.setdefault("fileId", "")
         kwargs.setdefault("path", "")
         kwargs.setdefault("partitionPath", "")
-        if kwargs.get("prevCommit") is None:
-            kwargs["prevCommit"] = NULL_COMMIT
+        kwargs.setdefault("prevCommit", NULL_COMMIT)
         # Filled in directly, as the frozen __init__ would (it has no __post_init__): its
         # object.__setattr__ per field was most of decoding a commit of many files.
         stat = object.__new__(cls)
@@ -105,6 +111,33 @@ class WriteStat:
 _WRITE_STAT_FIELDS = tuple(f.name for f in fields(WriteStat))
 _WRITE_STAT_NAMES = frozenset(_WRITE_STAT_FIELDS)
 _WRITE_STAT_DEFAULTS = {f.name: f.default for f in fields(WriteStat) if f.default is not MISSING}
+# The JSON (and decoded Avro) type of each field, from its annotation ("int | None" → int;
+# a record such as RuntimeStats arrives as a dict). bool is no int here: type() is compared.
+_JSON_TYPES: dict[str, type] = {"int": int, "str": str, "dict": dict, "list": list, "RuntimeStats": dict}
+_STAT_TYPES = {f.name: _JSON_TYPES[re.split(r"[\[ |]", str(f.type))[0]] for f in fields(WriteStat)}
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
+_NESTED = frozenset({"cdcStats", "logFiles", "runtimeStats"})
+
+
+def _check_nested(kwargs: dict[str, Any], source: str) -> None:
+    """Check the entries of a stat's containers; turn its runtimeStats into the record."""
+    for name, element in (("cdcStats", int), ("logFiles", str)):
+        values = kwargs.get(name)
+        for v in (values.values() if isinstance(values, dict) else values or ()):
+            if type(v) is not element:
+                raise _mistyped(source, f"an entry of {name}", v, element)
+    rs = kwargs.get("runtimeStats")
+    if rs is not None:
+        times = {k: v for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__ and v is not None}
+        for k, v in times.items():
+            if type(v) is not int:
+                raise _mistyped(source, f"runtimeStats.{k}", v, int)
+        kwargs["runtimeStats"] = RuntimeStats(**times)
+
+
+def _mistyped(source: str, what: str, value: object, expected: type) -> FormatError:
+    shown = repr(value) if len(repr(value)) <= 100 else repr(value)[:100] + "..."
+    return FormatError(f"{source}: {what} is {shown} ({_TYPE_NAMES.get(type(value), type(value).__name__)}), not {_TYPE_NAMES[expected]}")
 
 
 @dataclass(frozen=True)
@@ -169,9 +202,17 @@ class CommitMetadata:
         return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def decode(cls, data: bytes, instant: str = "?") -> CommitMetadata:
-        """Decode JSON (v6) or Avro container (v8+) commit metadata; empty means no content."""
+    def decode(cls, data: bytes, instant: str = "?", completed: bool = False) -> CommitMetadata:
+        """Decode JSON (v6) or Avro container (v8+) commit metadata.
+
+        Requested and inflight files may be empty (no content). A ``completed`` write
+        instant always records what it wrote, so empty metadata, or metadata without
+        ``partitionToWriteStats``, raises :class:`FormatError`: read as "wrote nothing",
+        it would hide the files the commit wrote and serve the previous version."""
+        source = f"commit metadata of instant {instant}"
         if not data.strip():
+            if completed:
+                raise FormatError(f"{source} is empty: a completed write instant records the files it wrote in partitionToWriteStats")
             return cls()
         try:
             if data[:4] == b"Obj\x01":
@@ -180,25 +221,55 @@ class CommitMetadata:
             else:
                 doc = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, IndexError, StopIteration) as e:
-            raise FormatError(f"commit metadata of instant {instant} cannot be decoded: {e}") from e
+            raise FormatError(f"{source} cannot be decoded: {e}") from e
         if not isinstance(doc, dict):
-            raise FormatError(f"commit metadata of instant {instant} is a {type(doc).__name__}, not a record")
-        return cls.from_dict(doc, f"commit metadata of instant {instant}")
+            raise FormatError(f"{source} is a {type(doc).__name__}, not a record")
+        if completed and doc.get("partitionToWriteStats") is None:
+            raise FormatError(f"{source} has no partitionToWriteStats: a completed write instant records the files it wrote there")
+        return cls.from_dict(doc, source)
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], source: str = "commit metadata") -> CommitMetadata:
-        """Decoded metadata; every partition, file and file id it names is checked to be a
-        path inside the table (else :class:`UnsafePathError` naming ``source``)."""
-        p2ws = {p: [WriteStat.from_json(s) for s in (stats or [])] for p, stats in (doc.get("partitionToWriteStats") or {}).items()}
-        replaced = doc.get("partitionToReplaceFileIds")
+        """Decoded metadata; a field of the wrong type raises :class:`FormatError`, and
+        every partition, file and file id it names is checked to be a path inside the
+        table (else :class:`UnsafePathError`), both naming ``source``."""
+        p2ws: dict[str, list[WriteStat]] = {}
+        for partition, stats in _field(doc, "partitionToWriteStats", dict, source).items():
+            where = f"partitionToWriteStats[{partition!r}]"
+            if stats is not None and type(stats) is not list:
+                raise _mistyped(source, where, stats, list)
+            p2ws[partition] = [WriteStat.from_json(s, f"{source}, {where}") for s in stats or ()]
+        replaced = _field(doc, "partitionToReplaceFileIds", dict, source, None)
+        for partition, ids in (replaced or {}).items():
+            where = f"partitionToReplaceFileIds[{partition!r}]"
+            if ids is not None and type(ids) is not list:
+                raise _mistyped(source, where, ids, list)
+            for file_id in ids or ():
+                if type(file_id) is not str:
+                    raise _mistyped(source, f"a file id of {where}", file_id, str)
+        extra = _field(doc, "extraMetadata", dict, source)
+        for key, value in extra.items():
+            if value is not None and type(value) is not str:
+                raise _mistyped(source, f"extraMetadata[{key!r}]", value, str)
         _check_paths(p2ws, replaced or {}, source)
         return cls(
             partition_to_write_stats=p2ws,
-            operation_type=str(doc.get("operationType") or "UNKNOWN"),
-            extra_metadata={k: v for k, v in (doc.get("extraMetadata") or {}).items() if v is not None},
-            compacted=bool(doc.get("compacted") or False),
+            operation_type=_field(doc, "operationType", str, source, "UNKNOWN") or "UNKNOWN",
+            extra_metadata={k: v for k, v in extra.items() if v is not None},
+            compacted=_field(doc, "compacted", bool, source, False),
             partition_to_replace_file_ids={p: list(ids or []) for p, ids in replaced.items()} if replaced is not None else None,
         )
+
+
+def _field(doc: Mapping[str, Any], name: str, expected: type, source: str, default: Any = _EMPTY) -> Any:
+    """``doc[name]`` when it is of the ``expected`` type; ``default`` when absent or null
+    (an empty container when none is given); else a :class:`FormatError` naming it."""
+    value = doc.get(name)
+    if value is None:
+        return expected() if default is _EMPTY else default
+    if type(value) is not expected:
+        raise _mistyped(source, name, value, expected)
+    return value
 
 
 def _check_paths(p2ws: Mapping[str, list[WriteStat]], replaced: Mapping[str, Any], source: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from hoodie.errors import FormatError
-from hoodie.layout import compare_key
+from hoodie.errors import FormatError, TimelineError
+from hoodie.layout import compare_key, is_ascii_digits
 
 
 class State(str, Enum):
@@ -91,7 +91,7 @@ def recorded_instant(timestamp: object, action: object, state: State, source: st
 
     Its time and action become timeline and marker file names, so anything but a time of
     ASCII digits and a known action is refused with an error naming ``source``."""
-    if not (isinstance(timestamp, str) and timestamp.isascii() and timestamp.isdigit()) or action not in Action.ALL:
+    if not (isinstance(timestamp, str) and is_ascii_digits(timestamp)) or action not in Action.ALL:
         raise FormatError(f"{source} names the instant {timestamp!r} (action {action!r}), which is not an instant of a Hudi timeline")
     return Instant(timestamp, str(action), state)
 
@@ -100,22 +100,26 @@ _STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 
 
 def parse_timeline_file_name(name: str) -> Instant | None:
-    """Instant of a timeline file name (layouts 1 and 2); None for anything else."""
+    """Instant of a timeline file name (layouts 1 and 2); None for a name that is no
+    timeline file (``hoodie.properties``, hidden files).
+
+    A name with a timeline suffix (``.commit``, ``.clean.requested``, ``.inflight``, ...)
+    whose time is not ASCII digits (fullwidth digits, letters) raises
+    :class:`TimelineError` naming the file: skipping it would hide from hoodie a file
+    that other readers take for an instant (Hudi 0.x) or fail on (Hudi 1.x)."""
     if name.startswith(".") or "." not in name:
         return None
     head, _, rest = name.partition(".")
-    completion = None
-    if "_" in head:
-        head, _, completion = head.partition("_")
-        if not completion.isdigit():
-            return None
-    if not head.isdigit():
-        return None
     parts = rest.split(".")
     if parts == ["inflight"]:
-        return Instant(head, Action.COMMIT, State.INFLIGHT)
-    if len(parts) == 1 and parts[0] in Action.ALL:
-        return Instant(head, parts[0], State.COMPLETED, completion)
-    if len(parts) == 2 and parts[0] in Action.ALL and parts[1] in ("requested", "inflight"):
-        return Instant(head, parts[0], State.REQUESTED if parts[1] == "requested" else State.INFLIGHT)
-    return None
+        action, state = Action.COMMIT, State.INFLIGHT
+    elif len(parts) == 1 and parts[0] in Action.ALL:
+        action, state = parts[0], State.COMPLETED
+    elif len(parts) == 2 and parts[0] in Action.ALL and parts[1] in ("requested", "inflight"):
+        action, state = parts[0], State.REQUESTED if parts[1] == "requested" else State.INFLIGHT
+    else:
+        return None
+    time, _, completion = head.partition("_")
+    if not is_ascii_digits(time) or ("_" in head and not is_ascii_digits(completion)):
+        raise TimelineError(f"timeline file {name!r} does not start with an instant time of ASCII digits (yyyyMMddHHmmssSSS[_completion time])")
+    return Instant(time, action, state, (completion or None) if state is State.COMPLETED else None)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hoodie.errors import ConcurrentWriteError, FileAlreadyExistsError
-from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER, is_instant_time
+from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER, is_ascii_digits, is_instant_time
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, under
 
@@ -49,7 +49,7 @@ def _abandoned(at: float, host: str, pid: str, after_seconds: float) -> bool:
     ``after_seconds``."""
     if time.time() - at > after_seconds:
         return True
-    if host != socket.gethostname() or not pid.isdigit():
+    if host != socket.gethostname() or not is_ascii_digits(pid):
         return False
     try:
         os.kill(int(pid), 0)

@@ -165,6 +165,9 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
         basepath = params.get("basepath")
         if not isinstance(basepath, str):
             raise Refused(400, "missing parameter 'basepath'")
+        last = params.get("lastinstantts")
+        if last and not (isinstance(last, str) and is_instant_time(last)):
+            raise Refused(400, f"lastinstantts {str(last)[:200]!r} is not an instant time of ASCII digits")
         views = tables.views(basepath)
         try:
             for partition in checked:
