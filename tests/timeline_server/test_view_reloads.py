@@ -80,7 +80,7 @@ def test_300_unseen_hashes_list_the_timeline_once(served: tuple[str, TimelineLis
 
 def test_a_pending_instant_that_moves_on_is_picked_up_with_a_few_exists_calls(served: tuple[str, TimelineListings, TimelineServer]) -> None:
     path, storage, server = served
-    pending = "20300101000000000"  # a writer's instant, requested; the server sees it
+    pending = HoodieTable.open(path).timeline.new_instant_time()  # a writer's instant, requested; the server sees it
     Path(path, ".hoodie", f"{pending}.commit.requested").write_bytes(b"")
     _ask(server, path, secrets.token_hex(32), pending)
     assert storage.listed["timeline"] == 1
