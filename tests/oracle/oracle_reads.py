@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_oracle import Completed, HudiOracle
-from sequences import Layout, Model, data, model_rows, rows
+from sequences import Layout, Model, data, differences, model_rows, rows
 
 import hoodie
 from hoodie.config.properties import parse_properties
@@ -27,7 +27,7 @@ def both_read(oracle: HudiOracle, path: Path, options: dict[str, str], what: str
     """hoodie's rows, checked equal to Apache Hudi's."""
     ours = rows(hoodie.read(str(path), options))
     theirs = rows(oracle.read(path, options))
-    assert theirs == ours, f"Apache Hudi {oracle.setup.hudi_version} and hoodie differ on the {what}"
+    assert theirs == ours, f"Apache Hudi {oracle.setup.hudi_version} (left) and hoodie differ on the {what}:\n{differences(theirs, ours)}"
     return ours
 
 
@@ -35,7 +35,8 @@ def check_reads(oracle: HudiOracle, path: Path, layout: Layout, model: Model, wr
     """After ``step``, the last of ``writes``: every read agrees. The incremental pull
     names the range by completion times (the instant times on table version 6)."""
     snapshot = both_read(oracle, path, {}, f"snapshot after {step}")
-    assert data(snapshot) == model_rows(model.rows.values()), f"snapshot after {step}"
+    expected = model_rows(model.rows.values())
+    assert data(snapshot) == expected, f"snapshot after {step} (left) differs from the model:\n{differences(data(snapshot), expected)}"
     if layout.is_mor:  # (on copy-on-write it is the snapshot)
         both_read(oracle, path, {"hoodie.datasource.query.type": "read_optimized"}, f"read-optimized read after {step}")
     if len(writes) > 1:
@@ -45,6 +46,11 @@ def check_reads(oracle: HudiOracle, path: Path, layout: Layout, model: Model, wr
             "hoodie.datasource.read.begin.instanttime": previous.completion,
             "hoodie.datasource.read.end.instanttime": last.completion,
         }, f"incremental pull of {step}")
-        assert {r["uuid"] for r in pulled} == model.changed[last.instant], f"incremental pull of {step}"
+        pulled_keys = {r["uuid"] for r in pulled}
+        assert pulled_keys == model.changed[last.instant], (
+            f"incremental pull of {step}: only pulled {sorted(pulled_keys - model.changed[last.instant])}, "
+            f"only in the model {sorted(model.changed[last.instant] - pulled_keys)}"
+        )
         before = both_read(oracle, path, {"as.of.instant": previous.instant}, f"time travel to before {step}")
-        assert data(before) == model_rows(model.as_of[previous.instant].values()), f"time travel to before {step}"
+        expected = model_rows(model.as_of[previous.instant].values())
+        assert data(before) == expected, f"time travel to before {step} (left) differs from the model:\n{differences(data(before), expected)}"

@@ -93,37 +93,67 @@ class Layout:
 @dataclass
 class Model:
     """The expected table after each write: the rows, as of every instant, and the keys
-    each write changed (its incremental pull)."""
+    each write changed (its incremental pull).
 
+    Within a batch the larger ``ts`` of a key wins. Against the stored record, the larger
+    or equal ``ts`` wins (event-time ordering: DefaultHoodieRecordPayload, Hudi 1.x's
+    EVENT_TIME_ORDERING), or the later write whatever its ``ts`` (``commit_time``:
+    OverwriteWithLatestAvroPayload, Apache Hudi 0.15's default). ``insert_overwrite``
+    replaces the partitions of its batch (the whole table when it is not partitioned).
+
+    An incremental pull returns the keys a write changed; on merge-on-read also a stale
+    update the snapshot drops (the pull reads the log records of its commits, in Apache
+    Hudi 0.15 and 1.x as in hoodie), while on copy-on-write the merge keeps the stored
+    record with its commit time, so the pull does not see it."""
+
+    partitioned: bool
+    mor: bool
+    commit_time: bool = False
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     as_of: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     changed: dict[str, set[str]] = field(default_factory=dict)
 
     def apply(self, instant: str, op: str, records: list[dict[str, Any]]) -> None:
+        winners: dict[str, dict[str, Any]] = {}
+        for r in records:
+            if r["uuid"] not in winners or winners[r["uuid"]]["ts"] <= r["ts"]:
+                winners[r["uuid"]] = r
         keys: set[str] = set()
         if op == "delete":
-            for r in records:
-                self.rows.pop(r["uuid"], None)
+            for key in winners:
+                self.rows.pop(key, None)
         else:
-            for r in records:  # the larger ts of a key wins (updates carry larger ones)
-                cur = self.rows.get(r["uuid"])
-                if cur is None or cur["ts"] <= r["ts"]:
-                    self.rows[r["uuid"]] = r
-                    keys.add(r["uuid"])
+            if op == "insert_overwrite":
+                cities = {r["city"] for r in records}
+                self.rows = {k: r for k, r in self.rows.items() if self.partitioned and r["city"] not in cities}
+            for key, r in winners.items():
+                cur = self.rows.get(key)
+                if cur is None or self.commit_time or cur["ts"] <= r["ts"]:
+                    self.rows[key] = r
+                    keys.add(key)
+                elif self.mor:  # a stale update: in the log, and in the pull
+                    keys.add(key)
         self.as_of[instant] = dict(self.rows)
         self.changed[instant] = keys
 
 
-def steps() -> list[tuple[str, list[dict[str, Any]]]]:
-    """(operation, records) of the sequence every oracle test writes: inserts, an upsert
-    of updates, inserts and in-batch duplicates, a delete (with a key never written), and
-    an upsert of the survivors."""
-    first = [record(n, 1) for n in range(24)]
+    @classmethod
+    def of(cls, layout: Layout, commit_time: bool = False) -> Model:
+        return cls(partitioned=layout.partitioning != "none", mor=layout.is_mor, commit_time=commit_time)
+
+
+def steps(first: str = "bulk_insert") -> list[tuple[str, list[dict[str, Any]]]]:
+    """(operation, records) of the sequence every oracle test writes: a bulk insert (or
+    ``first``), an upsert of updates, inserts and in-batch duplicates, a delete (with a key never
+    written), an upsert of survivors with a stale update (a smaller ``ts`` than stored), and
+    an insert_overwrite of the partition ``la`` (of the whole table, unpartitioned)."""
+    inserts = [record(n, 1) for n in range(24)]
     upsert = [record(n, 2) for n in range(0, 24, 3)] + [record(n, 1) for n in range(24, 30)]
     upsert += [record(1, 3), record(1, 4)]  # one key twice: ts 4 wins
     delete = [record(n, 9) for n in (2, 5, 24, 99)]
-    again = [record(n, 5) for n in (0, 1, 4, 7, 25)]
-    return [("insert", first), ("upsert", upsert), ("delete", delete), ("upsert", again)]
+    again = [record(n, 5) for n in (0, 1, 4, 7, 25)] + [record(3, 0)]  # k003 is stored at ts 2
+    overwrite = [record(n, 7) for n in (1, 4, 31, 34)]  # all in la
+    return [(first, inserts), ("upsert", upsert), ("delete", delete), ("upsert", again), ("insert_overwrite", overwrite)]
 
 
 def _canonical(value: Any) -> Any:
@@ -159,6 +189,22 @@ def _sorted(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def data(read: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The data columns of rows from :func:`rows` (meta columns left out)."""
     return _sorted([{c: r[c] for c in COLUMNS} for r in read])
+
+
+def differences(left: list[dict[str, Any]], right: list[dict[str, Any]], limit: int = 5) -> str:
+    """The rows of two reads that differ, by record key: what an assertion shows."""
+    a = {r["uuid"]: r for r in left}
+    b = {r["uuid"]: r for r in right}
+    out = []
+    for key in sorted(a.keys() | b.keys()):
+        if a.get(key) != b.get(key):
+            if key not in a or key not in b:
+                out.append(f"{key}: {'only right' if key not in a else 'only left'} {a.get(key) or b.get(key)}")
+            else:
+                out.append(f"{key}: " + ", ".join(f"{c}: {a[key][c]!r} != {b[key].get(c)!r}" for c in a[key] if a[key][c] != b[key].get(c)))
+    if len(left) != len(a) or len(right) != len(b):
+        out.append(f"duplicate keys: {len(left)} rows for {len(a)} keys, {len(right)} rows for {len(b)} keys")
+    return "\n".join(out[:limit] + ([f"... {len(out) - limit} more"] if len(out) > limit else []))
 
 
 def model_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""hoodie writes, Apache Hudi reads: after every write of a sequence (inserts, an upsert
-with in-batch duplicates, a delete, another upsert) by ``hoodie.write``, the snapshot,
-read-optimized, incremental and time-travel reads of Apache Hudi 0.15 and 1.x return
-exactly hoodie's reads, meta columns included, and the data equals the model's.
+"""hoodie writes, Apache Hudi reads: after every write of the oracle's sequence (a bulk
+insert, an upsert with in-batch duplicates, a delete, an upsert with a stale update, an
+insert_overwrite) by ``hoodie.write``, the snapshot, read-optimized, incremental and
+time-travel reads of Apache Hudi 0.15 and 1.x return exactly hoodie's reads, meta columns
+included, and the data equals the model's.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_apache_hudi_reads_what_hoodie_writes(
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
     options = layout.options("hoodie_written")
-    model, writes = Model(), []
+    model, writes = Model.of(layout), []
     for n, (op, records) in enumerate(steps()):
         instant = hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
         model.apply(instant, op, records)

@@ -1,8 +1,10 @@
 """Apache Hudi writes, hoodie reads: Apache Hudi 0.15 (table version 6) and 1.x (table
-version 9) write the oracle's sequence (inserts, an upsert with in-batch duplicates, a
-delete, another upsert) with their metadata table on or off and either index; after every
-write hoodie's snapshot, read-optimized, incremental and time-travel reads return exactly
-Apache Hudi's, meta columns included, and the data equals the model's.
+version 9) write the oracle's sequence (a bulk insert, an upsert with in-batch
+duplicates, a delete, an upsert with a stale update, an insert_overwrite) with their
+metadata table on or off and either index; after every write hoodie's snapshot,
+read-optimized, incremental and time-travel reads return exactly Apache Hudi's, meta
+columns included, and the data equals the model's (commit-time merging for 0.15's
+default payload, event-time for 1.x's).
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
 from oracle_reads import check_reads, log_files, table_version
 from sequences import Layout, Model, batch, steps
 
-#: the table version each Apache Hudi writes
+#: the table version each Apache Hudi writes (by default, 0.15 merges in commit-time
+#: order, OverwriteWithLatestAvroPayload, and 1.2 in event-time order: see Model)
 WRITES_VERSION = {HUDI_0_15: 6, HUDI_1: 9}
 MDT_BLOOM = {"hoodie.metadata.enable": "true", "hoodie.index.type": "BLOOM"}
 NO_MDT_SIMPLE = {"hoodie.metadata.enable": "false", "hoodie.index.type": "SIMPLE"}
@@ -39,8 +42,10 @@ def test_hoodie_reads_what_apache_hudi_writes(
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
     options = layout.options("hudi_written", **extra)
-    model, writes = Model(), []
-    for n, (op, records) in enumerate(steps()):
+    model, writes = Model.of(layout, commit_time=version == HUDI_0_15), []
+    # Apache Hudi 0.15's upsert loses the arrays of the records its bulk_insert wrote
+    # (docs/apache-hudi.md): its tables start with an insert
+    for n, (op, records) in enumerate(steps("insert" if version == HUDI_0_15 else "bulk_insert")):
         completed = oracle.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})
         assert completed, f"Apache Hudi completed no instant for write {n} ({op})"
         model.apply(completed[-1].instant, op, records)
