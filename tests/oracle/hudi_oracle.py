@@ -48,6 +48,10 @@ class OracleError(Exception):
     """Apache Hudi refused a request, died or did not answer in time."""
 
 
+class OracleRefused(OracleError):
+    """Apache Hudi answered a request with an error (its process goes on)."""
+
+
 @dataclass(frozen=True)
 class OracleSetup:
     hudi_version: str
@@ -140,7 +144,7 @@ class HudiOracle:
             raise self._fail(f"died during {what} (exit status {self._proc.wait()})")
         answer: dict[str, Any] = json.loads(line)
         if not answer["ok"]:
-            raise OracleError(f"Apache Hudi {self.setup.hudi_version} refused {what}: {answer['error']}")
+            raise OracleRefused(f"Apache Hudi {self.setup.hudi_version} refused {what}: {answer['error']}")
         return answer
 
     def _request(self, request: dict[str, Any], timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
