@@ -31,6 +31,10 @@ TOKEN_HEADER = "X-Hoodie-Token"
 # A server's answer to a request past one of its bounds (507 Insufficient Storage): not
 # the server failing, so neither retried nor a reason to fall back.
 STATUS_FULL = 507
+# A server's answer when serving a request met trouble in the table itself (damaged or
+# refused metadata, a link): not the server failing, so no reason to give up on it for
+# other tables.
+TABLE_TROUBLE = 422
 _CONNECTIONS = threading.local()
 # Server runs a call of this process failed on after its retries, with the fallbacks
 # already announced: clients go to their fallback for good (as Hudi's views switch to

@@ -13,8 +13,8 @@ import pytest
 from table_options import trip_options
 
 import hoodie
-from hoodie.errors import HoodieError
-from hoodie.server_calls import ServerAddress, ServerCallError, call_server
+from hoodie.errors import HoodieError, UnsafePathError
+from hoodie.server_calls import ServerAddress, ServerCallError, call_server, is_down
 from hoodie.services import create_savepoint, restore_to
 from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
@@ -249,3 +249,27 @@ def test_a_spillable_store_keeps_within_its_memory_bound(tmp_path: Path) -> None
     finally:
         spill.close()
     assert not list(tmp_path.glob("hoodie-view-spill-*"))
+
+
+def test_a_table_the_server_refuses_leaves_the_server_up_for_other_tables(tmp_path: Path) -> None:
+    """A link in one table's partition makes the server answer 422 for it: that view goes
+    local (and meets the link itself), while other tables keep their server views."""
+    linked, clean = str(tmp_path / "linked"), str(tmp_path / "clean")
+    for path in (linked, clean):
+        hoodie.write(trips(range(12), 1), path, trip_options())
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "linked" / "la").rename(tmp_path / "elsewhere" / "la")
+    (tmp_path / "linked" / "la").symlink_to(tmp_path / "elsewhere" / "la")
+    with TimelineServer() as server:
+        server.add_table(linked)
+        server.add_table(clean)
+        views = {}
+        for path in (linked, clean):
+            table = HoodieTable.open(path)
+            views[path] = PriorityFileSystemView(RemoteFileSystemView(server.address, table.base_path, table.timeline), table.local_view)
+        with pytest.raises(UnsafePathError, match="symbolic link"):
+            views[linked].latest_slices("la")
+        assert not is_down(server.address)
+        served = server.metrics.requests.labels(LATEST_SLICES, "200")._value.get()
+        assert views[clean].latest_slices("la") == HoodieTable.open(clean).local_view().latest_slices("la")
+        assert server.metrics.requests.labels(LATEST_SLICES, "200")._value.get() == served + 1

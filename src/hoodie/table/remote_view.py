@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from hoodie.errors import FormatError, UnsafePathError
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.server_calls import ServerAddress, ServerCallError, call_server, is_down, went_down
+from hoodie.server_calls import TABLE_TROUBLE, ServerAddress, ServerCallError, call_server, is_down, went_down
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogExtent, LogFile
 from hoodie.table.fs_view import FileSystemView, MissingFile
@@ -187,7 +187,11 @@ class PriorityFileSystemView:
                 return remote()
             except (ServerCallError, FormatError, UnsafePathError) as e:
                 error = e if isinstance(e, ServerCallError) else ServerCallError(f"timeline server {self.remote.server.host}:{self.remote.server.port}: {e}")
-                went_down(self.remote.server, error, "building file-system views locally")
+                if error.status != TABLE_TROUBLE:
+                    went_down(self.remote.server, error, "building file-system views locally")
+                # else the server refused this table's content (a link, damaged metadata):
+                # the server is fine for every other table, and the local view of this one
+                # meets the same trouble and says so itself
         if self._local is None:
             self._local = self._make_local()
         return local(self._local)

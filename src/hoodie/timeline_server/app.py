@@ -25,7 +25,7 @@ from aiohttp.typedefs import Middleware
 
 from hoodie.errors import HoodieError, UnsafePathError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_marker_name
-from hoodie.server_calls import STATUS_FULL, TOKEN_HEADER
+from hoodie.server_calls import STATUS_FULL, TABLE_TROUBLE, TOKEN_HEADER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.timeline_server.markers import MarkerService, Overloaded, TooManyMarkers
@@ -139,8 +139,8 @@ def _guard(token: str, metrics: ServerMetrics) -> Middleware:
             raise
         except HoodieError as e:
             # the table's trouble, not the server's: retrying would not help
-            status = 422
-            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=422)
+            status = TABLE_TROUBLE
+            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=TABLE_TROUBLE)
         finally:
             metrics.observe(endpoint, status, time.perf_counter() - started)
 
