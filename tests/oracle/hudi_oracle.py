@@ -35,7 +35,7 @@ DRIVER = Path(__file__).resolve().parent / "driver.py"
 #: exit status of the set-up script when Maven Central or PyPI cannot be reached
 UNREACHABLE = 3
 # a first set-up downloads a bundle (~100 MB) and PySpark (~300 MB)
-SETUP_TIMEOUT = 1200
+SETUP_TIMEOUT = 540  # (under the suite's own per-test timeout, so the message is this one)
 START_TIMEOUT = 180
 REQUEST_TIMEOUT = 300
 

@@ -3,6 +3,7 @@ merge-on-read), the incremental pull of the last write and time travel to before
 each by Apache Hudi and by hoodie (meta columns included), and against the model."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,25 @@ def check_reads(oracle: HudiOracle, path: Path, layout: Layout, model: Model, wr
         before = both_read(oracle, path, {"as.of.instant": previous.instant}, f"time travel to before {step}", time_travel=True)
         expected = model_rows(model.as_of[previous.instant].values())
         assert before is None or data(before) == expected, f"time travel to before {step} (left) differs from the model:\n{differences(data(before), expected)}"
+
+
+def run_sequence(
+    oracle: HudiOracle,
+    path: Path,
+    layout: Layout,
+    model: Model,
+    extra: dict[str, str],
+    sequence: list[tuple[str, list[dict[str, Any]]]],
+    write: Callable[[str, list[dict[str, Any]]], Completed],
+    writer: str,
+) -> None:
+    """Each (operation, records) of ``sequence`` written by ``write`` (which returns the
+    write it completed), applied to the model and checked by :func:`check_reads`; then
+    :func:`check_services`."""
+    writes: list[Completed] = []
+    for n, (op, records) in enumerate(sequence):
+        done = write(op, records)
+        model.apply(done.instant, op, records)
+        writes.append(done)
+        check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by {writer}")
+    check_services(path, layout, extra)

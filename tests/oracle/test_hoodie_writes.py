@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
-from oracle_reads import check_reads, check_services
+from oracle_reads import run_sequence
 from sequences import SERVICES, Layout, Model, batch, steps
 
 import hoodie
@@ -38,11 +39,10 @@ def test_apache_hudi_reads_what_hoodie_writes(
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
     options = layout.options("hoodie_written", **extra)
-    model, writes = Model.of(layout), []
-    # (a stale update meeting an inline compaction is a known difference: test_differences.py)
-    for n, (op, records) in enumerate(steps(stale=not extra)):
+
+    def write(op: str, records: list[dict[str, Any]]) -> Completed:
         instant = hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
-        model.apply(instant, op, records)
-        writes.append(Completed(instant, "", instant))  # (table version 6: completion is the instant)
-        check_reads(oracle, path, layout, model, writes, f"write {n} ({op})")
-    check_services(path, layout, extra)
+        return Completed(instant, "", instant)  # (table version 6: completion is the instant; action unused)
+
+    # (a stale update meeting an inline compaction is a known difference: test_differences.py)
+    run_sequence(oracle, path, layout, Model.of(layout), extra, steps(stale=not extra), write, "hoodie")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
-from oracle_reads import check_reads, check_services, table_version
+from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
+from oracle_reads import run_sequence, table_version
 from sequences import SERVICES, Layout, Model, batch, steps
 
 #: the table version each Apache Hudi writes (by default, 0.15 merges in commit-time
@@ -45,17 +46,16 @@ def test_hoodie_reads_what_apache_hudi_writes(
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
     options = layout.options("hudi_written", **extra)
-    model, writes = Model.of(layout, commit_time=version == HUDI_0_15), []
-    # Apache Hudi 0.15's upsert loses the arrays of the records its bulk_insert wrote
-    # (docs/apache-hudi.md): its tables start with an insert
-    # (a stale update meeting an inline compaction is a known difference: test_differences.py)
-    first = "insert" if version == HUDI_0_15 else "bulk_insert"
-    for n, (op, records) in enumerate(steps(first, stale="hoodie.compact.inline" not in extra)):
+
+    def write(op: str, records: list[dict[str, Any]]) -> Completed:
         completed = oracle.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})
-        assert completed, f"Apache Hudi completed no instant for write {n} ({op})"
-        write = completed[0]  # (an inline compaction completes after it, with a later instant)
-        model.apply(write.instant, op, records)
-        writes.append(write)
-        check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by Apache Hudi {version}")
-    check_services(path, layout, extra)
+        assert completed, f"Apache Hudi completed no instant for a write ({op})"
+        return completed[0]  # (an inline compaction completes after it, with a later instant)
+
+    # Apache Hudi 0.15's upsert loses the arrays of the records its bulk_insert wrote
+    # (docs/apache-hudi.md): its tables start with an insert; a stale update meeting an
+    # inline compaction is a known difference (test_differences.py)
+    sequence = steps("insert" if version == HUDI_0_15 else "bulk_insert", stale="hoodie.compact.inline" not in extra)
+    model = Model.of(layout, commit_time=version == HUDI_0_15)
+    run_sequence(oracle, path, layout, model, extra, sequence, write, f"Apache Hudi {version}")
     assert table_version(path) == WRITES_VERSION[version]
