@@ -94,6 +94,21 @@ def test_local_storage_leaves_no_temp_files(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x", "y"]
 
 
+def test_local_storage_drops_the_hadoop_checksum_of_a_file_it_replaces_or_deletes(tmp_path: Path) -> None:
+    # Apache Hudi on file:// (Hadoop's checksummed local file system) writes .<name>.crc
+    # beside each file and checks it on read: a stale one makes hoodie.properties unreadable
+    storage = LocalStorage()
+    props, data = tmp_path / "hoodie.properties", tmp_path / "f.parquet"
+    for f in (props, data):
+        f.write_bytes(b"written by Hadoop")
+        (tmp_path / f".{f.name}.crc").write_bytes(b"crc of it")
+    storage.write_bytes(str(props), b"rewritten")
+    assert storage.delete(str(data))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hoodie.properties"]
+    assert props.read_bytes() == b"rewritten"
+    assert not storage.delete(str(data))
+
+
 def test_path_helpers() -> None:
     assert join("/base", "", "f") == "/base/f"
     assert join("s3://bucket/t", "p=1", "f") == "s3://bucket/t/p=1/f"

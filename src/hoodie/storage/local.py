@@ -7,9 +7,15 @@ same completed instant, and a reader never sees a half-written one.
 No call reads, writes or deletes through a symbolic link inside a table
 (:mod:`hoodie.storage.links`): such a path is an :class:`~hoodie.errors.UnsafePathError`
 naming the link.
+
+Hadoop's local file system (Apache Hudi on ``file://``) keeps a checksum ``.<name>.crc``
+beside each file it writes and checks it on every read: a file replaced or deleted here
+takes that checksum with it, else Hadoop would refuse the new content (a
+``hoodie.properties`` hoodie rewrote) or find the checksum of a file that is gone.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -66,6 +72,7 @@ class LocalStorage:
         with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
+        self._drop_hadoop_checksum(path)
 
     def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
         self.counters.bump("create")
@@ -189,9 +196,10 @@ class LocalStorage:
         self.links.parent(path)  # a link itself is removed, never its target
         try:
             os.unlink(path)
-            return True
         except FileNotFoundError:
             return False
+        self._drop_hadoop_checksum(path)
+        return True
 
     def delete_dir(self, path: str) -> None:
         self.counters.bump("delete")
@@ -230,6 +238,12 @@ class LocalStorage:
 
     def arrow_filesystem(self) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), "file://"
+
+    @staticmethod
+    def _drop_hadoop_checksum(path: str) -> None:
+        d, name = os.path.split(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(d, f".{name}.crc"))
 
     @staticmethod
     def _temp_name(path: str) -> str:

@@ -1,0 +1,106 @@
+"""Writers in turns: one table written by hoodie and Apache Hudi alternately, commit by
+commit, as when a pipeline moves from one to the other without rewriting its table.
+
+With Apache Hudi 0.15 (table version 6, like hoodie), over copy-on-write and
+merge-on-read, partitioned hive-style and not: upserts, deletes, inserts and an
+insert_overwrite from either side, with compaction (merge-on-read) and cleaning run
+inline by each side, and Apache Hudi's metadata table (on by default) created on a table
+hoodie wrote and dropped by hoodie's next write. After every write hoodie's reads equal
+Apache Hudi's, and both equal the model.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hudi_oracle import HUDI_0_15, Completed, HudiOracle
+from oracle_reads import check_reads
+from sequences import SERVICES, Layout, Model, batch, record
+
+import hoodie
+from hoodie.config.properties import parse_properties
+
+HOODIE, HUDI = "hoodie", "Apache Hudi"
+Turn = tuple[str, str, list[dict[str, Any]]]  # (writer, operation, records)
+
+
+def turns() -> list[Turn]:
+    """Each writer upserts, deletes and inserts in turn; every update carries a larger
+    ``ts`` than the stored record (so commit-time and event-time merging agree: Apache
+    Hudi 0.15 merges by its write's payload, hoodie by the table's). With compaction every
+    two delta commits, hoodie compacts after the 4th and 6th write, Apache Hudi after
+    the 2nd; cleaning keeps two commits, so both sides clean."""
+    return [
+        (HOODIE, "bulk_insert", [record(n, 1) for n in range(24)]),
+        (HUDI, "upsert", [record(n, 2) for n in range(0, 24, 3)] + [record(n, 1) for n in range(24, 28)]),
+        (HOODIE, "delete", [record(n, 9) for n in (2, 5, 24, 99)]),
+        (HOODIE, "upsert", [record(n, 3) for n in (0, 1, 4, 7, 25)] + [record(1, 4)]),
+        (HUDI, "delete", [record(n, 9) for n in (8, 9, 25)]),
+        (HOODIE, "insert", [record(n, 1) for n in range(30, 34)]),
+        (HUDI, "upsert", [record(n, 5) for n in (0, 3, 30, 31)] + [record(n, 1) for n in (40, 41)]),
+        (HOODIE, "upsert", [record(n, 6) for n in (0, 6, 12, 40)]),
+        (HUDI, "insert_overwrite", [record(n, 7) for n in (1, 4, 31, 34)]),
+        (HOODIE, "upsert", [record(n, 8) for n in (0, 3, 10, 34)]),
+    ]
+
+
+def timeline(path: Path) -> dict[str, str]:
+    """Completed instants of a version-6 table: file name -> action."""
+    folder = path / ".hoodie"
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for p in folder.iterdir():
+        stem, _, action = p.name.partition(".")
+        if stem.isdigit() and action in ("commit", "deltacommit", "replacecommit", "clean", "rollback"):
+            out[p.name] = action
+    return out
+
+
+def metadata_partitions(path: Path) -> str | None:
+    props = parse_properties((path / ".hoodie" / "hoodie.properties").read_text())
+    return props.get("hoodie.table.metadata.partitions")
+
+
+LAYOUTS = [Layout("COPY_ON_WRITE", "hive")]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[x.id for x in LAYOUTS])
+@pytest.mark.parametrize("version", [HUDI_0_15])
+def test_hoodie_and_apache_hudi_write_in_turns(version: str, layout: Layout, hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    # (Apache Hudi refuses hoodie.compact.inline on copy-on-write: "Compaction is not
+    # supported on a CopyOnWrite table")
+    extra = SERVICES if layout.is_mor else {k: v for k, v in SERVICES.items() if "compact" not in k}
+    options = layout.options("in_turns", **extra)
+    model = Model.of(layout)
+    writes: list[Completed] = []
+    services: dict[str, set[str]] = {HOODIE: set(), HUDI: set()}  # the services each side ran
+
+    for n, (writer, op, records) in enumerate(turns()):
+        before = timeline(path)
+        step_options = {**options, "hoodie.datasource.write.operation": op}
+        if writer == HOODIE:
+            instant = hoodie.write(batch(records), str(path), step_options)
+            done = Completed(instant, "", instant)  # (table version 6: completion is the instant)
+            # hoodie leaves no metadata table for Apache Hudi to trust after its write
+            assert not (path / ".hoodie" / "metadata").exists() and not metadata_partitions(path)
+        else:
+            completed = oracle.write(path, batch(records), step_options)
+            assert completed, f"Apache Hudi completed no instant for write {n} ({op})"
+            done = completed[0]  # (an inline compaction completes after it)
+            # Apache Hudi 0.15 writes its metadata table by default, also on hoodie's table
+            assert (path / ".hoodie" / "metadata").is_dir() and metadata_partitions(path)
+        ran = {action for name, action in timeline(path).items() if name not in before and not name.startswith(done.instant)}
+        services[writer] |= ran
+        model.apply(done.instant, op, records)
+        writes.append(done)
+        check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by {writer}")
+
+    for writer, ran in services.items():
+        assert "clean" in ran, f"{writer} cleaned nothing: it ran {sorted(ran)}"
+        if layout.is_mor:
+            assert "commit" in ran, f"{writer} compacted nothing: it ran {sorted(ran)}"
