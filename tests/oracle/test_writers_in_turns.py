@@ -64,7 +64,7 @@ def metadata_partitions(path: Path) -> str | None:
     return props.get("hoodie.table.metadata.partitions")
 
 
-LAYOUTS = [Layout("COPY_ON_WRITE", "hive")]
+LAYOUTS = [Layout("COPY_ON_WRITE", "hive"), Layout("MERGE_ON_READ", "none")]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=[x.id for x in LAYOUTS])
