@@ -22,12 +22,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from hudi_oracle import HUDI_0_15, Completed, HudiOracle, OracleError
-from oracle_reads import check_reads
+from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle, OracleError
+from oracle_reads import check_reads, table_version
 from sequences import SERVICES, Layout, Model, batch, record
 
 import hoodie
 from hoodie.config.properties import parse_properties
+from hoodie.errors import UnsupportedTableError
+from hoodie.services.cleaning import run_clean
+from hoodie.table.table import HoodieTable
 
 HOODIE, HUDI = "hoodie", "Apache Hudi"
 Turn = tuple[str, str, list[dict[str, Any]]]  # (writer, operation, records)
@@ -198,3 +201,38 @@ def _catch(results: list[BaseException | list[Completed]], call: Callable[[], li
 def _env() -> dict[str, str]:
     src = str(Path(hoodie.__file__).resolve().parents[1])
     return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def files(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("version", [HUDI_1])
+def test_hoodie_refuses_to_write_a_table_apache_hudi_1_upgraded(version: str, hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+    """Apache Hudi 1.x upgrades the version-6 table hoodie wrote to version 9 when it writes
+    to it; hoodie then refuses to write or clean it, naming the version, and changes no
+    file; both still read it as the model says."""
+    layout = Layout("MERGE_ON_READ", "hive")
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    options = {**layout.options("upgraded"), "hoodie.datasource.write.operation": "upsert"}
+    model = Model.of(layout)
+    writes: list[Completed] = []
+    for writer, records in ((HOODIE, [record(n, 1) for n in range(12)]), (HUDI, [record(n, 2) for n in (0, 4, 20)])):
+        if writer == HOODIE:
+            instant = hoodie.write(batch(records), str(path), options)
+            done = Completed(instant, "", instant)
+        else:
+            done = oracle.write(path, batch(records), options)[0]
+        model.apply(done.instant, "upsert", records)
+        writes.append(done)
+        check_reads(oracle, path, layout, model, writes[-1:], f"upsert {len(writes)} by {writer}")
+    assert table_version(path) == 9
+
+    before = files(path)
+    with pytest.raises(UnsupportedTableError, match="version 9 table; hoodie writes version 6 only"):
+        hoodie.write(batch([record(n, 3) for n in (1, 2)]), str(path), options)
+    with pytest.raises(UnsupportedTableError, match="version 9 table and hoodie writes version 6 tables only"):
+        run_clean(HoodieTable.open(str(path)))
+    assert files(path) == before, "hoodie changed the table it refused"
+    check_reads(oracle, path, layout, model, writes[-1:], "the refused write")
