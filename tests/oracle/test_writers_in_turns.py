@@ -6,7 +6,9 @@ merge-on-read, partitioned hive-style and not: upserts, deletes, inserts and an
 insert_overwrite from either side, with compaction (merge-on-read) and cleaning run
 inline by each side, and Apache Hudi's metadata table (on by default) created on a table
 hoodie wrote and dropped by hoodie's next write. After every write hoodie's reads equal
-Apache Hudi's, and both equal the model.
+Apache Hudi's, and both equal the model. Each side rolls back a write the other left
+unfinished (killed). Apache Hudi 1.2 upgrades the table to version 9 when it writes to it:
+hoodie then refuses to write it, naming the version, and changes no file.
 """
 from __future__ import annotations
 
