@@ -127,6 +127,16 @@ class HudiOracle:
             self._answers.put(line)
         self._answers.put(None)  # the child closed stdout: it is gone
 
+    def stderr_size(self) -> int:
+        """How much the process has written to its stderr so far (a mark for :meth:`stderr_since`)."""
+        return self._stderr_path.stat().st_size if self._stderr_path.exists() else 0
+
+    def stderr_since(self, mark: int) -> str:
+        """What the process wrote to its stderr after ``mark`` (Spark's and Hudi's log)."""
+        with open(self._stderr_path, "rb") as f:
+            f.seek(mark)
+            return f.read().decode(errors="replace")
+
     def stderr_tail(self, lines: int = 40) -> str:
         text = self._stderr_path.read_text(errors="replace") if self._stderr_path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])

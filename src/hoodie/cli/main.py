@@ -300,12 +300,15 @@ def timeline_server(
     view_store: Annotated[str, typer.Option(help="hoodie.filesystem.view.type: MEMORY, SPILLABLE_DISK or EMBEDDED_KV_STORE")] = "MEMORY",
     spillable_mem: Annotated[int, typer.Option(help="hoodie.filesystem.view.spillable.mem (bytes of listings in memory)")] = 100 * 1024 * 1024,
     rocksdb_path: Annotated[str, typer.Option(help="hoodie.filesystem.view.rocksdb.base.path")] = "/tmp/hoodie_timeline_rocksdb",
+    no_token: Annotated[
+        bool, typer.Option(help="Accept requests without a token, as Apache Hudi's writers send them (only with a loopback --host).")
+    ] = False,
 ) -> None:
     """Serve tables' file-system views and markers to writers until interrupted (Ctrl-C)."""
     with reporting_errors():
         store = serve_cmd.store_settings(view_store, spillable_mem, rocksdb_path)
         batching = serve_cmd.marker_batching(batch_interval_ms, batch_threads, max_marker_bytes)
-        serve_cmd.serve(tables, host, port, token, batching, allow_wildcard, store)
+        serve_cmd.serve(tables, host, port, token, batching, allow_wildcard, store, require_token=not no_token)
 
 
 @app.command()

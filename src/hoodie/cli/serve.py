@@ -4,7 +4,8 @@ foreground until interrupted.
 It binds to the given address (loopback by default; a wildcard only with
 ``--allow-wildcard``), serves only the ``--table`` paths, and requires the token from
 ``--token`` or ``HOODIE_TIMELINE_SERVER_TOKEN`` (a new one is made and printed when neither
-is given). Jobs reach it with ``hoodie.filesystem.view.remote.host``/``port`` and the token.
+is given), or none with ``--no-token`` (for Apache Hudi's writers, which send none; loopback
+only). Jobs reach it with ``hoodie.filesystem.view.remote.host``/``port`` and the token.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hoodie.cli.errors import UsageError
 from hoodie.cli.output import stdout_console
 from hoodie.config import options as o
 from hoodie.table import HoodieTable
-from hoodie.timeline_server import STORE_TYPES, MarkerBatching, StoreSettings, TimelineServer
+from hoodie.timeline_server import NO_TOKEN_FLAG, STORE_TYPES, MarkerBatching, StoreSettings, TimelineServer
 
 TOKEN_ENV = "HOODIE_TIMELINE_SERVER_TOKEN"
 
@@ -36,24 +37,38 @@ def marker_batching(interval_ms: int, threads: int, max_dir_bytes: int) -> Marke
 
 
 def serve(
-    tables: list[str], host: str, port: int, token: str | None, batching: MarkerBatching, allow_wildcard: bool, store: StoreSettings | None = None
+    tables: list[str],
+    host: str,
+    port: int,
+    token: str | None,
+    batching: MarkerBatching,
+    allow_wildcard: bool,
+    store: StoreSettings | None = None,
+    require_token: bool = True,
 ) -> None:
     if not tables:
         raise UsageError("name at least one table to serve (--table PATH)")
+    if not require_token and token:
+        raise UsageError(f"--token and {NO_TOKEN_FLAG} contradict each other: give one")
     opened = [HoodieTable.open(path) for path in tables]  # each must be a table
-    server = TimelineServer(host, port, token or os.environ.get(TOKEN_ENV) or None, batching, allow_wildcard=allow_wildcard)
+    if require_token:
+        token = token or os.environ.get(TOKEN_ENV) or None
+    server = TimelineServer(host, port, token, batching, allow_wildcard=allow_wildcard, require_token=require_token)
     for table in opened:
         server.add_table(table.base_path, table.storage, store)
+    # before the address is printed: a client may stop the server as soon as it reads it
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     server.start()
     console = stdout_console()
     console.print(f"timeline server on http://{server.host}:{server.port} serving {len(opened)} table(s), views in {(store or StoreSettings()).kind}")
     for table in opened:
         console.print(f"  {table.base_path}")
-    if not (token or os.environ.get(TOKEN_ENV)):
+    if not require_token:
+        console.print("no token required (loopback only): Apache Hudi's writers may use it")
+    elif not token:
         console.print(f"token (send as header X-Hoodie-Token): {server.token}")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     try:
         stop.wait()
     finally:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -243,21 +243,36 @@ class FileSystemView:
             return self.listings.list_partition(partition_path)
         return self.storage.list_dir(under(self.base_path, partition_path))
 
+    def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
+        """The file groups of the partition that the view's completed replace commits
+        replaced, as storage still has them (the cleaner deletes their files, and may have
+        deleted some already: they are not checked against what their commits wrote)."""
+        replaced = self._replaced.get(partition_path, set())
+        if not replaced:
+            return []
+        return self._group_listing(partition_path, self._list(partition_path), replaced.__contains__)
+
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
         directory = under(self.base_path, partition_path)
         replaced = self._replaced.get(partition_path, set())
-        bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
-        logs: dict[str, list[LogFile]] = defaultdict(list)
         with self._lock:
             listing = self._listings.pop(directory, None)
         if listing is None:
             listing = self._list(partition_path)
+        groups = self._group_listing(partition_path, listing, lambda file_id: file_id not in replaced)
+        return self._checked(partition_path, groups, replaced)
+
+    def _group_listing(self, partition_path: str, listing: list[FileInfo], keep: Callable[[str], bool]) -> list[FileGroup]:
+        """The file groups (whose ids ``keep`` accepts) of a partition's listing, of
+        committed files only."""
+        bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
+        logs: dict[str, list[LogFile]] = defaultdict(list)
         for info in listing:
             if info.is_dir:
                 continue
             bname = parse_base_file_name(info.name)
             if bname is not None:
-                if bname.file_id in replaced or not self._is_committed(bname.instant):
+                if not keep(bname.file_id) or not self._is_committed(bname.instant):
                     continue
                 prior = bases[bname.file_id].get(bname.instant)
                 # Two committed files for the same slice can only come from a duplicate task
@@ -266,14 +281,14 @@ class FileSystemView:
                     bases[bname.file_id][bname.instant] = BaseFile(info.path, bname, info.size)
                 continue
             lname = parse_log_file_name(info.name)
-            if lname is not None and lname.file_id not in replaced and not lname.cdc:
+            if lname is not None and keep(lname.file_id) and not lname.cdc:
                 logs[lname.file_id].append(LogFile(info.path, lname, info.size))
         groups = []
         for file_id in sorted(set(bases) | set(logs)):
             slices = self._slices(partition_path, file_id, bases.get(file_id, {}), logs.get(file_id, []))
             if slices:
                 groups.append(FileGroup(partition_path, file_id, tuple(slices)))
-        return self._checked(partition_path, groups, replaced)
+        return groups
 
     # --- committed files --------------------------------------------------------------------
     def _checked(self, partition_path: str, groups: list[FileGroup], replaced: set[str]) -> list[FileGroup]:

@@ -40,17 +40,22 @@ REMOTE_FIRST = "REMOTE_FIRST"
 
 
 # --- the JSON form ---------------------------------------------------------------------------
+def base_file_dto(base: BaseFile) -> dict[str, Any]:
+    """Hudi's BaseFileDTO."""
+    return {
+        "fileStatus": None, "fullPath": base.path, "fileLen": base.size, "commitTime": base.instant,
+        "fileId": base.file_id, "bootstrapBaseFile": None,
+    }
+
+
 def slice_dto(s: FileSlice) -> dict[str, Any]:
-    """Hudi's FileSliceDTO; log files carry hoodie's ``committed`` extents besides."""
-    base = s.base_file
+    """Hudi's FileSliceDTO; log files carry hoodie's ``committed`` extents besides (Hudi's
+    LogFileDTO ignores fields it does not know)."""
     return {
         "partition": s.partition_path,
         "fileId": s.file_id,
         "baseInstant": s.base_instant,
-        "baseFile": None if base is None else {
-            "fileStatus": None, "fullPath": base.path, "fileLen": base.size, "commitTime": base.instant,
-            "fileId": base.file_id, "bootstrapBaseFile": None,
-        },
+        "baseFile": None if s.base_file is None else base_file_dto(s.base_file),
         "logFiles": [
             {"fileStatus": None, "path": lf.path, "len": lf.size, "committed": [[e.start, e.end, e.instant] for e in lf.committed]}
             for lf in s.log_files
@@ -59,12 +64,18 @@ def slice_dto(s: FileSlice) -> dict[str, Any]:
 
 
 def group_dto(g: FileGroup) -> dict[str, Any]:
-    """Hudi's FileGroupDTO."""
-    return {"partition": g.partition_path, "id": g.file_id, "slices": [slice_dto(s) for s in g.slices], "timeline": None}
+    """Hudi's FileGroupDTO (its client reads the file group's timeline from its own)."""
+    return {"partition": g.partition_path, "fileId": g.file_id, "slices": [slice_dto(s) for s in g.slices], "timeline": None}
 
 
-def instant_dto(i: Instant) -> dict[str, str]:
-    return {"action": i.action, "ts": i.timestamp, "state": i.state.value}
+def instant_dto(i: Instant, layout_version: int = 1) -> dict[str, str | None]:
+    """Hudi's InstantDTO. Apache Hudi 1.x builds instants from ``requestedTime`` and
+    ``completionTime``, and 0.x refuses fields it does not know: a table of timeline layout 2
+    (versions 8 and 9, which only 1.x writes) gets 1.x's form, a version 6 table 0.x's."""
+    dto: dict[str, str | None] = {"action": i.action, "ts": i.timestamp, "state": i.state.value}
+    if layout_version >= 2:
+        dto.update(requestedTime=i.timestamp, completionTime=i.completion_time)
+    return dto
 
 
 def _file_path(base_path: str, partition: str, full_path: object, what: str) -> tuple[str, str]:
@@ -98,7 +109,7 @@ def slice_from_dto(dto: dict[str, Any], base_path: str, partition: str) -> FileS
 
 
 def group_from_dto(dto: dict[str, Any], base_path: str, partition: str) -> FileGroup:
-    return FileGroup(partition, str(dto["id"]), tuple(slice_from_dto(s, base_path, partition) for s in dto["slices"]))
+    return FileGroup(partition, str(dto["fileId"]), tuple(slice_from_dto(s, base_path, partition) for s in dto["slices"]))
 
 
 # --- the views ---------------------------------------------------------------------------------

@@ -8,6 +8,6 @@ tasks into a few ``MARKERS<n>`` files, and serves nothing else.
 """
 from hoodie.table.view_stores import STORE_TYPES, StoreSettings
 from hoodie.timeline_server.markers import MarkerBatching
-from hoodie.timeline_server.server import TimelineServer
+from hoodie.timeline_server.server import NO_TOKEN_FLAG, TimelineServer
 
-__all__ = ["STORE_TYPES", "MarkerBatching", "StoreSettings", "TimelineServer"]
+__all__ = ["NO_TOKEN_FLAG", "STORE_TYPES", "MarkerBatching", "StoreSettings", "TimelineServer"]

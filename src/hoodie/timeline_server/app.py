@@ -2,7 +2,8 @@
 names, JSON bodies, plus ``/health`` and a Prometheus ``/metrics``.
 
 Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``), and
-``/health`` names the served tables only to a request that carries it; a path
+``/health`` names the served tables only to a request that carries it (a server started
+without a token, on loopback only, checks none: Apache Hudi's clients send none); a path
 it names must lie inside one of the tables the server was started for (marker directories
 exactly ``<table>/.hoodie/.temp/<instant>``, marker names checked like every recorded
 path). A refused request reads and writes nothing and is answered 4xx with a one-line
@@ -28,6 +29,7 @@ from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_mar
 from hoodie.server_calls import STATUS_FULL, TABLE_TROUBLE, TOKEN_HEADER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
+from hoodie.timeline_server.hudi_views import HUDI_ENDPOINTS, INSTANT_PARAMS, NEEDS
 from hoodie.timeline_server.markers import MarkerService, Overloaded, TooManyMarkers
 from hoodie.timeline_server.metrics import ServerMetrics
 from hoodie.timeline_server.views import BODY_ENDPOINTS, ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
@@ -85,6 +87,19 @@ async def _json_body(request: web.Request) -> dict[str, object]:
     return body
 
 
+def _check_hudi_params(params: dict[str, str]) -> None:
+    """Instants must be instant times and a file id a plain name (they only select what
+    the view holds, but an answer never echoes an unchecked value)."""
+    for name in INSTANT_PARAMS:
+        if name in params and not is_instant_time(params[name]):
+            raise Refused(400, f"{name} {params[name][:200]!r} is not an instant time of ASCII digits")
+    if "fileid" in params:
+        try:
+            check_name(params["fileid"], "fileid", "file id")
+        except UnsafePathError as e:
+            raise Refused(400, str(e)) from None
+
+
 def _checked_marker_name(name: str) -> str:
     parsed = parse_marker_name(name)
     if parsed is None:
@@ -101,13 +116,15 @@ def _checked_marker_name(name: str) -> str:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _carries(request: web.Request, token: str) -> bool:
-    """Whether ``request`` carries the server's token."""
+def _carries(request: web.Request, token: str | None) -> bool:
+    """Whether ``request`` carries the server's token (None: the server requires none)."""
+    if token is None:
+        return True
     given = request.headers.get(TOKEN_HEADER, "")
     return bool(token) and hmac.compare_digest(given.encode(), token.encode())
 
 
-def _guard(token: str, metrics: ServerMetrics) -> Middleware:
+def _guard(token: str | None, metrics: ServerMetrics) -> Middleware:
     """The middleware every request passes: the token of ``/v1/`` requests, refusals as
     one-line JSON errors, and the request counted and timed."""
 
@@ -160,6 +177,10 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
             checked = partitions
         elif endpoint in PARTITION_ENDPOINTS:
             checked = [_param(request, "partition")]
+        elif endpoint in HUDI_ENDPOINTS:
+            needed = {name: _param(request, name) for name in NEEDS[endpoint]}
+            _check_hudi_params(needed)
+            checked = [needed["partition"].rstrip("/")] if "partition" in needed else []
         else:
             checked = []
         basepath = params.get("basepath")
@@ -184,8 +205,8 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
     return handler
 
 
-def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetrics, token: str) -> web.Application:
-    """The aiohttp application of one server."""
+def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetrics, token: str | None) -> web.Application:
+    """The aiohttp application of one server (``token`` None: requests carry none)."""
 
     async def health(request: web.Request) -> web.Response:
         # anyone may ask whether the server is up; which tables it serves only with the token

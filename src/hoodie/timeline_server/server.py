@@ -1,6 +1,8 @@
 """One timeline server: an aiohttp application on its own event-loop thread, bound to a
 given address (loopback by default, never a wildcard unless asked), serving the tables
-added to it, with a token every ``/v1/`` request must carry.
+added to it, with a token every ``/v1/`` request must carry — or, when asked, none: Apache
+Hudi's writers send no token, so a server may accept them without one, and then binds to
+loopback addresses only (only processes of its own machine reach it).
 
 Whether an address is a wildcard is decided by what the name resolves to (``0``, ``0x0``,
 ``::0`` and ``""`` are ``0.0.0.0`` or ``::`` as much as those are), and the server binds
@@ -34,6 +36,7 @@ from hoodie.timeline_server.metrics import ServerMetrics
 from hoodie.timeline_server.views import TableViews
 
 ALLOW_WILDCARD_FLAG = "--allow-wildcard"
+NO_TOKEN_FLAG = "--no-token"
 
 
 def bind_addresses(host: str) -> list[str]:
@@ -46,6 +49,13 @@ def bind_addresses(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+def is_loopback(address: str) -> bool:
+    """Whether a numeric ``address`` reaches this machine only (``::ffff:127.0.0.1`` too)."""
+    ip = ipaddress.ip_address(address)
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
 def is_wildcard(address: str) -> bool:
     """Whether a numeric ``address`` means every interface (``::ffff:0.0.0.0`` too)."""
     ip = ipaddress.ip_address(address)
@@ -53,9 +63,24 @@ def is_wildcard(address: str) -> bool:
     return ip.is_unspecified or (mapped is not None and mapped.is_unspecified)
 
 
+def _check_tokenless(host: str, addresses: list[str], token: str | None) -> None:
+    """Refuses a server without a token anywhere but on loopback addresses: anyone who
+    reaches it could create markers and read the views of its tables."""
+    if token:
+        raise ConfigError(f"the timeline server was given a token and told to accept requests without one ({NO_TOKEN_FLAG}): choose one")
+    outside = next((a for a in addresses if not is_loopback(a)), None)
+    if outside is not None:
+        raise ConfigError(
+            f"the timeline server accepts requests without a token ({NO_TOKEN_FLAG}) only on a loopback address; "
+            f"{host!r} is {outside}, which other machines may reach: bind to 127.0.0.1 or ::1, or require a token"
+        )
+
+
 class TimelineServer:
     """``allow_with`` is what a user sets to allow a wildcard address, named when one is
-    refused (the command's flag; an option for the embedded server)."""
+    refused (the command's flag; an option for the embedded server). ``require_token=False``
+    accepts ``/v1/`` requests without a token (Apache Hudi's clients send none): only on
+    loopback addresses, and not with a ``token``."""
 
     def __init__(
         self,
@@ -65,8 +90,11 @@ class TimelineServer:
         batching: MarkerBatching | None = None,
         allow_wildcard: bool = False,
         allow_with: str = ALLOW_WILDCARD_FLAG,
+        require_token: bool = True,
     ) -> None:
         self._bind = bind_addresses(host)
+        if not require_token:
+            _check_tokenless(host, self._bind, token)
         wildcard = next((a for a in self._bind if is_wildcard(a)), None)
         if wildcard is not None and not allow_wildcard:
             raise ConfigError(
@@ -75,7 +103,9 @@ class TimelineServer:
             )
         self.host = host
         self.port = port
-        self.token = token or secrets.token_urlsafe(32)
+        self.require_token = require_token
+        # (no token: the server's clients send "", which it does not check)
+        self.token = (token or secrets.token_urlsafe(32)) if require_token else ""
         self.metrics = ServerMetrics()
         self.markers = MarkerService(batching or MarkerBatching(), on_flush=self.metrics.flushed)
         self.tables = ServedTables({})
@@ -128,7 +158,7 @@ class TimelineServer:
 
     async def _open(self, ready: Future[int]) -> None:
         self.markers.start()
-        app = make_app(self.tables, self.markers, self.metrics, self.token)
+        app = make_app(self.tables, self.markers, self.metrics, self.token if self.require_token else None)
         # a stopping server waits this long for requests in progress (markers are answered
         # by then: the marker service refuses new ones and answers the queued first)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)

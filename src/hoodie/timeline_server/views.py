@@ -25,12 +25,13 @@ from typing import Any
 
 from hoodie.storage.base import Storage
 from hoodie.table.fs_view import FileSystemView
-from hoodie.table.remote_view import group_dto, instant_dto, slice_dto
+from hoodie.table.remote_view import slice_dto
 from hoodie.table.synced_listings import SyncedListings
 from hoodie.table.table import HoodieTable
 from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import State
+from hoodie.timeline_server.hudi_views import HUDI_ENDPOINTS, answer_hudi, group_dtos, last_instant_dto, timeline_dto
 
 _MAX_ANSWERED = 64
 # Pending instants the server checks for a change before loading its timeline again;
@@ -128,11 +129,12 @@ def answer(views: TableViews, endpoint: str, params: dict[str, Any]) -> Any:
         views.refresh()
         return True
     if endpoint == "timeline/instants/all":
-        return [instant_dto(i) for i in views.timeline.instants]
+        return timeline_dto(views.timeline)
     if endpoint == "timeline/instant/last":
-        last = views.timeline.last_instant()
-        return [instant_dto(last)] if last is not None else []
+        return last_instant_dto(views.timeline)
     view = views.view(str(params.get("lastinstantts") or ""), str(params.get("timelinehash") or ""))
+    if endpoint in HUDI_ENDPOINTS:
+        return answer_hudi(view, endpoint, params)
     if endpoint == "partitions/all/":
         return view.all_partition_paths()
     if endpoint == "slices/partitions/latest/":
@@ -142,7 +144,7 @@ def answer(views: TableViews, endpoint: str, params: dict[str, Any]) -> Any:
     if endpoint == "slices/partition/latest/":
         return [slice_dto(s) for s in view.latest_slices(partition)]
     if endpoint == "filegroups/all/partition/":
-        return [group_dto(g) for g in view.file_groups(partition)]
+        return group_dtos(view.file_groups(partition), view.timeline)
     raise KeyError(endpoint)
 
 
@@ -151,6 +153,7 @@ BODY_ENDPOINTS = ("slices/partitions/latest/",)  # hoodie's: POST, JSON body wit
 ENDPOINTS = (
     *PARTITION_ENDPOINTS,
     *BODY_ENDPOINTS,
+    *HUDI_ENDPOINTS,
     "partitions/all/",
     "timeline/instants/all",
     "timeline/instant/last",
