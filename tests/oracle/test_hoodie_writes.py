@@ -3,9 +3,16 @@ insert, an upsert with in-batch duplicates, a delete, an upsert with a stale upd
 insert_overwrite) by ``hoodie.write``, some with compaction and cleaning inline, the snapshot, read-optimized, incremental and
 time-travel reads of Apache Hudi 0.15 and 1.x return exactly hoodie's reads, meta columns
 included, and the data equals the model's.
+
+The same sequence with the other key generators (two partition levels and two record key
+fields with the complex key generator; the timestamp key generator), which Apache Hudi
+learns from ``hoodie.properties`` alone; and a table's life cycle: a write killed before
+completing (left pending, then rolled back by the next write), a savepoint, cleaning that
+keeps file versions, and a restore to the savepoint.
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +20,7 @@ from typing import Any
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
 from oracle_reads import run_sequence
-from sequences import SERVICES, Layout, Model, batch, steps
+from sequences import CITIES, SERVICES, Layout, Model, batch, steps
 
 import hoodie
 
@@ -38,11 +45,50 @@ def test_apache_hudi_reads_what_hoodie_writes(
 ) -> None:
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
-    options = layout.options("hoodie_written", **extra)
-
-    def write(op: str, records: list[dict[str, Any]]) -> Completed:
-        instant = hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
-        return Completed(instant, "", instant)  # (table version 6: completion is the instant; action unused)
-
+    write = _write_by_hoodie(path, layout.options("hoodie_written", **extra))
     # (a stale update meeting an inline compaction is a known difference: test_differences.py)
     run_sequence(oracle, path, layout, Model.of(layout), extra, steps(stale=not extra), write, "hoodie")
+
+
+def _write_by_hoodie(path: Path, options: dict[str, str]) -> Callable[[str, list[dict[str, Any]]], Completed]:
+    def write(op: str, records: list[dict[str, Any]]) -> Completed:
+        instant = hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
+        return Completed(instant, "", instant)  # (table version 6: completion is the instant)
+
+    return write
+
+
+def stable(r: dict[str, Any]) -> dict[str, Any]:
+    """``r`` with ``day`` and ``at`` fixed by its key (a key's partition never changes):
+    ``day`` one of two dates, ``at`` on the date of its city (so that partitions by
+    the date of ``at`` are the cities')."""
+    n = int(r["uuid"][1:])
+    at = dt.datetime(2024, 3, 1 + n % 3, n % 24, n % 60, tzinfo=dt.timezone.utc)
+    return {**r, "day": dt.date(2024, 1, 1 + n % 2), "at": at}
+
+
+KEYGENS = {
+    # two partition levels (city=la/day=2024-01-02) and two record key fields (uuid:k004,city:la)
+    "two-levels": {
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+        "hoodie.datasource.write.recordkey.field": "uuid,city",
+        "hoodie.datasource.write.partitionpath.field": "city,day",
+    },
+}
+KEYGEN_CASES = [(HUDI_0_15, COW_HIVE, "two-levels"), (HUDI_1, MOR_PLAIN, "two-levels")]
+
+
+@pytest.mark.parametrize(("version", "layout", "keygen"), KEYGEN_CASES, ids=[f"hudi-{v}-{x.id}-{k}" for v, x, k in KEYGEN_CASES])
+def test_apache_hudi_reads_the_partitions_of_other_key_generators(
+    version: str, layout: Layout, keygen: str, hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path
+) -> None:
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    options = layout.options("hoodie_keys", **KEYGENS[keygen])
+    sequence = [(op, [stable(r) for r in records]) for op, records in steps()]
+    run_sequence(oracle, path, layout, Model.of(layout), {}, sequence, _write_by_hoodie(path, options), "hoodie")
+    partitions = {p.parent.relative_to(path).as_posix() for p in path.rglob(".hoodie_partition_metadata")}
+    keys = {r["uuid"]: r["_hoodie_record_key"] for r in hoodie.read(str(path)).to_pylist()}
+    assert all(key == f"uuid:{uuid},city:{CITIES[int(uuid[1:]) % 3]}" for uuid, key in keys.items()), keys
+    hive = layout.partitioning == "hive"
+    assert partitions == {f"city={c}/day=2024-01-0{d}" if hive else f"{c}/2024-01-0{d}" for c in CITIES for d in (1, 2)}
