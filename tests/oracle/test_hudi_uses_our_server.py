@@ -6,7 +6,8 @@ own process on 127.0.0.1 with ``--no-token`` (Hudi sends no token). Its metrics 
 every view request Hudi made, all answered 200, and Hudi 1.x's markers
 (``TIMELINE_SERVER_BASED``; 0.15 makes direct markers when its embedded server is off);
 after every write hoodie's and Apache Hudi's reads agree with each other and with the
-model, and Hudi's log names no fallback.
+model, and Hudi's log names no fallback. The metadata table is on for 1.x (its default,
+which makes Hudi call ``loadpartitions/`` and ``slices/merged/beforeoron/latest/``).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ CLEAN = {"hoodie.cleaner.commits.retained": "2"}  # (cleaning asks for replaced 
 CASES = [
     (HUDI_0_15, Layout("COPY_ON_WRITE", "hive"), {**NO_MDT, **CLEAN}),
     (HUDI_0_15, Layout("MERGE_ON_READ", "hive"), {**NO_MDT, **SERVICES}),
-    (HUDI_1, Layout("MERGE_ON_READ", "plain"), {**NO_MDT, **SERVICES}),
+    (HUDI_1, Layout("MERGE_ON_READ", "plain"), {"hoodie.metadata.enable": "true", **SERVICES}),  # (its default)
 ]
 #: what Hudi's log says when a view or marker request fails over to a local view or
 #: direct markers (PriorityBasedFileSystemView, the marker clients)

@@ -10,6 +10,7 @@ import http.client
 import json
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,10 @@ from hoodie.timeline_server import TimelineServer
 VIEW = "/v1/hoodie/view/"
 
 
-def _get(port: int, path: str, headers: dict[str, str] | None = None, **params: str) -> tuple[int, Any]:
+def _get(port: int, path: str, headers: dict[str, str] | None = None, method: str = "GET", **params: str) -> tuple[int, Any]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    conn.request("GET", f"{path}?{query}", headers=headers or {})
+    query = urllib.parse.urlencode(params)
+    conn.request(method, f"{path}?{query}", headers=headers or {})
     response = conn.getresponse()
     return response.status, json.loads(response.read() or b"null")
 
@@ -128,6 +129,11 @@ def test_base_files_and_replaced_file_groups_as_of_an_instant(tmp_path: Path, to
         assert set(groups[0]["timeline"]["instants"][0]) == {"action", "ts", "state"}
         assert {s["baseInstant"] for s in groups[0]["slices"]} == {t1, t2}
     assert _get(port, VIEW + "filegroups/replaced/afteroron/", basepath=path, partition="sf", mininstant=t4)[1] == []
+    # Hudi 1.x asks the server to list partitions ahead (POST, a JSON list in the query)
+    assert _get(port, VIEW + "loadpartitions/", method="POST", basepath=path, partitions='["sf", "la"]') == (200, True)
+    assert _get(port, VIEW + "loadallpartitions/", method="POST", basepath=path) == (200, True)
+    status, refused = _get(port, VIEW + "loadpartitions/", method="POST", basepath=path, partitions='["../x"]')
+    assert status == 400 and "../x" in refused["error"]
     status, timeline = _get(port, VIEW + "timeline/instants/all", basepath=path)
     assert status == 200 and [i["ts"] for i in timeline["instants"]] == [t1, t2, t3, t4]
 
@@ -156,6 +162,10 @@ def test_a_pending_compaction_opens_a_slice_as_in_java(tmp_path: Path, tokenless
     assert _get(port, VIEW + "slices/beforeoron/latest/", basepath=path, partition="sf", maxinstant=t3, includependingcompaction="false")[1] == []
     (read,) = _get(port, VIEW + "slices/beforeoron/latest/", basepath=path, partition="sf", maxinstant=t2, includependingcompaction="true")[1]
     assert read["baseInstant"] == op["baseInstant"] and [lf["path"].rsplit("/", 1)[-1] for lf in read["logFiles"]] == op["deltaFiles"]
+    # merged: the slice the compaction reads with the log written since
+    (merged,) = _get(port, VIEW + "slices/merged/beforeoron/latest/", basepath=path, partition="sf", maxinstant=t3)[1]
+    assert merged["baseInstant"] == op["baseInstant"] and merged["baseFile"]["commitTime"] == op["dataFileInstant"]
+    assert [lf["path"] for lf in merged["logFiles"]] == [lf["path"] for lf in read["logFiles"] + latest["logFiles"]]
     assert len(_get(port, VIEW + "slices/all", basepath=path, partition="sf")[1]) == 2
     assert _get(port, VIEW + "logcompactions/pending/", basepath=path)[1] == []
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_mar
 from hoodie.server_calls import STATUS_FULL, TABLE_TROUBLE, TOKEN_HEADER
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, check_partition_path, under
-from hoodie.timeline_server.hudi_views import HUDI_ENDPOINTS, INSTANT_PARAMS, NEEDS
+from hoodie.timeline_server.hudi_views import HUDI_ENDPOINTS, INSTANT_PARAMS, NEEDS, POST_ENDPOINTS
 from hoodie.timeline_server.markers import MarkerService, Overloaded, TooManyMarkers
 from hoodie.timeline_server.metrics import ServerMetrics
 from hoodie.timeline_server.views import BODY_ENDPOINTS, ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
@@ -98,6 +99,19 @@ def _check_hudi_params(params: dict[str, str]) -> None:
             check_name(params["fileid"], "fileid", "file id")
         except UnsafePathError as e:
             raise Refused(400, str(e)) from None
+
+
+def _partition_list(value: str | None) -> list[str]:
+    """The partitions a JSON list names (``loadpartitions/``), unchecked yet."""
+    if value is None:
+        return []
+    try:
+        partitions = json.loads(value)
+    except ValueError:
+        partitions = None
+    if not isinstance(partitions, list) or not all(isinstance(p, str) for p in partitions):
+        raise Refused(400, f"partitions {value[:200]!r} is not a JSON list of partition paths")
+    return partitions
 
 
 def _checked_marker_name(name: str) -> str:
@@ -180,7 +194,7 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
         elif endpoint in HUDI_ENDPOINTS:
             needed = {name: _param(request, name) for name in NEEDS[endpoint]}
             _check_hudi_params(needed)
-            checked = [needed["partition"].rstrip("/")] if "partition" in needed else []
+            checked = [needed["partition"].rstrip("/")] if "partition" in needed else _partition_list(needed.get("partitions"))
         else:
             checked = []
         basepath = params.get("basepath")
@@ -263,7 +277,8 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
     }
     for endpoint in ENDPOINTS:
-        routes[VIEW_PREFIX + endpoint] = ("POST" if endpoint == "refresh/" or endpoint in BODY_ENDPOINTS else "GET", _view_handler(tables, endpoint))
+        post = endpoint == "refresh/" or endpoint in BODY_ENDPOINTS or endpoint in POST_ENDPOINTS
+        routes[VIEW_PREFIX + endpoint] = ("POST" if post else "GET", _view_handler(tables, endpoint))
     for path, (method, handler) in routes.items():
         app.router.add_route(method, path, handler)
     return app

@@ -16,6 +16,7 @@ This module owns these endpoints; the synced view is :mod:`.views`'s.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -42,14 +43,19 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "slices/partition/latest/stateless/": ("partition",),
     "slices/file/latest/": ("partition", "fileid"),
     "slices/beforeoron/latest/": ("partition", "maxinstant"),
+    "slices/merged/beforeoron/latest/": ("partition", "maxinstant"),
     "slices/all": ("partition",),
     "filegroups/all/partition/stateless/": ("partition",),
     "filegroups/replaced/before/": ("partition", "maxinstant"),
     "filegroups/replaced/beforeoron/": ("partition", "maxinstant"),
     "filegroups/replaced/afteroron/": ("partition", "mininstant"),
     "filegroups/replaced/partition/": ("partition",),
+    "loadpartitions/": ("partitions",),  # (a JSON list of partition paths)
+    "loadallpartitions/": (),
 }
 HUDI_ENDPOINTS = tuple(NEEDS)
+#: the endpoints Hudi's client calls with POST (parameters in the query, as the others)
+POST_ENDPOINTS = ("loadpartitions/", "loadallpartitions/")
 # the parameters that name instants (checked as instant times by the caller)
 INSTANT_PARAMS = ("maxinstant", "mininstant", "instant")
 
@@ -156,6 +162,18 @@ class HudiView:
         """The file groups not replaced on or before ``max_instant``."""
         return self.groups(partition) + self.replaced(partition, lambda t: compare_key(t) > compare_key(max_instant))
 
+    def merged_slice(self, group: FileGroup, max_instant: str) -> FileSlice | None:
+        """The latest slice at or before ``max_instant``; the slice a pending compaction
+        opened comes merged with the one the compaction reads (Java's merged file slice)."""
+        slices = [s for s in group.slices if _le(s.base_instant, max_instant)]
+        if not slices:
+            return None
+        last = slices[-1]
+        if len(slices) > 1 and last.base_instant == self.pending_compactions().get((group.partition_path, group.file_id)):
+            reads = slices[-2]
+            return dataclasses.replace(reads, log_files=reads.log_files + last.log_files)
+        return last
+
     # --- pending operations -------------------------------------------------------------------
     def compaction_ops(self, action: str) -> list[dict[str, Any]]:
         """Hudi's CompactionOpDTOs of the pending compactions (or log compactions)."""
@@ -199,6 +217,9 @@ def answer_hudi(view: FileSystemView, endpoint: str, params: dict[str, Any]) -> 
     if endpoint == "clustering/pending/":
         hv.check_no_pending_clustering()
         return []
+    if endpoint in POST_ENDPOINTS:  # list the partitions now, side by side: later requests ask for them
+        view.prefetch_latest(view.all_partition_paths() if endpoint == "loadallpartitions/" else json.loads(params["partitions"]))
+        return True
     partition = str(params["partition"]).rstrip("/")  # (Java trims a trailing slash)
     if endpoint.startswith("filegroups/"):
         return group_dtos(_file_groups(hv, endpoint, partition, params), hv.timeline)
@@ -245,9 +266,11 @@ def _slices(hv: HudiView, endpoint: str, partition: str, params: dict[str, Any])
         return [slice_dto(group.latest_slice)] if group is not None and group.latest_slice is not None else []
     if endpoint == "slices/all":
         return [slice_dto(s) for g in hv.groups(partition) for s in reversed(g.slices)]
+    max_instant = str(params["maxinstant"])
+    if endpoint == "slices/merged/beforeoron/latest/":
+        return [slice_dto(s) for g in hv.groups_as_of(partition, max_instant) if (s := hv.merged_slice(g, max_instant)) is not None]
     # slices/beforeoron/latest/: the newest non-empty slice at or before the instant; without
     # includependingcompaction, no slice of a file group a pending compaction rewrites
-    max_instant = str(params["maxinstant"])
     include_pending = str(params.get("includependingcompaction", "false")).lower() == "true"
     out = []
     for g in hv.groups_as_of(partition, max_instant):
