@@ -19,10 +19,13 @@ from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
-from oracle_reads import run_sequence
-from sequences import CITIES, SERVICES, Layout, Model, batch, steps
+from oracle_reads import both_read, check_reads, completed_actions, run_sequence
+from sequences import CITIES, SERVICES, Layout, Model, batch, data, model_rows, record, steps
 
 import hoodie
+from hoodie.services import RestoreResult, create_savepoint, restore_to
+from hoodie.table.table import HoodieTable
+from hoodie.writer.transaction import WriteTransaction
 
 COW_HIVE, MOR_PLAIN, MOR_NONE = Layout("COPY_ON_WRITE", "hive"), Layout("MERGE_ON_READ", "plain"), Layout("MERGE_ON_READ", "none")
 CASES = [
@@ -92,3 +95,72 @@ def test_apache_hudi_reads_the_partitions_of_other_key_generators(
     assert all(key == f"uuid:{uuid},city:{CITIES[int(uuid[1:]) % 3]}" for uuid, key in keys.items()), keys
     hive = layout.partitioning == "hive"
     assert partitions == {f"city={c}/day=2024-01-0{d}" if hive else f"{c}/2024-01-0{d}" for c in CITIES for d in (1, 2)}
+
+
+#: cleaning that keeps the last two slices of every file group (and the savepointed ones):
+#: time travel one write back finds its files. (Apache Hudi does not refuse a time travel
+#: whose files this policy cleaned, as hoodie does: test_differences.py)
+FILE_VERSIONS = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2"}
+LIFE_CASES = [(HUDI_0_15, COW_HIVE, FILE_VERSIONS), (HUDI_1, MOR_PLAIN, SERVICES)]
+
+
+@pytest.mark.parametrize(("version", "layout", "extra"), LIFE_CASES, ids=[f"hudi-{v}-{x.id}" for v, x, _ in LIFE_CASES])
+def test_apache_hudi_reads_through_a_killed_write_a_savepoint_and_a_restore(
+    version: str, layout: Layout, extra: dict[str, str], hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk insert, an upsert, a write killed after writing its files (pending: Apache
+    Hudi ignores it), a delete (which rolls it back first), a savepoint, an upsert, an
+    insert_overwrite (an upsert when cleaning keeps file versions), cleaning (and
+    compaction, merge-on-read), a restore to the savepoint, an upsert: Apache Hudi's
+    reads equal hoodie's and the model after each."""
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    write = _write_by_hoodie(path, layout.options("hoodie_life", **extra))
+    model = Model.of(layout)
+    writes: list[Completed] = []
+
+    def step(op: str, records: list[dict[str, Any]]) -> None:
+        done = write(op, records)
+        model.apply(done.instant, op, records)
+        writes.append(done)
+        check_reads(oracle, path, layout, model, writes, f"write {len(writes) - 1} ({op})")
+
+    # (no stale update: with compaction inline it is a known difference, test_differences.py)
+    (first, inserts), (_, upsert), (_, delete), (_, again), (_, overwrite) = steps(stale=False)
+    step(first, inserts)
+    step("upsert", upsert)
+
+    # a write that dies after writing its data files: its instant stays pending
+    def die(self: WriteTransaction, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("writer killed before completing")
+
+    monkeypatch.setattr(WriteTransaction, "commit", die)
+    monkeypatch.setattr(WriteTransaction, "abort", lambda self: None)  # nobody cleans up after a kill
+    with pytest.raises(RuntimeError, match="writer killed"):
+        write("upsert", [record(n, 8) for n in range(0, 30, 2)] + [record(n, 1) for n in range(50, 56)])
+    monkeypatch.undo()
+    (killed,) = HoodieTable.open(str(path)).timeline.pending()
+    assert any(killed.timestamp in p.name for p in path.rglob("*") if ".hoodie" not in p.parts), "the killed write left no data file"
+    check_reads(oracle, path, layout, model, writes, "a killed write (pending)")
+
+    step("delete", delete)  # rolls the killed write back first
+    table = HoodieTable.open(str(path))
+    assert table.timeline.completed(["rollback"]) and not table.timeline.pending() and not table.timeline.contains(killed.timestamp)
+
+    savepoint = writes[-1].instant
+    create_savepoint(table, savepoint)
+    step("upsert", again)
+    step("upsert" if extra is FILE_VERSIONS else "insert_overwrite", overwrite)
+    assert "clean" in completed_actions(path), "nothing was cleaned"
+    assert not layout.is_mor or "commit" in completed_actions(path), "nothing was compacted"
+
+    restored = restore_to(HoodieTable.open(str(path)), savepoint)
+    assert isinstance(restored, RestoreResult) and {w.instant for w in writes[3:]} <= set(restored.rolled_back)
+    assert "restore" in completed_actions(path)
+    del writes[3:]
+    model.rows = dict(model.as_of[savepoint])
+    # the snapshot and time travel to the savepoint (not to before it: cleaned, on copy-on-write)
+    check_reads(oracle, path, layout, model, writes[-1:], "the restore")
+    at_savepoint = both_read(oracle, path, {"as.of.instant": savepoint}, "time travel to the savepoint after the restore")
+    assert at_savepoint is not None and data(at_savepoint) == model_rows(model.rows.values())
+    step("upsert", [record(n, 9) for n in (0, 3, 4, 60)])
