@@ -39,6 +39,7 @@ for hoodie's contenders): Apache Hudi's interpreter has nothing else.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
@@ -262,30 +263,33 @@ class Child:
 
         os.sync()  # the previous step's files reach the disk now, not during this one
         root = psutil.Process(self.proc.pid)
-        peak = {"total": 0, "jvm": 0}
+        peak: dict[str, Any] = {"total": 0, "jvm": 0, "processes": []}
 
         def sample() -> None:
             try:
                 procs = [root, *root.children(recursive=True)]
             except psutil.Error:
                 return
-            total = jvm = 0
+            sizes = []
             for p in procs:
-                try:
-                    rss = p.memory_info().rss
-                    total += rss
-                    jvm += rss if p.name() == "java" else 0
-                except psutil.Error:  # gone since the listing
-                    pass
+                with contextlib.suppress(psutil.Error):  # gone since the listing
+                    sizes.append((p.name(), p.ppid() == root.pid, p.memory_info().rss))
+            # A process the JVM forks (Hadoop's local file system runs commands) shows as
+            # java until it runs its program, with the JVM's pages resident: they are the
+            # JVM's own, shared, and not counted twice. The JVM: the java child of the
+            # contender's process.
+            total = sum(rss for name, direct, rss in sizes if name != "java" or direct)
             if total > peak["total"]:
-                peak.update(total=total, jvm=jvm)
+                jvm = sum(rss for name, direct, rss in sizes if name == "java" and direct)
+                # each process's share at the peak, to explain an unusual one later
+                peak.update(total=total, jvm=jvm, processes=[[name, round(rss / 2**20)] for name, _, rss in sizes])
 
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         sample()
         answer = self._wait(f"{req['op']} of {req.get('path')}", sample)
-        return {**answer, "peak_mb": peak["total"] / 2**20, "jvm_peak_mb": peak["jvm"] / 2**20}
+        return {**answer, "peak_mb": peak["total"] / 2**20, "jvm_peak_mb": peak["jvm"] / 2**20, "peak_processes_mb": peak["processes"]}
 
     def close(self) -> None:
         if self.proc.poll() is None:
