@@ -273,16 +273,17 @@ class Child:
             sizes = []
             for p in procs:
                 with contextlib.suppress(psutil.Error):  # gone since the listing
-                    sizes.append((p.name(), p.ppid() == root.pid, p.memory_info().rss))
-            # A process the JVM forks (Hadoop's local file system runs commands) shows as
-            # java until it runs its program, with the JVM's pages resident: they are the
-            # JVM's own, shared, and not counted twice. The JVM: the java child of the
-            # contender's process.
-            total = sum(rss for name, direct, rss in sizes if name != "java" or direct)
+                    sizes.append((p.name(), p.exe(), p.ppid() == root.pid, p.memory_info().rss))
+            # The JVM: the java child of the contender's process. A process it forks
+            # (Hadoop's local file system runs commands) is the java program until it runs
+            # its own, with the JVM's pages resident: they are the JVM's, shared, and not
+            # counted twice.
+            jvm_exe = {exe for name, exe, direct, _ in sizes if name == "java" and direct}
+            total = sum(rss for _, exe, direct, rss in sizes if direct or exe not in jvm_exe)
             if total > peak["total"]:
-                jvm = sum(rss for name, direct, rss in sizes if name == "java" and direct)
+                jvm = sum(rss for name, _, direct, rss in sizes if name == "java" and direct)
                 # each process's share at the peak, to explain an unusual one later
-                peak.update(total=total, jvm=jvm, processes=[[name, round(rss / 2**20)] for name, _, rss in sizes])
+                peak.update(total=total, jvm=jvm, processes=[[name, round(rss / 2**20)] for name, _, _, rss in sizes])
 
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(req) + "\n")
