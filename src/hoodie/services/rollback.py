@@ -119,10 +119,11 @@ def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
     left alone with a warning, and nothing it names is touched."""
     timeline = table.timeline.reload()
     out = []
+    completed = {i.timestamp for i in timeline.completed()}
     for rb in timeline.pending([Action.ROLLBACK]):
         plan = _read_plan(table, rb)
         target = _target(plan, rb)
-        if any(i.timestamp == target.timestamp for i in timeline.completed()):
+        if target.timestamp in completed:
             log.warning("rollback %s of %s is aimed at %s, a completed instant: ignored", rb.timestamp, table.base_path, target.timestamp)
             continue
         out.append((rb, plan))
