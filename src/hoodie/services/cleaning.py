@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from hoodie.engine.base import Engine, TaskContext
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import InstantNotFoundError, StorageError
+from hoodie.layout import is_ascii_digits
 from hoodie.services.clean_plan import (
     DEFAULT_CLEAN_SETTINGS,
     FILE_VERSIONS_RETAINED,
@@ -217,7 +218,7 @@ def _within_rules(table: HoodieTable, plan: CleanPlan, settings: CleanSettings |
         boundary = None  # retains nothing certain, so it allows nothing
     versions = plan.extra_metadata.get(FILE_VERSIONS_RETAINED) or ""
     # a plan that does not say how many versions it keeps may still never take the latest
-    own = CleanSettings(policy=plan.policy, file_versions_retained=int(versions) if versions.isascii() and versions.isdigit() and int(versions) > 0 else 1)
+    own = CleanSettings(policy=plan.policy, file_versions_retained=int(versions) if is_ascii_digits(versions) and int(versions) > 0 else 1)
     rules = [(own, boundary)]
     if settings is not None:
         rules.append((settings, earliest_instant_to_retain(table.timeline, settings)))
