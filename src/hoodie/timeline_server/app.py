@@ -101,10 +101,8 @@ def _check_hudi_params(params: dict[str, str]) -> None:
             raise Refused(400, str(e)) from None
 
 
-def _partition_list(value: str | None) -> list[str]:
+def _partition_list(value: str) -> list[str]:
     """The partitions a JSON list names (``loadpartitions/``), unchecked yet."""
-    if value is None:
-        return []
     try:
         partitions = json.loads(value)
     except ValueError:
@@ -194,7 +192,15 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
         elif endpoint in HUDI_ENDPOINTS:
             needed = {name: _param(request, name) for name in NEEDS[endpoint]}
             _check_hudi_params(needed)
-            checked = [needed["partition"].rstrip("/")] if "partition" in needed else _partition_list(needed.get("partitions"))
+            # the answer uses the values checked here, not the query again
+            if "partition" in needed:
+                checked = [needed["partition"].rstrip("/")]  # (Java trims a trailing slash)
+                params["partition"] = checked[0]
+            elif "partitions" in needed:
+                checked = _partition_list(needed["partitions"])
+                params["partitions"] = checked
+            else:
+                checked = []
         else:
             checked = []
         basepath = params.get("basepath")

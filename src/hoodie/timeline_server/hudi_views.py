@@ -16,7 +16,6 @@ This module owns these endpoints; the synced view is :mod:`.views`'s.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -208,7 +207,8 @@ def _first(items: list[Any]) -> list[Any]:
 
 
 def answer_hudi(view: FileSystemView, endpoint: str, params: dict[str, Any]) -> Any:
-    """The JSON answer of one of :data:`HUDI_ENDPOINTS` (the part after ``/v1/hoodie/view/``)."""
+    """The JSON answer of one of :data:`HUDI_ENDPOINTS` (the part after ``/v1/hoodie/view/``);
+    ``partition`` (trimmed) and ``partitions`` (a list) come checked by the caller."""
     hv = HudiView(view)
     if endpoint == "compactions/pending/":
         return hv.compaction_ops(Action.COMPACTION)
@@ -218,9 +218,9 @@ def answer_hudi(view: FileSystemView, endpoint: str, params: dict[str, Any]) -> 
         hv.check_no_pending_clustering()
         return []
     if endpoint in POST_ENDPOINTS:  # list the partitions now, side by side: later requests ask for them
-        view.prefetch_latest(view.all_partition_paths() if endpoint == "loadallpartitions/" else json.loads(params["partitions"]))
+        view.prefetch_latest(view.all_partition_paths() if endpoint == "loadallpartitions/" else params["partitions"])
         return True
-    partition = str(params["partition"]).rstrip("/")  # (Java trims a trailing slash)
+    partition = str(params["partition"])
     if endpoint.startswith("filegroups/"):
         return group_dtos(_file_groups(hv, endpoint, partition, params), hv.timeline)
     if endpoint.startswith("datafile"):
