@@ -133,3 +133,14 @@ def test_a_nested_table_is_checked_from_the_outermost_table(table: Path) -> None
     link = table / ".hoodie" / "metadata"
     link.symlink_to(table.parent / "outside" / "metadata")
     refused(link, lambda: LocalStorage().write_bytes(str(link / "files" / "f"), b"1"))
+
+
+def test_a_doubled_slash_below_the_table_does_not_hide_a_link(table: Path) -> None:
+    """``t//p/f`` names the same file as ``t/p/f``: an empty segment is not the root."""
+    outside = table.parent / "outside"
+    (table / "p" / "linked").symlink_to(outside)
+    storage = LocalStorage()
+    doubled = f"{table}//p/linked/precious"
+    refused(table / "p" / "linked", lambda: storage.read_bytes(doubled))
+    refused(table / "p" / "linked", lambda: storage.delete(doubled))
+    assert (outside / "precious").read_bytes() == b"mine"

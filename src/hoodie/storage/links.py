@@ -26,6 +26,7 @@ or outside any table, are looked at again each time.
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from hoodie.errors import UnsafePathError
@@ -99,6 +100,11 @@ class LinkGuard:
 
 def _absolute(path: str) -> str:
     path = path if path.startswith("/") else os.path.abspath(path)
+    if "//" in path:
+        # ``a//b`` is ``a/b``: an empty segment met on the walk up is not the root. (Not
+        # os.path.normpath: folding ``p/..`` away would skip checking ``p``, which the
+        # kernel follows.)
+        path = re.sub("/+", "/", path)
     return path.rstrip("/") or "/"
 
 
