@@ -94,8 +94,11 @@ class WriteStat:
         wrong = [k for k, v in kwargs.items() if type(v) is not _STAT_TYPES[k]]
         if wrong:
             raise _mistyped(source, wrong[0], kwargs[wrong[0]], _STAT_TYPES[wrong[0]])
-        if not _NESTED.isdisjoint(kwargs):  # rare: most stats carry none of these
-            _check_nested(kwargs, source)
+        rs = kwargs.get("runtimeStats")  # hoodie and Hudi write one on every stat
+        if rs is not None:
+            kwargs["runtimeStats"] = _runtime_stats(rs, source)
+        if "cdcStats" in kwargs or "logFiles" in kwargs:
+            _check_entries(kwargs, source)
         kwargs.setdefault("fileId", "")
         kwargs.setdefault("path", "")
         kwargs.setdefault("partitionPath", "")
@@ -116,23 +119,28 @@ _WRITE_STAT_DEFAULTS = {f.name: f.default for f in fields(WriteStat) if f.defaul
 _JSON_TYPES: dict[str, type] = {"int": int, "str": str, "dict": dict, "list": list, "RuntimeStats": dict}
 _STAT_TYPES = {f.name: _JSON_TYPES[re.split(r"[\[ |]", str(f.type))[0]] for f in fields(WriteStat)}
 _TYPE_NAMES = {int: "an integer", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
-_NESTED = frozenset({"cdcStats", "logFiles", "runtimeStats"})
+_RUNTIME_FIELDS = tuple(f.name for f in fields(RuntimeStats))
 
 
-def _check_nested(kwargs: dict[str, Any], source: str) -> None:
-    """Check the entries of a stat's containers; turn its runtimeStats into the record."""
+def _runtime_stats(rs: dict[str, Any], source: str) -> RuntimeStats:
+    """The record of a stat's runtimeStats map (null times mean 0)."""
+    times = {}
+    for k in _RUNTIME_FIELDS:
+        v = rs.get(k)
+        if v is not None:
+            if type(v) is not int:
+                raise _mistyped(source, f"runtimeStats.{k}", v, int)
+            times[k] = v
+    return RuntimeStats(**times)
+
+
+def _check_entries(kwargs: dict[str, Any], source: str) -> None:
+    """Check the entries of a stat's cdcStats and logFiles."""
     for name, element in (("cdcStats", int), ("logFiles", str)):
         values = kwargs.get(name)
         for v in (values.values() if isinstance(values, dict) else values or ()):
             if type(v) is not element:
                 raise _mistyped(source, f"an entry of {name}", v, element)
-    rs = kwargs.get("runtimeStats")
-    if rs is not None:
-        times = {k: v for k, v in rs.items() if k in RuntimeStats.__dataclass_fields__ and v is not None}
-        for k, v in times.items():
-            if type(v) is not int:
-                raise _mistyped(source, f"runtimeStats.{k}", v, int)
-        kwargs["runtimeStats"] = RuntimeStats(**times)
 
 
 def _mistyped(source: str, what: str, value: object, expected: type) -> FormatError:
