@@ -12,11 +12,7 @@ from dataclasses import dataclass
 
 from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
-from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
-
-_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
-# Pending actions whose completed file carries another action's name.
-_COMPLETED_AS = dict(Action.COMPLETES_AS)
+from hoodie.timeline.instant import STATE_ORDER, Instant, completed_action, parse_timeline_file_name
 
 
 @dataclass(frozen=True)
@@ -27,11 +23,6 @@ class TimelineFile:
     path: str
     size: int
     mtime_ms: int
-
-
-def comparable_action(action: str) -> str:
-    """The action an instant completes as (a compaction completes as a commit)."""
-    return _COMPLETED_AS.get(action, action)
 
 
 def timeline_files(table: HoodieTable) -> dict[str, list[TimelineFile]]:
@@ -46,12 +37,12 @@ def timeline_files(table: HoodieTable) -> dict[str, list[TimelineFile]]:
             continue
         out[inst.timestamp].append(TimelineFile(inst, under(timeline.timeline_dir, info.name), info.size, info.mtime_ms))
     for files in out.values():
-        files.sort(key=lambda f: (_STATE_RANK[f.instant.state], f.instant.action))
+        files.sort(key=lambda f: (STATE_ORDER[f.instant.state], f.instant.action))
     return dict(out)
 
 
 def files_of(files: dict[str, list[TimelineFile]], timestamp: str, action: str) -> list[TimelineFile]:
     """The files of one logical instant: same time, same action once completed. A savepoint
     shares its commit's time, so it is told apart by its action."""
-    want = comparable_action(action)
-    return [f for f in files.get(timestamp, []) if comparable_action(f.instant.action) == want]
+    want = completed_action(action)
+    return [f for f in files.get(timestamp, []) if completed_action(f.instant.action) == want]

@@ -19,12 +19,10 @@ from hoodie.formats.log import AvroDataBlock, read_log_file
 from hoodie.layout import compare_key, parse_log_file_name
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, completed_action
 
 ARCHIVE_FILE_ID = "commits"  # ".commits_.archive.<N>_<token>", as HoodieArchivedTimeline names them
 ARCHIVE_EXTENSION = "archive"
-_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
-_COMPLETED_AS = dict(Action.COMPLETES_AS)
 _ENTRY_FIELDS = ("commitTime", "actionType", "actionState")
 # where an archived entry keeps the metadata of a completed write, by its action
 _METADATA_FIELD = {
@@ -62,10 +60,10 @@ def read_archived_instants(table: HoodieTable) -> list[Instant]:
     by_key: dict[tuple[str, str], Instant] = {}
     for _, path in archive_files(table):
         for ts, action, state in archived_entries(table, path):
-            inst = Instant(ts, _COMPLETED_AS.get(action, action) if state == State.COMPLETED.value else action, State(state))
-            key = (ts, _COMPLETED_AS.get(action, action))
+            inst = Instant(ts, completed_action(action) if state == State.COMPLETED.value else action, State(state))
+            key = (ts, completed_action(action))
             prev = by_key.get(key)
-            if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
+            if prev is None or STATE_ORDER[inst.state] > STATE_ORDER[prev.state]:
                 by_key[key] = inst
     return sorted(by_key.values(), key=Instant.sort_key)
 

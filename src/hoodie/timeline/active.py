@@ -20,7 +20,7 @@ from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.commit_metadata import CommitMetadata
-from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
+from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, parse_timeline_file_name
 
 # An instant dated more than this after the clock comes from no writer's clock (a Java
 # table keeping its timeline in local time is at most 14 hours ahead of UTC): a timeline
@@ -70,7 +70,7 @@ class ActiveTimeline:
                 )
             key = (inst.timestamp, inst.action == Action.SAVEPOINT)
             prev = by_key.get(key)
-            if prev is None or _STATE_RANK[inst.state] > _STATE_RANK[prev.state]:
+            if prev is None or STATE_ORDER[inst.state] > STATE_ORDER[prev.state]:
                 # a completed compaction shows as commit, a completed clustering as replacecommit
                 by_key[key] = inst
             elif inst.state is prev.state and inst.action != prev.action:
@@ -285,7 +285,7 @@ class ActiveTimeline:
 
     def delete_instant_files(self, instant: Instant, states: Iterable[State] = (State.REQUESTED, State.INFLIGHT, State.COMPLETED)) -> None:
         """Remove an instant's files, completed first so readers never see a dangling state."""
-        for state in sorted(states, key=lambda s: -_STATE_RANK[s]):
+        for state in sorted(states, key=lambda s: -STATE_ORDER[s]):
             self.storage.delete(self.instant_path(instant.with_state(state)))
 
     def _create(self, instant: Instant, content: bytes) -> None:
@@ -293,6 +293,3 @@ class ActiveTimeline:
             self.storage.create_new(self.instant_path(instant), content)
         except FileAlreadyExistsError:
             raise TimelineError(f"instant file {instant.file_name(self.layout_version)} already exists in {self.timeline_dir}") from None
-
-
-_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}

@@ -65,7 +65,7 @@ class Instant:
         return self.state is State.INFLIGHT
 
     def sort_key(self) -> tuple[str, int]:
-        return (compare_key(self.timestamp), _STATE_ORDER[self.state])
+        return (compare_key(self.timestamp), STATE_ORDER[self.state])
 
     def with_state(self, state: State) -> Instant:
         return Instant(self.timestamp, self.action, state, None)
@@ -77,10 +77,10 @@ class Instant:
             return f"{t}.{a}.requested"
         if self.state is State.INFLIGHT:
             return f"{t}.inflight" if a == Action.COMMIT else f"{t}.{a}.inflight"
-        completed_action = Action.COMPLETES_AS.get(a, a)
+        completed = completed_action(a)
         if layout_version >= 2 and self.completion_time:
-            return f"{t}_{self.completion_time}.{completed_action}"
-        return f"{t}.{completed_action}"
+            return f"{t}_{self.completion_time}.{completed}"
+        return f"{t}.{completed}"
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.value}]"
@@ -96,7 +96,13 @@ def recorded_instant(timestamp: object, action: object, state: State, source: st
     return Instant(timestamp, str(action), state)
 
 
-_STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+# requested < inflight < completed: of two files of one instant, the later state wins
+STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+def completed_action(action: str) -> str:
+    """The action an instant completes as (a compaction completes as a commit)."""
+    return Action.COMPLETES_AS.get(action, action)
 
 
 def parse_timeline_file_name(name: str) -> Instant | None:
