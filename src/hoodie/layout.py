@@ -50,20 +50,49 @@ def is_instant_time(text: str) -> bool:
     return _INSTANT_RE.fullmatch(text) is not None
 
 
-def normalize_instant(text: str) -> str:
-    """Accept ``yyyyMMddHHmmss[SSS]`` or an ISO date/time (``2024-01-02 03:04:05[.678]``)."""
-    t = text.strip()
-    if is_instant_time(t):
-        return t
-    digits = re.sub(r"[-:T .]", "", t)
-    if is_ascii_digits(digits) and len(digits) in (8, 14, 17):
-        return digits.ljust(17, "0") if len(digits) == 8 else digits
-    raise ValueError(f"not an instant time: {text!r} (expected yyyyMMddHHmmssSSS or an ISO timestamp)")
+class InstantTime:
+    """An instant time that compares (and hashes) as Hudi compares instant times.
 
+    Instant times are ASCII digits, ``yyyyMMddHHmmss`` (tables of Hudi before 0.9) or
+    ``yyyyMMddHHmmssSSS``; metadata-table instants add three digits. They order as Java's
+    ``InstantComparison`` orders them: a second-precision time stands for the end of its
+    second (``...999``), so it sorts after every millisecond of that second. ``text`` is
+    the time as written; ``key`` the string that sorts like it (for columnar filters on
+    ``_hoodie_commit_time``). Usable as ``key=`` of :func:`sorted`, :func:`max` and
+    :func:`min` over instant time strings."""
 
-def compare_key(instant: str) -> str:
-    """Sort key that makes 14-digit (second precision) instants compare like Java does."""
-    return instant + "999" if len(instant) == 14 else instant
+    __slots__ = ("key", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.key = text + "999" if len(text) == 14 else text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InstantTime) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __lt__(self, other: InstantTime) -> bool:
+        return self.key < other.key
+
+    def __le__(self, other: InstantTime) -> bool:
+        return self.key <= other.key
+
+    def __gt__(self, other: InstantTime) -> bool:
+        return self.key > other.key
+
+    def __ge__(self, other: InstantTime) -> bool:
+        return self.key >= other.key
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"InstantTime({self.text!r})"
+
+    def __reduce__(self) -> tuple[type[InstantTime], tuple[str]]:
+        return (InstantTime, (self.text,))
 
 
 # --- file ids and write tokens ------------------------------------------------------------
@@ -133,7 +162,7 @@ class LogFileName:
         return f".{self.file_id}_{self.instant}.{self.extension}.{self.version}{token}{'.cdc' if self.cdc else ''}"
 
     def sort_key(self) -> tuple[str, int, str]:
-        return (self.instant, self.version, self.write_token)
+        return (InstantTime(self.instant).key, self.version, self.write_token)
 
 
 def parse_log_file_name(name: str) -> LogFileName | None:

@@ -8,7 +8,7 @@ import pytest
 from rich.progress import Progress
 
 from hoodie.cli.errors import UsageError
-from hoodie.cli.instants import instant_order, parse_instant
+from hoodie.cli.instants import parse_instant
 from hoodie.cli.output import ProgressEngine, human_size, json_default
 from hoodie.engine import LocalEngine
 
@@ -41,11 +41,17 @@ def test_parse_instant_rejects(text):
         parse_instant(text, "--as-of")
 
 
-def test_instant_order_puts_a_second_after_its_milliseconds():
-    assert instant_order("20240501134500") == "20240501134500999"
-    assert instant_order("20240501134500") > instant_order("20240501134500998")
-    assert instant_order("20240501134500") < instant_order("20240501134501000")
-    assert instant_order("0") < instant_order("20240501134500000")
+@pytest.mark.parametrize(
+    ("begin", "end"),
+    [("20240501134500", "20240501134500998"), ("2024-05-02", "2024-05-01 23:59:59.999"), ("20240501134501", "20240501134500")],
+)
+def test_begin_after_end_is_refused(begin, end, tmp_path):
+    """--begin is compared with --end as instants (a second-precision instant is the end
+    of its second), not as strings."""
+    from hoodie.cli.read import make_request
+
+    with pytest.raises(UsageError, match="is after --end"):
+        make_request(str(tmp_path), None, begin, end, 20, None, "table", False)
 
 
 def test_human_size():

@@ -14,7 +14,6 @@ from hoodie.config.table_config import TableConfig, table_checksum
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.layout import (
     is_instant_time,
-    normalize_instant,
     parse_base_file_name,
     parse_instant,
     parse_log_file_name,
@@ -26,6 +25,7 @@ from hoodie.storage.local import LocalStorage
 from hoodie.table.properties_file import load_table_config, store_table_config
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State, parse_timeline_file_name
+from hoodie.timeline.instant_time import parse_instant_time
 
 
 def test_checksum_matches_java() -> None:
@@ -117,9 +117,9 @@ def test_file_name_grammar() -> None:
     lf = parse_log_file_name(".0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0_20250126040823628.log.2_1-0-1")
     assert (lf.version, lf.write_token, lf.instant) == (2, "1-0-1", "20250126040823628")
     assert parse_marker_name("p=1/f_0-1-2_3.parquet.marker.MERGE") == ("p=1", "f_0-1-2_3.parquet", "MERGE")
-    assert normalize_instant("2024-04-18 17:35:50.988") == "20240418173550988"
+    assert parse_instant_time("2024-04-18 17:35:50.988") == "20240418173550988"
     with pytest.raises(ValueError, match="yesterday"):
-        normalize_instant("yesterday")
+        parse_instant_time("yesterday")
 
 
 FULLWIDTH = "２０２４０４１８１７３５５０９８８"  # 20240418173550988 in fullwidth digits
@@ -132,7 +132,9 @@ def test_instants_are_ascii_digits_only(odd: str) -> None:
     it is parsed, takes ASCII digits only."""
     assert not is_instant_time(odd)
     with pytest.raises(ValueError, match="not an instant time"):
-        normalize_instant(odd)
+        parse_instant_time(odd)
+    with pytest.raises(ValueError, match="not an instant time"):
+        parse_instant_time(odd, strict=True)
     with pytest.raises(ValueError, match="not an instant time"):
         parse_instant(odd)
     with pytest.raises(ValueError):

@@ -387,3 +387,17 @@ def test_an_interrupted_rollback_of_a_failed_compaction_is_finished_not_repeated
     assert [(i.timestamp, i.is_completed) for i in rollbacks] == [(pending[0].timestamp, True)]
     assert table.timeline.get(instant).action == "commit" and table.timeline.get(instant).is_completed
     assert ours(table_path) == before == hudi_rs(table_path)
+
+
+def test_delta_commits_count_after_a_second_precision_compaction_as_instants(table_path: str) -> None:
+    """A compaction at a second-precision instant (``yyyyMMddHHmmss``, Hudi before 0.9)
+    stands for the end of its second: a delta commit earlier in that second is not after
+    it, though its string sorts after the compaction's."""
+    from hoodie.services.compaction import delta_commits_since_last_compaction
+    from hoodie.timeline import CompactionPlan
+
+    build(table_path, updates=1)
+    table = HoodieTable.open(table_path)
+    last = table.timeline.completed_writes()[-1].timestamp
+    Path(table_path, ".hoodie", f"{last[:14]}.compaction.requested").write_bytes(CompactionPlan(()).encode())
+    assert delta_commits_since_last_compaction(table.reload()) == 0

@@ -41,7 +41,7 @@ from modeling import Model, model_options, random_batch, table_rows, to_arrow
 
 import hoodie
 from hoodie.errors import InstantNotFoundError, TimelineError
-from hoodie.layout import compare_key, parse_base_file_name
+from hoodie.layout import InstantTime, parse_base_file_name
 from hoodie.services.archival import ArchiveResult, ArchiveSettings, archive, read_archived_instants
 from hoodie.services.clean_plan import CleanSettings
 from hoodie.services.cleaning import CleanResult, clean
@@ -70,7 +70,7 @@ ARCHIVE = ArchiveSettings(min_commits=2, max_commits=4)
 
 
 def later(a: str, b: str) -> bool:
-    return compare_key(a) > compare_key(b)
+    return InstantTime(a) > InstantTime(b)
 
 
 def fold(versions: list[Version]) -> tuple[str, Row] | None:
@@ -134,7 +134,7 @@ class History:
         """Key -> (commit time, row) an incremental pull over (begin, end] returns."""
         out: dict[Key, tuple[str, Row]] = {}
         for key, vs in self.versions.items():
-            base = max((t for t in self.bases[self.group[key]] if not later(t, end)), key=compare_key, default=None)
+            base = max((t for t in self.bases[self.group[key]] if not later(t, end)), key=InstantTime, default=None)
             if base is not None and later(base, begin):
                 # the latest slice as of end is merged whole; rows are kept by commit time
                 won = fold([v for v in vs if not later(v[0], end)])
@@ -265,7 +265,7 @@ class Run:
             return
         begins = [earlier[-1], *self.rng.sample(earlier, min(len(earlier), 2)), "0"]
         if self.archived:
-            begins.append(max(self.archived, key=compare_key))  # just before the active timeline
+            begins.append(max(self.archived, key=InstantTime))  # just before the active timeline
         for begin in dict.fromkeys(begins):
             check_pull(self.path, self.history, begin, end, self.archived, what)
         # a single commit, as it stood then (the cleaner keeps the views from clean_floor on)

@@ -17,13 +17,11 @@ from rich.text import Text
 
 import hoodie
 from hoodie.cli.errors import UsageError
-from hoodie.cli.instants import (
-    instant_order,
-    parse_instant,
-)
+from hoodie.cli.instants import parse_instant
 from hoodie.cli.output import ProgressEngine, note, progress, stdout_console
 from hoodie.cli.rows import FORMATS, print_rows
 from hoodie.table import HoodieTable
+from hoodie.timeline import InstantTime
 
 DEFAULT_LIMIT = 20
 META_PREFIX = "_hoodie_"
@@ -78,7 +76,7 @@ def make_request(
         options[BEGIN] = parse_instant(begin, "--begin", allow_zero=True)
         if end is not None:
             options[END] = parse_instant(end, "--end")
-            if instant_order(options[BEGIN]) > instant_order(options[END]):
+            if InstantTime(options[BEGIN]) > InstantTime(options[END]):
                 raise UsageError(f"--begin {begin} is after --end {end}: an incremental pull reads the commits after --begin up to --end")
     return ReadRequest(path, options, _parse_columns(columns), limit or None, fmt, meta, as_of_instant)
 

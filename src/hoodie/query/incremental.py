@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from hoodie.engine import Engine
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.query.planner import INSTANT_TIME, IncrementalPlan, plan_incremental
 from hoodie.query.reader import (
     COMMIT_TIME_COLUMN,
@@ -78,10 +78,8 @@ def read_plan(
     # The commit time is needed to filter even when the caller did not ask for it.
     read_columns = wanted.names if COMMIT_TIME_COLUMN in wanted.names else [COMMIT_TIME_COLUMN, *wanted.names]
     data = read_file_slices(table, slices, full, in_range, read_columns, engine, what, ignore_corrupt_files)
-    if plan.time_basis == INSTANT_TIME:
-        data = filter_commit_times(data, after=compare_key(plan.begin), upto=compare_key(plan.end))
-    else:
-        data = filter_commit_times(data, keep=plan.commit_times)
+    keep = None if plan.time_basis == INSTANT_TIME else plan.commit_times
+    data = filter_commit_times(data, keep, after=plan.begin, upto=plan.end)
     return data.select(wanted.names)
 
 
@@ -99,11 +97,11 @@ def slices_for_range(table: HoodieTable, plan: IncrementalPlan) -> list[FileSlic
     merge them with the range's log records."""
     timeline = table.timeline
     completed = {i.timestamp: i for i in timeline.completed_writes()}
-    begin = compare_key(plan.begin)
+    begin = InstantTime(plan.begin)
 
-    def written(instant: str) -> str:
+    def written(instant: str) -> InstantTime:
         inst = completed.get(instant)
-        return compare_key(timeline.completion_time(inst) if inst and plan.time_basis != INSTANT_TIME else instant)
+        return InstantTime(timeline.completion_time(inst) if inst and plan.time_basis != INSTANT_TIME else instant)
 
     return [
         dataclasses.replace(s, base_file=None) if s.base_file is not None and written(s.base_instant) <= begin else s

@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hoodie.errors import InstantNotFoundError
-from hoodie.layout import compare_key, is_ascii_digits, normalize_instant
+from hoodie.layout import InstantTime
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant_time import InstantRange, parse_instant_time
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,9 @@ def _slice_order(s: FileSlice) -> tuple[str, str]:
 
 def as_instant(value: str) -> str:
     """An instant time from ``value``: any string of ASCII digits as is ("0" means the
-    beginning), or an ISO timestamp ``yyyy-MM-dd[ HH:mm:ss[.SSS]]`` (raises ValueError
+    beginning), or an ISO timestamp ``yyyy-MM-dd[ HH:mm[:ss[.SSS]]]`` (raises ValueError
     otherwise, for fullwidth or other non-ASCII digits too)."""
-    text = value.strip()
-    return text if is_ascii_digits(text) else normalize_instant(text)
+    return parse_instant_time(value)
 
 
 # --- snapshot ---------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def why_incremental_is_empty(table: HoodieTable, begin: str, end: str) -> str:
     if not writes:
         return f"{table.base_path} has no completed commit yet: the incremental pull is empty"
     latest = max(writes, key=lambda i: _range_key(table.timeline, i))
-    if compare_key(begin) >= _range_key(table.timeline, latest):
+    if InstantTime(begin) >= _range_key(table.timeline, latest):
         return (
             f"incremental pull from {begin} on {table.base_path}: it begins at or after the latest commit, so nothing was committed "
             f"after it ({_first_and_latest(table)}): the read is empty"
@@ -142,17 +142,22 @@ class IncrementalPlan:
         return frozenset(i.timestamp for i in self.instants)
 
     @property
+    def range(self) -> InstantRange:
+        """``(begin, end]``."""
+        return InstantRange(after=self.begin, upto=self.end)
+
+    @property
     def is_empty(self) -> bool:
         return not self.slices
 
     def keeps_commit_time(self, commit_time: str) -> bool:
         if self.time_basis == INSTANT_TIME:
-            return compare_key(self.begin) < compare_key(commit_time) <= compare_key(self.end)
+            return commit_time in self.range
         return commit_time in self.commit_times
 
 
-def _range_key(timeline: ActiveTimeline, instant: Instant) -> str:
-    return compare_key(timeline.completion_time(instant))
+def _range_key(timeline: ActiveTimeline, instant: Instant) -> InstantTime:
+    return InstantTime(timeline.completion_time(instant))
 
 
 def has_archived_instants(table: HoodieTable) -> bool:
@@ -164,7 +169,7 @@ def has_archived_instants(table: HoodieTable) -> bool:
 
 def _check_not_archived(table: HoodieTable, begin: str) -> None:
     start = table.timeline.commits_start()
-    if start is None or compare_key(begin) >= compare_key(start):
+    if start is None or InstantTime(begin) >= InstantTime(start):
         return
     if has_archived_instants(table):
         raise InstantNotFoundError(
@@ -180,7 +185,7 @@ def _timeline_as_completed_by(timeline: ActiveTimeline, end: str) -> ActiveTimel
     are shown inflight, so the view hides their files (but still knows them as pending)."""
     instants = tuple(
         Instant(i.timestamp, i.action, State.INFLIGHT)
-        if i.is_completed and i.action in Action.WRITE_ACTIONS and _range_key(timeline, i) > compare_key(end)
+        if i.is_completed and i.action in Action.WRITE_ACTIONS and _range_key(timeline, i) > InstantTime(end)
         else i
         for i in timeline.instants
     )
@@ -200,12 +205,11 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
     basis = COMPLETION_TIME if timeline.layout_version >= 2 else INSTANT_TIME
     writes = timeline.completed_writes()
     if end is None:
-        end = max((timeline.completion_time(i) for i in writes), key=compare_key, default=begin)
+        end = max((timeline.completion_time(i) for i in writes), key=InstantTime, default=begin)
     filter_rows = table.config.populate_meta_fields
     _check_not_archived(table, begin)
-    lo, hi = compare_key(begin), compare_key(end)
     in_range = tuple(
-        sorted((i for i in writes if lo < _range_key(timeline, i) <= hi), key=Instant.sort_key)
+        sorted((i for i in writes if timeline.completion_time(i) in InstantRange(after=begin, upto=end)), key=Instant.sort_key)
     )
     if not in_range:
         log.warning("%s", why_incremental_is_empty(table, begin, end))

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from hoodie.errors import SchemaError, UnsupportedTableError
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
+from hoodie.layout import InstantTime
 from hoodie.storage.base import Storage, arrow_path
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -99,11 +100,14 @@ def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> 
 # --- driver side ------------------------------------------------------------------------------
 
 
-def filter_commit_times(data: pa.Table, keep: frozenset[str] | None = None, after: str | None = None, upto: str | None = None) -> pa.Table:
-    """Rows whose ``_hoodie_commit_time`` is in ``keep``, or in ``(after, upto]``."""
+def filter_commit_times(data: pa.Table, keep: frozenset[str] | None = None, after: str = "", upto: str = "") -> pa.Table:
+    """Rows whose ``_hoodie_commit_time`` is in ``keep``, or in ``(after, upto]`` (instant
+    times, ordered as :class:`InstantTime` orders them)."""
     column = data.column(COMMIT_TIME_COLUMN)
     if keep is not None:
         mask = pc.is_in(column, value_set=pa.array(sorted(keep), pa.string()))
     else:
-        mask = pc.and_(pc.greater(column, after), pc.less_equal(column, upto))
+        # the InstantTime key of every row: a second-precision time is the end of its second
+        keys = pc.if_else(pc.equal(pc.utf8_length(column), 14), pc.binary_join_element_wise(column, "999", ""), column)
+        mask = pc.and_(pc.greater(keys, InstantTime(after).key), pc.less_equal(keys, InstantTime(upto).key))
     return data.filter(pc.fill_null(mask, False))

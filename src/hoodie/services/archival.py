@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import avro_schema_json
 from hoodie.formats.log import BlockType, HeaderKey, frame_block
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.services.archive_entry import ARCHIVED_META_ENTRY, encode_records, entry_for
 from hoodie.services.clean_plan import SAVEPOINTED_TIMESTAMPS, last_clean_metadata
 from hoodie.services.decision import ServiceDecision
@@ -125,7 +125,7 @@ def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
         limits.append((retained, f"the last clean ({clean.timestamp}) retains {retained} and later"))
     else:
         seen = doc.get("lastCompletedCommitTimestamp") or ""
-        later = [w for w in writes if compare_key(w.timestamp) > compare_key(seen)] if seen else writes
+        later = [w for w in writes if w.time > InstantTime(seen)] if seen else writes
         if later:
             limits.append((later[0].timestamp, f"the last clean ({clean.timestamp}) saw commits up to {seen or 'none'}"))
     pinned_then = {t for t in ((doc.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
@@ -159,7 +159,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
     chosen: list[Instant] = []
     stopped_by = ""
     for w in candidates:
-        blocking = [why for ts, why in limits if compare_key(w.timestamp) >= compare_key(ts)]
+        blocking = [why for ts, why in limits if w.time >= InstantTime(ts)]
         if blocking:
             stopped_by = blocking[0]
             break
@@ -171,7 +171,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
     last_clean = cleans[-1].timestamp if cleans else None
     others = [
         i for i in timeline.completed([Action.CLEAN, Action.ROLLBACK])
-        if compare_key(i.timestamp) < compare_key(keep_from) and i.timestamp != last_clean
+        if i.time < InstantTime(keep_from) and i.timestamp != last_clean
     ]
     instants = tuple(sorted(chosen + others, key=Instant.sort_key))
     reason = f"{len(chosen)} of {len(writes)} completed commits (keeping {settings.min_commits})"

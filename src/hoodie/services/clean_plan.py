@@ -31,7 +31,7 @@ from typing import Any
 
 from hoodie.errors import ConfigError
 from hoodie.layout import (
-    compare_key,
+    InstantTime,
     format_instant,
     is_ascii_digits,
     parse_base_file_name,
@@ -47,6 +47,7 @@ from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.compaction_plan import pending_compaction_bases
 from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant_time import InstantRange
 
 CLEAN_PLAN_VERSION = 2
 SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"  # extra metadata key, as Java's CleanPlanner
@@ -166,14 +167,14 @@ def earliest_instant_to_retain(timeline: ActiveTimeline, settings: CleanSettings
             return None
         nth = completed[len(completed) - settings.commits_retained]
         pending = [i for i in timeline.instants if not i.is_completed and (i.action in Action.WRITE_ACTIONS or i.action in _COMPACTIONS)]
-        if pending and compare_key(nth.timestamp) > compare_key(pending[0].timestamp):
+        if pending and nth.time > pending[0].time:
             # a pending write may still read older slices: never retain less than it needs
-            before = [i for i in completed if compare_key(i.timestamp) < compare_key(pending[0].timestamp)]
+            before = [i for i in completed if i.time < pending[0].time]
             return before[-1] if before else None
         return nth
     if settings.policy is CleanPolicy.KEEP_LATEST_BY_HOURS:
         cutoff = format_instant((now or datetime.now(timezone.utc)) - timedelta(hours=settings.hours_retained))
-        return next((i for i in completed if compare_key(i.timestamp) >= compare_key(cutoff)), None)
+        return next((i for i in completed if i.time >= InstantTime(cutoff)), None)
     return None
 
 
@@ -218,19 +219,19 @@ def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earlies
     writes = timeline.completed_writes()
     pending = [i for i in timeline.instants if not i.is_completed and (i.action in Action.WRITE_ACTIONS or i.action in _COMPACTIONS)]
     starts = [i.timestamp for i in writes[:1] + pending[:1]]
-    start = min(starts, key=compare_key) if starts else None
+    start = min(starts, key=InstantTime) if starts else None
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
         since = doc.get("lastCompletedCommitTimestamp") or ""
-        window = [w for w in writes if compare_key(w.timestamp) > compare_key(since)] if since else []
+        window = [w for w in writes if w.timestamp in InstantRange(after=since)] if since else []
         what = f"commits after {since}, the last one the clean at {last_instant.timestamp} saw"
     else:
         since = doc.get("earliestCommitToRetain") or ""
         upto = earliest.timestamp if earliest else ""
-        window = [w for w in writes if compare_key(since) <= compare_key(w.timestamp) < compare_key(upto)] if since and upto else []
+        window = [w for w in writes if w.timestamp in InstantRange(from_=since, before=upto)] if since and upto else []
         what = f"commits in [{since}, {upto}) (from the last clean's boundary to this one's)"
     if not since:
         return f"the clean at {last_instant.timestamp} recorded no boundary"
-    if start is None or compare_key(since) < compare_key(start):
+    if start is None or InstantTime(since) < InstantTime(start):
         return f"the last clean's boundary {since} is no longer on the active timeline"
     partitions = sorted({p for w in window for p in partitions_written(table, w)})
     return partitions, f"incremental: {len(partitions)} partitions written by {len(window)} {what}"
@@ -258,7 +259,7 @@ class _ListingOnce:
 
 def _replaced_groups(table: HoodieTable, before: str | None) -> dict[str, set[str]]:
     """partition → file ids replaced by completed replace commits (older than ``before``)."""
-    older = [i for i in table.timeline.completed([Action.REPLACE_COMMIT]) if before is None or compare_key(i.timestamp) < compare_key(before)]
+    older = [i for i in table.timeline.completed([Action.REPLACE_COMMIT]) if before is None or i.time < InstantTime(before)]
     return table.timeline.replaced_file_groups(older)
 
 
@@ -278,7 +279,7 @@ class _Guards:
     def compacting(self, s: FileSlice) -> bool:
         """A pending compaction reads this slice (or it is newer than the one it reads)."""
         base = self.compaction_bases.get((s.partition_path, s.file_id))
-        return base is not None and compare_key(s.base_instant) >= compare_key(base)
+        return base is not None and InstantTime(s.base_instant) >= InstantTime(base)
 
     def keeps(self, s: FileSlice) -> bool:
         return self.pinned(s) or self.compacting(s)
@@ -292,7 +293,7 @@ def _by_commits(view: TableView, partition: str, earliest: str, guards: _Guards)
     out: list[str] = []
     for g in view.file_groups(partition):
         latest = g.slices[-1]
-        older = [s for s in g.slices if compare_key(s.base_instant) < compare_key(earliest)]
+        older = [s for s in g.slices if InstantTime(s.base_instant) < InstantTime(earliest)]
         # the latest slice before the boundary is what the oldest retained commit reads
         last_before = older[-1] if older else None
         for s in older:

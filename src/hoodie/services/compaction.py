@@ -29,7 +29,7 @@ from hoodie.formats.bloom import BloomFilter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_for_rewrite
 from hoodie.formats.meta_columns import constant_column
 from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
-from hoodie.layout import base_file_name
+from hoodie.layout import InstantTime, base_file_name
 from hoodie.markers import DirectMarkers
 from hoodie.services.rollback import rollback_compaction_attempt
 from hoodie.storage.base import Storage
@@ -159,8 +159,8 @@ def delta_commits_since_last_compaction(table: HoodieTable) -> int:
         for i in timeline.instants
         if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed and _is_compaction_commit(table, i))
     ]
-    last = max(compactions, default="")
-    return sum(1 for i in timeline.completed([Action.DELTA_COMMIT]) if i.timestamp > last)
+    last = max(compactions, key=InstantTime, default=None)
+    return sum(1 for i in timeline.completed([Action.DELTA_COMMIT]) if last is None or i.time > InstantTime(last))
 
 
 def _is_compaction_commit(table: HoodieTable, inst: Instant) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 from hoodie.errors import InstantNotFoundError, TimelineError
 from hoodie.formats.log import first_block_instant
-from hoodie.layout import compare_key, parse_log_file_name
+from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.savepoint import read_savepoint, savepoint_instants
 from hoodie.services.timeline_files import files_of, timeline_files
@@ -68,7 +68,7 @@ def instants_to_restore(table: HoodieTable, savepoint: str) -> list[Instant]:
     """Write-timeline instants after ``savepoint``, newest first."""
     after = [
         i for i in table.timeline.instants
-        if i.action in _WRITE_TIMELINE and compare_key(i.timestamp) > compare_key(savepoint)
+        if i.action in _WRITE_TIMELINE and i.time > InstantTime(savepoint)
     ]
     return sorted(after, key=Instant.sort_key, reverse=True)
 
@@ -81,7 +81,7 @@ def _check_savepoint(table: HoodieTable, savepoint: str) -> None:
     # metadata the cleaner would refuse (undecodable, or naming paths outside the table)
     # is refused here too: a restore trusts nothing a clean would not
     read_savepoint(table, Instant(savepoint, Action.SAVEPOINT, State.COMPLETED))
-    later = [s for s in savepoints if compare_key(s) > compare_key(savepoint)]
+    later = [s for s in savepoints if InstantTime(s) > InstantTime(savepoint)]
     if later:
         # their commits are about to disappear: they would pin files of a history that no longer exists
         raise TimelineError(f"cannot restore {table.base_path} to {savepoint}: later savepoints {', '.join(later)} must be deleted first")
@@ -98,7 +98,7 @@ def _check_plan(table: HoodieTable, restore: Instant, plan: dict[str, Any]) -> N
         raise TimelineError(f"{what} goes to {target or 'no instant'}, which is not a savepoint of the table: {remedy}")
     read_savepoint(table, Instant(target, Action.SAVEPOINT, State.COMPLETED))
     for instant in undo:
-        if compare_key(instant.timestamp) <= compare_key(target) or instant.action not in _WRITE_TIMELINE:
+        if instant.time <= InstantTime(target) or instant.action not in _WRITE_TIMELINE:
             raise TimelineError(f"{what} to savepoint {target} would undo {instant.action} {instant.timestamp}, which a restore to it keeps: {remedy}")
 
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
@@ -103,7 +103,7 @@ def create_savepoint(table: HoodieTable, instant: str | None = None, user: str =
     if any(i.timestamp == instant for i in savepoint_instants(table)):
         raise TimelineError(f"commit {instant} of {table.base_path} is already savepointed")
     start = _lookback_start(table)
-    if start is not None and compare_key(instant) < compare_key(start):
+    if start is not None and InstantTime(instant) < InstantTime(start):
         raise TimelineError(f"cannot savepoint {instant}: it is older than {start}, the earliest commit the last clean kept, so its files may be gone")
 
     view = table.view(as_of=instant)

@@ -45,7 +45,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
 from pyspark.sql.types import StructType
 
 from hoodie.errors import UnsupportedTableError
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import INSTANT_TIME, plan_incremental, plan_snapshot
@@ -87,7 +87,9 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
             return df
         commit_time = F.col(COMMIT_TIME_COLUMN)
         if plan.time_basis == INSTANT_TIME:
-            keep = (commit_time > F.lit(compare_key(plan.begin))) & (commit_time <= F.lit(compare_key(plan.end)))
+            # the InstantTime key of every row: a second-precision time is the end of its second
+            key = F.when(F.length(commit_time) == 14, F.concat(commit_time, F.lit("999"))).otherwise(commit_time)
+            keep = (key > F.lit(InstantTime(plan.begin).key)) & (key <= F.lit(InstantTime(plan.end).key))
         else:
             keep = commit_time.isin(sorted(plan.commit_times))
         return df.where(keep)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hoodie.formats.log import AvroDataBlock, read_log_file
-from hoodie.layout import compare_key, parse_log_file_name
+from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, completed_action
@@ -85,11 +85,11 @@ def archived_commits(table: HoodieTable, as_of: str | None = None) -> list[tuple
             meta_field = _METADATA_FIELD.get(action)
             if meta_field is None or (r["actionState"] or State.COMPLETED.value) != State.COMPLETED.value or r.get(meta_field) is None:
                 continue
-            if ts in active or (as_of is not None and compare_key(ts) > compare_key(as_of)):
+            if ts in active or (as_of is not None and InstantTime(ts) > InstantTime(as_of)):
                 continue
             if undone is None:
                 undone = timeline.rolled_back()
             if ts in undone:
                 continue
             found[ts] = (Instant(ts, action, State.COMPLETED), CommitMetadata.from_dict(r[meta_field], f"archived commit metadata of instant {ts}"))
-    return [found[ts] for ts in sorted(found, key=compare_key)]
+    return [found[ts] for ts in sorted(found, key=InstantTime)]

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from hoodie.layout import compare_key, parse_base_file_name, parse_log_file_name
+from hoodie.layout import InstantTime, parse_base_file_name, parse_log_file_name
 from hoodie.table.file_group import LogExtent
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
@@ -55,8 +55,8 @@ class CommittedFiles:
 
     def __init__(self, timeline: ActiveTimeline, instants: list[Instant], archived: Sequence[tuple[Instant, CommitMetadata]] = ()) -> None:
         self._timeline = timeline
-        self._instants = sorted(instants, key=lambda i: compare_key(i.timestamp))
-        self._archived = sorted(archived, key=lambda pair: compare_key(pair[0].timestamp))
+        self._instants = sorted(instants, key=lambda i: i.time)
+        self._archived = sorted(archived, key=lambda pair: pair[0].time)
         self._by_partition: dict[str, PartitionCommits] | None = None
 
     def partition(self, partition_path: str) -> PartitionCommits:
@@ -83,7 +83,7 @@ class CommittedFiles:
                     base = parse_base_file_name(name)
                     if base is not None:
                         prior = commits.bases.get(base.file_id)
-                        if prior is None or compare_key(prior.instant) <= compare_key(inst.timestamp):
+                        if prior is None or InstantTime(prior.instant) <= inst.time:
                             commits.bases[base.file_id] = CommittedBase(inst.timestamp, name, stat.fileSizeInBytes)
                     elif parse_log_file_name(name) is not None and stat.fileSizeInBytes > 0:
                         start = stat.logOffset or 0

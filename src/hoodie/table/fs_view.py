@@ -24,7 +24,7 @@ from hoodie.errors import DamagedTableError
 from hoodie.layout import (
     HOODIE_FOLDER,
     PARTITION_METAFILE_PREFIX,
-    compare_key,
+    InstantTime,
     parse_base_file_name,
     parse_log_file_name,
 )
@@ -136,7 +136,7 @@ class FileSystemView:
         self._groups: dict[str, list[FileGroup]] = {}
         # directory listings the partition walk already made, used once by the file groups
         self._listings: dict[str, list[FileInfo]] = {}
-        completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or compare_key(i.timestamp) <= compare_key(as_of)]
+        completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or i.time <= InstantTime(as_of)]
         self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
         all_on_timeline = {i.timestamp for i in timeline.instants}
         self._on_timeline = all_on_timeline
@@ -144,7 +144,7 @@ class FileSystemView:
         self._undone: frozenset[str] | None = None  # instants rollbacks undid (_rolled_back)
         # the archived timeline's completed writes, when given (hoodie validate): their
         # files are checked too, and the file groups their replace commits replaced hidden
-        archived = [(i, m) for i, m in archived if as_of is None or compare_key(i.timestamp) <= compare_key(as_of)]
+        archived = [(i, m) for i, m in archived if as_of is None or i.time <= InstantTime(as_of)]
         self._replaced: dict[str, set[str]] = self.timeline.replaced_file_groups(completed)
         for _, metadata in archived:
             for partition, ids in metadata.replaced_file_ids().items():
@@ -171,8 +171,8 @@ class FileSystemView:
         # Older than the active timeline: archived, hence committed, unless a rollback on
         # the timeline undid it (asked only here: rollbacks are read when a file needs it).
         return (
-            self._timeline_start is not None and compare_key(instant) < compare_key(self._timeline_start)
-            and (self.as_of is None or compare_key(instant) <= compare_key(self.as_of))
+            self._timeline_start is not None and InstantTime(instant) < InstantTime(self._timeline_start)
+            and (self.as_of is None or InstantTime(instant) <= InstantTime(self.as_of))
             and instant not in self._rolled_back()
         )
 
@@ -307,7 +307,7 @@ class FileSystemView:
             latest = by_id[file_id].latest_slice if file_id in by_id else None
             name = parse_base_file_name(base.file_name)
             instant = name.instant if name is not None else base.instant
-            if latest is None or compare_key(latest.base_instant) < compare_key(instant) or (
+            if latest is None or InstantTime(latest.base_instant) < InstantTime(instant) or (
                 latest.base_instant == instant and latest.base_file is None
             ):
                 self._missing(partition_path, base.file_name, base.instant)
@@ -323,7 +323,7 @@ class FileSystemView:
                     self._missing(partition_path, log_name, extents[-1].instant)
                 continue
             if not any(lf.file_name == log_name for lf in latest.log_files):
-                if compare_key(lname.instant) >= compare_key(latest.base_instant):  # the latest slice's
+                if InstantTime(lname.instant) >= InstantTime(latest.base_instant):  # the latest slice's
                     self._missing(partition_path, log_name, extents[-1].instant)
                 continue
             logs = tuple(dataclasses.replace(lf, committed=tuple(extents)) if lf.file_name == log_name else lf for lf in latest.log_files)
@@ -348,10 +348,10 @@ class FileSystemView:
                 if inst is None:
                     continue
                 done = self.timeline.completion_time(inst)
-                owners = [t for t in by_instant if compare_key(t) <= compare_key(done)]
+                owners = [t for t in by_instant if InstantTime(t) <= InstantTime(done)]
                 if not owners:
                     continue
-                by_instant[max(owners, key=compare_key)][1].append(lf)
+                by_instant[max(owners, key=InstantTime)][1].append(lf)
             else:
                 # v6: the log names its slice's base instant. Logs named after a pending
                 # compaction extend the slice the compaction reads, as Java's merged file
@@ -361,12 +361,12 @@ class FileSystemView:
                 if owner in by_instant:
                     by_instant[owner][1].append(lf)
                 elif owner in self._unfinished_compactions:
-                    earlier = [t for t in by_instant if compare_key(t) < compare_key(owner)]
+                    earlier = [t for t in by_instant if InstantTime(t) < InstantTime(owner)]
                     if earlier:
-                        by_instant[max(earlier, key=compare_key)][1].append(lf)
+                        by_instant[max(earlier, key=InstantTime)][1].append(lf)
                 elif self._is_committed(owner) or owner in self._visible:
                     by_instant[owner] = (None, [lf])
         return [
             FileSlice(partition, file_id, t, b, tuple(ls))
-            for t, (b, ls) in sorted(by_instant.items(), key=lambda kv: compare_key(kv[0]))
+            for t, (b, ls) in sorted(by_instant.items(), key=lambda kv: InstantTime(kv[0]))
         ]

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 
 from hoodie.errors import HoodieError
-from hoodie.layout import compare_key, parse_log_file_name
+from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, under
 from hoodie.table.fs_view import walk_partitions
@@ -132,11 +132,11 @@ class SyncedListings:
             # a completed write may leave the timeline by archival only (older than its start)
             if (
                 gone.is_completed and gone.action in Action.WRITE_ACTIONS and gone.timestamp not in now_on
-                and (start is None or compare_key(gone.timestamp) >= compare_key(start))
+                and (start is None or gone.time >= InstantTime(start))
             ):
                 return True
         seen = [i.timestamp for i in old.instants]
-        if seen and start is not None and compare_key(start) > compare_key(max(seen, key=compare_key)):
+        if seen and start is not None and InstantTime(start) > InstantTime(max(seen, key=InstantTime)):
             return True  # instants may have completed and been archived unseen
         return any(i.action == Action.RESTORE for i in fresh)
 

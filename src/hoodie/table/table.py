@@ -18,7 +18,7 @@ from hoodie.layout import (
     HOODIE_FOLDER,
     SCHEMA_FOLDER,
     TEMP_FOLDER,
-    compare_key,
+    InstantTime,
 )
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
@@ -142,8 +142,8 @@ class HoodieTable:
     def latest_avro_schema(self, as_of: str | None = None) -> str | None:
         """Writer schema (Avro JSON, no meta fields) of the latest completed write ≤ ``as_of``."""
         for inst in reversed(self.timeline.completed_writes()):
-            # compare_key: a 14-digit (second) as-of covers that whole second, as in the view
-            if as_of is not None and compare_key(inst.timestamp) > compare_key(as_of):
+            # InstantTime: a 14-digit (second) as-of covers that whole second, as in the view
+            if as_of is not None and inst.time > InstantTime(as_of):
                 continue
             schema = self.commit_metadata(inst).schema
             if schema:

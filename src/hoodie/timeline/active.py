@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
-from hoodie.layout import HOODIE_FOLDER, compare_key, format_instant
+from hoodie.layout import HOODIE_FOLDER, InstantTime, format_instant
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.timeline import avro_metadata as avro
@@ -56,14 +56,14 @@ class ActiveTimeline:
         # instants are keyed by time and "is a savepoint".
         by_key: dict[tuple[str, bool], Instant] = {}
         now = datetime.now(timezone.utc)
-        latest_possible = format_instant(now + FUTURE_TOLERANCE)
+        latest_possible = InstantTime(format_instant(now + FUTURE_TOLERANCE))
         for info in storage.list_dir(timeline_dir):
             if info.is_dir:
                 continue
             inst = parse_timeline_file_name(info.name)
             if inst is None:
                 continue
-            if max(compare_key(inst.timestamp), inst.completion_time or "") > latest_possible:
+            if max(inst.time, InstantTime(inst.completion_time or "")) > latest_possible:
                 raise TimelineError(
                     f"timeline file {info.name!r} in {timeline_dir} is dated more than {FUTURE_TOLERANCE.days} day after this machine's clock"
                     f" ({format_instant(now)}): no new instant could follow it; remove it if no writer of this table made it"
@@ -214,13 +214,14 @@ class ActiveTimeline:
         ``after``). It waits up to :data:`CLOCK_SKEW_WAIT` for the clock to pass the newest
         instant; an instant further ahead raises :class:`TimelineError` naming it."""
         newest = max(
-            [(compare_key(i.timestamp), str(i)) for i in self.instants]
-            + [(i.completion_time, f"{i} (completed at {i.completion_time})") for i in self.instants if i.completion_time]
-            + [(after, after)]
+            [(i.time, str(i)) for i in self.instants]
+            + [(InstantTime(i.completion_time), f"{i} (completed at {i.completion_time})") for i in self.instants if i.completion_time]
+            + [(InstantTime(after), after)],
+            key=lambda pair: pair[0],
         )
         floor = newest[0]
         now = datetime.now(timezone.utc)
-        if floor > format_instant(now + CLOCK_SKEW_WAIT):
+        if floor > InstantTime(format_instant(now + CLOCK_SKEW_WAIT)):
             raise TimelineError(
                 f"no new instant time for {self.base_path}: instant {newest[1]} is ahead of this machine's clock ({format_instant(now)})"
                 f" by more than the {CLOCK_SKEW_WAIT.seconds} s a writer waits for another writer's clock"
@@ -229,7 +230,7 @@ class ActiveTimeline:
         deadline = time.monotonic() + 2 * CLOCK_SKEW_WAIT.total_seconds()
         while True:
             candidate = format_instant(datetime.now(timezone.utc))
-            if candidate > floor:
+            if InstantTime(candidate) > floor:
                 return candidate
             if time.monotonic() > deadline:
                 raise TimelineError(f"no new instant time for {self.base_path}: the clock did not pass instant {newest[1]} (it went back?)")

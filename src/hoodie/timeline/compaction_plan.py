@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
@@ -124,6 +124,6 @@ def pending_compaction_bases(timeline: ActiveTimeline) -> dict[tuple[str, str], 
     for _, plan in pending_plans(timeline, (Action.COMPACTION, Action.LOG_COMPACTION)):
         for op in plan.operations:
             key = (op.partition_path, op.file_id)
-            if key not in out or compare_key(op.base_instant) < compare_key(out[key]):
+            if key not in out or InstantTime(op.base_instant) < InstantTime(out[key]):
                 out[key] = op.base_instant
     return out

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hoodie.errors import FormatError, TimelineError
-from hoodie.layout import compare_key, is_ascii_digits
+from hoodie.layout import InstantTime, is_ascii_digits
 
 
 class State(str, Enum):
@@ -64,8 +64,13 @@ class Instant:
     def is_inflight(self) -> bool:
         return self.state is State.INFLIGHT
 
+    @property
+    def time(self) -> InstantTime:
+        """The instant time, ordered as Hudi orders instant times."""
+        return InstantTime(self.timestamp)
+
     def sort_key(self) -> tuple[str, int]:
-        return (compare_key(self.timestamp), STATE_ORDER[self.state])
+        return (self.time.key, STATE_ORDER[self.state])
 
     def with_state(self, state: State) -> Instant:
         return Instant(self.timestamp, self.action, state, None)

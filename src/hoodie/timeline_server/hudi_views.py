@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hoodie.errors import UnsupportedTableError
-from hoodie.layout import compare_key, parse_base_file_name
+from hoodie.layout import InstantTime, parse_base_file_name
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.remote_view import base_file_dto, group_dto, instant_dto, slice_dto
@@ -87,7 +87,7 @@ def group_dtos(groups: list[FileGroup], timeline: ActiveTimeline) -> list[dict[s
 
 
 def _le(a: str, b: str) -> bool:
-    return compare_key(a) <= compare_key(b)
+    return InstantTime(a) <= InstantTime(b)
 
 
 class HudiView:
@@ -140,7 +140,7 @@ class HudiView:
         if self.timeline.layout_version < 2:  # v6: a log names the slice it extends
             return log_instant == compaction
         inst = next((i for i in self.view.visible_instants if i.timestamp == log_instant), None)
-        return inst is not None and compare_key(self.timeline.completion_time(inst)) > compare_key(compaction)
+        return inst is not None and InstantTime(self.timeline.completion_time(inst)) > InstantTime(compaction)
 
     def groups(self, partition: str) -> list[FileGroup]:
         """The live file groups of ``partition`` (not replaced)."""
@@ -159,7 +159,7 @@ class HudiView:
 
     def groups_as_of(self, partition: str, max_instant: str) -> list[FileGroup]:
         """The file groups not replaced on or before ``max_instant``."""
-        return self.groups(partition) + self.replaced(partition, lambda t: compare_key(t) > compare_key(max_instant))
+        return self.groups(partition) + self.replaced(partition, lambda t: InstantTime(t) > InstantTime(max_instant))
 
     def merged_slice(self, group: FileGroup, max_instant: str) -> FileSlice | None:
         """The latest slice at or before ``max_instant``; the slice a pending compaction
@@ -237,7 +237,7 @@ def _file_groups(hv: HudiView, endpoint: str, partition: str, params: dict[str, 
         return hv.replaced(partition, lambda t: _le(str(params["mininstant"]), t))
     max_instant = str(params["maxinstant"])
     if endpoint == "filegroups/replaced/before/":
-        return hv.replaced(partition, lambda t: compare_key(t) < compare_key(max_instant))
+        return hv.replaced(partition, lambda t: InstantTime(t) < InstantTime(max_instant))
     return hv.replaced(partition, lambda t: _le(t, max_instant))  # filegroups/replaced/beforeoron/
 
 

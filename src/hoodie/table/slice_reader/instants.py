@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hoodie.layout import compare_key
+from hoodie.layout import InstantTime
 from hoodie.timeline.active import ActiveTimeline
 
 __all__ = ["InstantFilter"]
@@ -45,13 +45,13 @@ class InstantFilter:
     def __call__(self, instant: str) -> bool:
         if self.only is not None:
             return instant in self.only
-        key = compare_key(instant)
-        if self.upto is not None and key > compare_key(self.upto):
+        key = InstantTime(instant)
+        if self.upto is not None and key > InstantTime(self.upto):
             return False
-        if self.after is not None and key <= compare_key(self.after):
+        if self.after is not None and key <= InstantTime(self.after):
             return False
         if instant in self.completed:
             return True
-        return self.timeline_start is not None and key < compare_key(self.timeline_start) and (
+        return self.timeline_start is not None and key < InstantTime(self.timeline_start) and (
             instant not in self.rolled_back
         )
