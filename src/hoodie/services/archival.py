@@ -119,16 +119,16 @@ def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
         if replaces:
             limits.append((replaces[0].timestamp, f"replace commit {replaces[0].timestamp} must stay until a clean deletes the file groups it replaced"))
         return limits
-    clean, doc = last
-    retained = doc.get("earliestCommitToRetain") or ""
+    clean, meta = last
+    retained = meta.earliest_commit_to_retain
     if retained:
         limits.append((retained, f"the last clean ({clean.timestamp}) retains {retained} and later"))
     else:
-        seen = doc.get("lastCompletedCommitTimestamp") or ""
+        seen = meta.last_completed_commit
         later = [w for w in writes if w.time > InstantTime(seen)] if seen else writes
         if later:
             limits.append((later[0].timestamp, f"the last clean ({clean.timestamp}) saw commits up to {seen or 'none'}"))
-    pinned_then = {t for t in ((doc.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
+    pinned_then = {t for t in (meta.extra.get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
     if replaces and pinned_then - {i.timestamp for i in timeline.completed([Action.SAVEPOINT])}:
         # a savepoint deleted since that clean kept replaced file groups the cleaner has not
         # removed yet: their replace commits must stay until the next clean does

@@ -98,6 +98,7 @@ def commit_metadata_record(meta: CommitMetadata, replace: bool = False) -> dict[
 
 
 def _avro_content(content: bytes, what: str) -> dict[str, Any] | None:
+    # the record as the file holds it, every field kept: the archive stores what Java wrote
     return avro.decode(content, what) if content.strip() else None
 
 
@@ -105,7 +106,7 @@ def entry_for(storage: Storage, f: TimelineFile) -> dict[str, Any]:
     """The archived record of one timeline file."""
     inst = f.instant
     content = storage.read_bytes(f.path) if f.size else b""
-    what = f"{inst.action} {inst.timestamp}"
+    what = f.path
     record: dict[str, Any] = {
         "commitTime": inst.timestamp,
         "actionType": inst.action,

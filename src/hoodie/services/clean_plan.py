@@ -44,6 +44,7 @@ from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.action_metadata import CleanMetadata
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.compaction_plan import pending_compaction_bases
 from hoodie.timeline.instant import Action, Instant, State
@@ -128,9 +129,10 @@ class CleanPlan:
         return avro.encode(avro.CLEANER_PLAN, self.to_avro())
 
     @classmethod
-    def decode(cls, data: bytes, base_path: str, instant: str = "?") -> CleanPlan:
-        """A saved plan (versions 1 and 2: version 1 lists file names per partition)."""
-        doc = avro.decode(data, f"cleaner plan {instant}")
+    def decode(cls, data: bytes, base_path: str, instant: str = "?", source_file: str = "") -> CleanPlan:
+        """A saved plan (versions 1 and 2: version 1 lists file names per partition);
+        ``source_file`` names the file in errors."""
+        doc = avro.decode(data, source_file or f"the plan of clean {instant}")
         e = doc.get("earliestInstantToRetain")
         earliest = Instant(e["timestamp"], e["action"], State(e.get("state") or "COMPLETED")) if e else None
         source = f"the plan of clean {instant}"
@@ -181,12 +183,12 @@ def earliest_instant_to_retain(timeline: ActiveTimeline, settings: CleanSettings
 # --- which partitions ------------------------------------------------------------------------
 
 
-def last_clean_metadata(timeline: ActiveTimeline) -> tuple[Instant, dict[str, Any]] | None:
+def last_clean_metadata(timeline: ActiveTimeline) -> tuple[Instant, CleanMetadata] | None:
     """The newest completed clean and its ``HoodieCleanMetadata``."""
     cleans = timeline.completed([Action.CLEAN])
     if not cleans:
         return None
-    return cleans[-1], avro.decode(timeline.read_content(cleans[-1]), f"clean {cleans[-1].timestamp}")
+    return cleans[-1], timeline.clean_metadata(cleans[-1])
 
 
 def partitions_written(table: HoodieTable, instant: Instant) -> set[str]:
@@ -203,16 +205,16 @@ def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earlies
     last = last_clean_metadata(timeline)
     if last is None:
         return "first clean of the table"
-    last_instant, doc = last
-    before = {t for t in ((doc.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
+    last_instant, meta = last
+    before = {t for t in (meta.extra.get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t}
     removed = sorted(before - set(savepoints))
     if removed:
         return f"savepoint {', '.join(removed)} was deleted since the clean at {last_instant.timestamp}"
-    policies = {pm.get("policy") for pm in (doc.get("partitionMetadata") or {}).values()} - {None}
+    policies = {pm.policy for pm in meta.partition_metadata.values()} - {""}
     if policies and policies != {settings.policy.value}:
         return f"the clean at {last_instant.timestamp} used {', '.join(sorted(policies))}"
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
-        kept = (doc.get("extraMetadata") or {}).get(FILE_VERSIONS_RETAINED)
+        kept = meta.extra.get(FILE_VERSIONS_RETAINED)
         if kept is None or not is_ascii_digits(kept) or int(kept) > settings.file_versions_retained:
             # partitions not written since may hold more versions than now allowed
             return f"the clean at {last_instant.timestamp} kept {kept or 'an unknown number of'} file versions, now {settings.file_versions_retained}"
@@ -221,11 +223,11 @@ def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earlies
     starts = [i.timestamp for i in writes[:1] + pending[:1]]
     start = min(starts, key=InstantTime) if starts else None
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
-        since = doc.get("lastCompletedCommitTimestamp") or ""
+        since = meta.last_completed_commit
         window = [w for w in writes if w.timestamp in InstantRange(after=since)] if since else []
         what = f"commits after {since}, the last one the clean at {last_instant.timestamp} saw"
     else:
-        since = doc.get("earliestCommitToRetain") or ""
+        since = meta.earliest_commit_to_retain
         upto = earliest.timestamp if earliest else ""
         window = [w for w in writes if w.timestamp in InstantRange(from_=since, before=upto)] if since and upto else []
         what = f"commits in [{since}, {upto}) (from the last clean's boundary to this one's)"

@@ -37,9 +37,10 @@ from hoodie.services.clean_plan import (
 )
 from hoodie.services.decision import ServiceDecision
 from hoodie.storage.base import Storage
+from hoodie.storage.paths import relative_to
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline import write_claims
+from hoodie.timeline.action_metadata import CleanMetadata, CleanPartitionMetadata
 from hoodie.timeline.instant import Action, Instant, State
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "schedule_clean",
 ]
 
-CLEAN_METADATA_VERSION = 2
 log = logging.getLogger(__name__)
 
 
@@ -149,7 +149,7 @@ def _run_clean(table: HoodieTable, instant: str | None, engine: Engine | None, s
     started = time.monotonic()
     requested = inst.with_state(State.REQUESTED)
     plan_bytes = timeline.read_content(requested)
-    plan = CleanPlan.decode(plan_bytes, table.base_path, inst.timestamp)
+    plan = CleanPlan.decode(plan_bytes, table.base_path, inst.timestamp, relative_to(timeline.instant_path(requested), table.base_path))
     if checked:
         plan = _within_rules(table, plan, settings, inst.timestamp)
     resumed = inst.is_inflight
@@ -158,28 +158,15 @@ def _run_clean(table: HoodieTable, instant: str | None, engine: Engine | None, s
     tasks = [_DeleteTask(table.storage, p, paths) for p, paths in sorted(plan.files_to_delete.items()) if paths]
     done = (engine or LocalEngine()).map(_delete_partition_files, tasks, "clean") if tasks else []
     earliest = plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else ""
-    metadata = {
-        "startCleanTime": inst.timestamp,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": sum(len(d.deleted) for d in done),
-        "earliestCommitToRetain": earliest,
-        "lastCompletedCommitTimestamp": plan.last_completed_commit,
-        "partitionMetadata": {
-            d.partition: {
-                "partitionPath": d.partition,
-                "policy": plan.policy.value,
-                "deletePathPatterns": list(d.patterns),
-                "successDeleteFiles": list(d.deleted),
-                "failedDeleteFiles": list(d.failed),
-                "isPartitionDeleted": False,
-            }
-            for d in done
-        },
-        "version": CLEAN_METADATA_VERSION,
-        "bootstrapPartitionMetadata": {},
-        "extraMetadata": dict(plan.extra_metadata) or None,
-    }
-    timeline.transition_to_completed(inst.with_state(State.INFLIGHT), avro.encode(avro.CLEAN_METADATA, metadata))
+    metadata = CleanMetadata(
+        inst.timestamp,
+        earliest,
+        plan.last_completed_commit,
+        {d.partition: CleanPartitionMetadata(d.partition, plan.policy.value, d.patterns, d.deleted, d.failed) for d in done},
+        int((time.monotonic() - started) * 1000),
+        dict(plan.extra_metadata) or None,
+    )
+    timeline.transition_to_completed(inst.with_state(State.INFLIGHT), metadata.encode())
     write_claims.sweep(table.storage, table.base_path)  # what writers that died left behind
     return CleanResult(
         inst.timestamp,

@@ -23,21 +23,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from hoodie.errors import InstantNotFoundError, TimelineError
 from hoodie.formats.log import first_block_instant
 from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.services.decision import ServiceDecision
-from hoodie.services.savepoint import read_savepoint, savepoint_instants
+from hoodie.services.savepoint import savepoint_instants
 from hoodie.services.timeline_files import files_of, timeline_files
-from hoodie.services.undo import execute_undo, plan_undo, rollback_metadata
+from hoodie.services.undo import execute_undo, plan_undo
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.instant import Action, Instant, State, recorded_instant
+from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.rollback_metadata import RestoreMetadata, RestorePlan, RollbackMetadata
 
-RESTORE_PLAN_VERSION = 2
-RESTORE_METADATA_VERSION = 1
 # what a restore undoes: everything that writes data files, in any state
 _WRITE_TIMELINE = (*Action.WRITE_ACTIONS, Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING)
 
@@ -80,24 +77,23 @@ def _check_savepoint(table: HoodieTable, savepoint: str) -> None:
         raise InstantNotFoundError(f"no savepoint at {savepoint} in {table.base_path} (savepoints: {have})")
     # metadata the cleaner would refuse (undecodable, or naming paths outside the table)
     # is refused here too: a restore trusts nothing a clean would not
-    read_savepoint(table, Instant(savepoint, Action.SAVEPOINT, State.COMPLETED))
+    table.timeline.savepoint(Instant(savepoint, Action.SAVEPOINT, State.COMPLETED))
     later = [s for s in savepoints if InstantTime(s) > InstantTime(savepoint)]
     if later:
         # their commits are about to disappear: they would pin files of a history that no longer exists
         raise TimelineError(f"cannot restore {table.base_path} to {savepoint}: later savepoints {', '.join(later)} must be deleted first")
 
 
-def _check_plan(table: HoodieTable, restore: Instant, plan: dict[str, Any]) -> None:
+def _check_plan(table: HoodieTable, restore: Instant, plan: RestorePlan) -> None:
     """A pending restore is finished only if it goes to a savepoint that exists and undoes
     nothing at or before it: a plan that asks for more touches nothing."""
-    target = plan.get("savepointToRestoreTimestamp") or ""
+    target = plan.savepoint
     what = f"restore {restore.timestamp} of {table.base_path}"
     remedy = f"nothing was undone; remove {restore.timestamp}.restore.requested (and .inflight) from .hoodie if no restore of yours left it"
-    undo = [recorded_instant(i.get("commitTime"), i.get("action"), State.COMPLETED, f"the plan of {what}") for i in plan.get("instantsToRollback") or []]
     if not any(i.timestamp == target for i in savepoint_instants(table)):
         raise TimelineError(f"{what} goes to {target or 'no instant'}, which is not a savepoint of the table: {remedy}")
-    read_savepoint(table, Instant(target, Action.SAVEPOINT, State.COMPLETED))
-    for instant in undo:
+    table.timeline.savepoint(Instant(target, Action.SAVEPOINT, State.COMPLETED))
+    for instant in plan.instants_to_rollback:
         if instant.time <= InstantTime(target) or instant.action not in _WRITE_TIMELINE:
             raise TimelineError(f"{what} to savepoint {target} would undo {instant.action} {instant.timestamp}, which a restore to it keeps: {remedy}")
 
@@ -108,8 +104,8 @@ def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDec
     table = table.reload()
     pending = pending_restore(table)
     if pending is not None:
-        plan = _read_plan(table, pending)
-        target = plan.get("savepointToRestoreTimestamp") or ""
+        plan = table.timeline.restore_plan(pending)
+        target = plan.savepoint
         _check_plan(table, pending, plan)
         if target != savepoint:
             raise TimelineError(f"restore {pending.timestamp} of {table.base_path} to {target} is unfinished; finish it first (restore_to(table, {target!r}))")
@@ -120,12 +116,8 @@ def restore_to(table: HoodieTable, savepoint: str) -> RestoreResult | ServiceDec
         return ServiceDecision("restore", f"{table.base_path} has no write after savepoint {savepoint}: nothing to undo")
     timeline = table.timeline
     restore = Instant(timeline.new_instant_time(), Action.RESTORE, State.REQUESTED)
-    plan = {
-        "instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in undo],
-        "version": RESTORE_PLAN_VERSION,
-        "savepointToRestoreTimestamp": savepoint,
-    }
-    timeline.create_requested(restore, avro.encode(avro.RESTORE_PLAN, plan))
+    plan = RestorePlan(savepoint, tuple(undo))
+    timeline.create_requested(restore, plan.encode())
     return _execute(table, restore, plan, resumed=False)
 
 
@@ -135,34 +127,27 @@ def resume_restore(table: HoodieTable) -> RestoreResult | None:
     pending = pending_restore(table)
     if pending is None:
         return None
-    plan = _read_plan(table, pending)
+    plan = table.timeline.restore_plan(pending)
     _check_plan(table, pending, plan)
     return _execute(table, pending, plan, resumed=True)
 
 
-def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
-    return avro.decode(table.timeline.read_content(restore.with_state(State.REQUESTED)), f"restore plan {restore.timestamp}")
-
-
-def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed: bool) -> RestoreResult:
+def _execute(table: HoodieTable, restore: Instant, plan: RestorePlan, resumed: bool) -> RestoreResult:
     started = time.monotonic()
     timeline = table.timeline
     if not timeline.storage.exists(timeline.instant_path(restore.with_state(State.INFLIGHT))):
         timeline.transition_to_inflight(restore, b"")
-    undone: dict[str, list[dict[str, Any] | None]] = {}
-    infos: list[dict[str, str]] = []
+    undone: dict[str, tuple[RollbackMetadata, ...]] = {}
     deleted: list[str] = []
     command_logs: list[str] = []
     own: set[str] = set()
-    for item in plan.get("instantsToRollback") or []:
-        target = recorded_instant(item.get("commitTime"), item.get("action"), State.COMPLETED, f"the plan of restore {restore.timestamp}")
-        infos.append({"commitTime": target.timestamp, "action": target.action})
+    for target in plan.instants_to_rollback:
         # reread the timeline each time: every undo removes files from it
         table = table.reload()
         files = files_of(timeline_files(table), target.timestamp, target.action)
         if not files:
             # undone by an earlier attempt of this restore
-            undone[target.timestamp] = [rollback_metadata(restore.timestamp, target, {}, 0, 0)]
+            undone[target.timestamp] = (RollbackMetadata.of(restore.timestamp, target, {}, 0),)
             continue
         undo = plan_undo(table, target, files)
         # rollback logs an earlier attempt of this restore wrote, which this undo deletes
@@ -172,20 +157,11 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
             if parse_log_file_name(p.rsplit("/", 1)[-1]) is not None and first_block_instant(table.storage, p) == restore.timestamp
         )
         metadata = execute_undo(table, undo, files, restore.timestamp)
-        undone[target.timestamp] = [metadata]
-        for pm in metadata["partitionMetadata"].values():
-            deleted.extend(pm["successDeleteFiles"])
-            command_logs.extend(pm["rollbackLogFiles"])
-    record = {
-        "startRestoreTime": restore.timestamp,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "instantsToRollback": [i["commitTime"] for i in infos],
-        "hoodieRestoreMetadata": undone,
-        "version": RESTORE_METADATA_VERSION,
-        "restoreInstantInfo": infos,
-        "extraMetadata": None,
-    }
-    table.timeline.reload().transition_to_completed(restore.with_state(State.INFLIGHT), avro.encode(avro.RESTORE_METADATA, record))
+        undone[target.timestamp] = (metadata,)
+        deleted.extend(metadata.deleted_files())
+        command_logs.extend(metadata.command_logs())
+    record = RestoreMetadata(restore.timestamp, plan.instants_to_rollback, undone, int((time.monotonic() - started) * 1000))
+    table.timeline.reload().transition_to_completed(restore.with_state(State.INFLIGHT), record.encode())
     # The result is the net effect: undoing an older instant can delete a rollback log that
     # undoing a newer one wrote (the file group it appended to goes away), in this attempt
     # or an interrupted one. Such a log was neither there before the restore nor after it.
@@ -193,8 +169,8 @@ def _execute(table: HoodieTable, restore: Instant, plan: dict[str, Any], resumed
     written, removed = set(command_logs) | own, set(deleted)
     return RestoreResult(
         restore.timestamp,
-        plan.get("savepointToRestoreTimestamp") or "",
-        tuple(i["commitTime"] for i in infos),
+        plan.savepoint,
+        tuple(i.timestamp for i in plan.instants_to_rollback),
         tuple(f for f in deleted if f not in written),
         tuple(f for f in dict.fromkeys(command_logs) if f not in removed),
         resumed,

@@ -10,25 +10,25 @@ rollback interrupted by a crash is simply resumed by the next writer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from hoodie.errors import FormatError, TimelineError
+from hoodie.errors import TimelineError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
 from hoodie.formats.log.blocks import CorruptBlock
 from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, relative, relative_to, under
+from hoodie.storage.paths import relative, relative_to, under
 from hoodie.table.committed import paths_completed_writes_name
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline import write_claims
 from hoodie.timeline.commit_metadata import CommitMetadata
-from hoodie.timeline.instant import Action, Instant, State, recorded_instant
+from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.rollback_metadata import RollbackMetadata, RollbackPartitionMetadata, RollbackPlan, RollbackRequest
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def rollback_failed_writes(table: HoodieTable) -> list[RollbackResult]:
     results = []
     resumed: set[str] = set()
     for rb, plan in _pending_rollbacks(table):
-        failed = _target(plan, rb)
+        failed = plan.instant_to_rollback
         # the claim of whoever started it (alive) stays until it is done; ours, taken
         # fresh or over from a starter that died, goes when this run is done
         claim = write_claims.claim(table.storage, table.base_path, failed.timestamp, write_claims.ROLLBACK)
@@ -108,12 +108,12 @@ def rollback_compaction_attempt(table: HoodieTable, inflight: Instant, partition
     for rb, plan in _pending_rollbacks(table):
         # a rollback of this attempt that a crash interrupted is finished, not started anew
         # (left pending, a writer would resume it later, after the compaction ran again)
-        if _target(plan, rb).timestamp == inflight.timestamp:
+        if plan.instant_to_rollback.timestamp == inflight.timestamp:
             return _execute(table, rb, inflight, plan)
     return _start(table, inflight, _plan_requests(table, inflight, partitions))
 
 
-def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
+def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, RollbackPlan]]:
     """Rollbacks a crash interrupted, with their plans. A plan aimed at a completed
     instant is no interrupted rollback of a failed write (those never complete): it is
     left alone with a warning, and nothing it names is touched."""
@@ -122,7 +122,7 @@ def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
     completed = {i.timestamp for i in timeline.completed()}
     for rb in timeline.pending([Action.ROLLBACK]):
         plan = _read_plan(table, rb)
-        target = _target(plan, rb)
+        target = plan.instant_to_rollback
         if target.timestamp in completed:
             log.warning("rollback %s of %s is aimed at %s, a completed instant: ignored", rb.timestamp, table.base_path, target.timestamp)
             continue
@@ -130,26 +130,14 @@ def _pending_rollbacks(table: HoodieTable) -> list[tuple[Instant, dict]]:
     return out
 
 
-def _read_plan(table: HoodieTable, rb: Instant) -> dict:
+def _read_plan(table: HoodieTable, rb: Instant) -> RollbackPlan:
     """The saved ``HoodieRollbackPlan`` of ``rb``, every path in it checked and rebuilt
     under the table's base path: resuming a plan deletes what it lists, so a plan that
     names anything outside the table stops the rollback (:class:`UnsafePathError`). Files
     the plan would delete that its target did not write are dropped (:class:`UndoGuard`)."""
-    source = f"the plan of rollback {rb.timestamp}"
-    plan = avro.decode(table.timeline.read_content(rb.with_state(State.REQUESTED)), f"rollback plan {rb.timestamp}")
-    guard = UndoGuard(table, _target(plan, rb).timestamp, source)
-    for req in plan.get("RollbackRequests") or []:
-        partition = check_partition_path(req.get("partitionPath") or "", source)
-        req["partitionPath"] = partition
-        for key in ("fileId", "latestBaseInstant"):
-            if req.get(key):
-                check_name(req[key], source, "file id" if key == "fileId" else "base instant")
-        req["filesToBeDeleted"] = guard.deletable(recorded_file_in(p, partition, table.base_path, source) for p in req.get("filesToBeDeleted") or [])
-        logs = req.get("logBlocksToBeDeleted") or {}
-        req["logBlocksToBeDeleted"] = {recorded_file_in(p, partition, table.base_path, source): size for p, size in logs.items()}
-        if logs and not (req.get("fileId") and req.get("latestBaseInstant")):
-            raise FormatError(f"{source} rolls back log files of partition {partition!r} without naming their file group")
-    return plan
+    plan = table.timeline.rollback_plan(rb)
+    guard = UndoGuard(table, plan.instant_to_rollback.timestamp, f"the plan of rollback {rb.timestamp}")
+    return dataclasses.replace(plan, requests=tuple(dataclasses.replace(r, files_to_delete=tuple(guard.deletable(r.files_to_delete))) for r in plan.requests))
 
 
 class UndoGuard:
@@ -185,24 +173,15 @@ class UndoGuard:
         return self._committed
 
 
-def _target(plan: dict, rb: Instant) -> Instant:
-    target = plan.get("instantToRollback") or {}
-    return recorded_instant(target.get("commitTime"), target.get("action"), State.INFLIGHT, f"the plan of rollback {rb.timestamp}")
-
-
-def _start(table: HoodieTable, failed: Instant, requests: list[dict]) -> RollbackResult:
+def _start(table: HoodieTable, failed: Instant, requests: tuple[RollbackRequest, ...]) -> RollbackResult:
     """Save the rollback plan of ``failed`` as a requested rollback instant, then run it."""
     timeline = table.timeline.reload()
-    plan = {
-        "instantToRollback": {"commitTime": failed.timestamp, "action": failed.action},
-        "RollbackRequests": requests,
-        "version": 1,
-    }
-    rb = timeline.request_new(Action.ROLLBACK, avro.encode(avro.ROLLBACK_PLAN, plan))
+    plan = RollbackPlan(failed, requests)
+    rb = timeline.request_new(Action.ROLLBACK, plan.encode())
     return _execute(table, rb, failed, plan)
 
 
-def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = ()) -> list[dict]:
+def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = ()) -> tuple[RollbackRequest, ...]:
     """What to undo: base files the failed write created are deleted; log files it wrote
     (merge-on-read) are neutralised by a rollback command block on their slice, as Java
     does, so that no reader ever applies their blocks. ``partitions`` are listed too, for
@@ -242,15 +221,10 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             if not compaction and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
                 note(rel, partition)
     guard = UndoGuard(table, failed.timestamp, f"the rollback of {failed.timestamp}")
-    requests: list[dict[str, Any]] = [
-        {"partitionPath": p, "fileId": None, "latestBaseInstant": None, "filesToBeDeleted": sorted(guard.deletable(paths)), "logBlocksToBeDeleted": {}}
-        for p, paths in sorted(files.items())
-    ]
-    requests += [
-        {"partitionPath": p, "fileId": fid, "latestBaseInstant": base, "filesToBeDeleted": [], "logBlocksToBeDeleted": dict(sorted(blocks.items()))}
-        for (p, fid, base), blocks in sorted(failed_logs.items())
-    ]
-    return requests
+    return tuple(
+        [RollbackRequest(p, files_to_delete=tuple(sorted(guard.deletable(paths)))) for p, paths in sorted(files.items())]
+        + [RollbackRequest(p, fid, base, (), dict(sorted(blocks.items()))) for (p, fid, base), blocks in sorted(failed_logs.items())]
+    )
 
 
 ROLLBACK_WRITE_TOKEN = "1-0-1"  # the token Java's rollback gives its command-block log files
@@ -283,42 +257,62 @@ def _is_rollback_of(table: HoodieTable, path: str, rollback_time: str, target: s
     return False
 
 
-def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> RollbackResult:
+class UndoRecord:
+    """What undoing an instant did, partition by partition, as it goes: the rollback
+    metadata a rollback (and each undo of a restore) records."""
+
+    def __init__(self) -> None:
+        self._deleted: dict[str, tuple[list[str], list[str]]] = {}  # partition -> (success, failed)
+        self._logs: dict[str, tuple[dict[str, int], dict[str, int]]] = {}  # partition -> (command logs, failed logs)
+
+    def partition(self, partition: str) -> None:
+        """Record ``partition`` (in this order), even if nothing is done there."""
+        self._deleted.setdefault(partition, ([], []))
+        self._logs.setdefault(partition, ({}, {}))
+
+    def delete(self, table: HoodieTable, partition: str, path: str) -> None:
+        self.partition(partition)
+        success, failed = self._deleted[partition]
+        try:
+            if table.storage.delete(path):  # a marker whose file never got written deletes nothing
+                success.append(path)
+        except OSError:
+            failed.append(path)
+
+    def neutralised(self, table: HoodieTable, partition: str, command_log: str, failed_logs: dict[str, int]) -> None:
+        """``command_log`` (written) holds a rollback block for ``failed_logs``."""
+        self.partition(partition)
+        commands, logs = self._logs[partition]
+        commands[command_log] = table.storage.size(command_log)
+        logs.update(failed_logs)
+
+    def metadata(self, rollback_time: str, undone: Instant, started: float) -> RollbackMetadata:
+        """The rollback metadata of undoing ``undone`` (begun at ``started``, monotonic)."""
+        partitions = {
+            p: RollbackPartitionMetadata(p, tuple(success), tuple(failed), *self._logs[p])
+            for p, (success, failed) in self._deleted.items()
+        }
+        return RollbackMetadata.of(rollback_time, undone, partitions, int((time.monotonic() - started) * 1000))
+
+
+def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: RollbackPlan) -> RollbackResult:
     started = time.monotonic()
     timeline = table.timeline.reload()
     if not timeline.storage.exists(timeline.instant_path(rb.with_state(State.INFLIGHT))):
         with contextlib.suppress(TimelineError):  # another writer resuming it got there first
             timeline.transition_to_inflight(rb, b"")
-    partition_meta: dict[str, dict] = {}
-    deleted: list[str] = []
-    for req in plan.get("RollbackRequests") or []:
-        pm = partition_meta.setdefault(req["partitionPath"], {
-            "partitionPath": req["partitionPath"], "successDeleteFiles": [], "failedDeleteFiles": [],
-            "rollbackLogFiles": {}, "logFilesFromFailedCommit": {},
-        })
-        for path in req.get("filesToBeDeleted") or []:
-            try:
-                if table.storage.delete(path):  # a marker whose file never got written deletes nothing
-                    pm["successDeleteFiles"].append(path)
-                    deleted.append(path)
-            except OSError:
-                pm["failedDeleteFiles"].append(path)
-        failed_logs = req.get("logBlocksToBeDeleted") or {}
-        if failed_logs:
-            command_log = append_rollback_block(table, req["partitionPath"], req["fileId"], req["latestBaseInstant"], rb.timestamp, failed.timestamp)
-            pm["rollbackLogFiles"][command_log] = table.storage.size(command_log)
-            pm["logFilesFromFailedCommit"].update(failed_logs)
-    metadata = {
-        "startRollbackTime": rb.timestamp,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": len(deleted),
-        "commitsRollback": [failed.timestamp],
-        "partitionMetadata": partition_meta,
-        "version": 1,
-        "instantsRollback": [{"commitTime": failed.timestamp, "action": failed.action}],
-    }
+    done = UndoRecord()
+    for req in plan.requests:
+        done.partition(req.partition_path)
+        for path in req.files_to_delete:
+            done.delete(table, req.partition_path, path)
+        if req.log_blocks_to_delete:
+            assert req.file_id is not None and req.latest_base_instant is not None  # RollbackRequest.from_avro checks it
+            command_log = append_rollback_block(table, req.partition_path, req.file_id, req.latest_base_instant, rb.timestamp, failed.timestamp)
+            done.neutralised(table, req.partition_path, command_log, req.log_blocks_to_delete)
+    metadata = done.metadata(rb.timestamp, failed, started)
     try:
-        timeline.transition_to_completed(rb, avro.encode(avro.ROLLBACK_METADATA, metadata))
+        timeline.transition_to_completed(rb, metadata.encode())
     except TimelineError:
         if not timeline.storage.exists(timeline.instant_path(rb.with_state(State.COMPLETED))):
             raise  # else another writer resuming this rollback completed it first
@@ -327,4 +321,4 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: dict) -> Ro
     forgotten = (State.INFLIGHT,) if failed.action == Action.COMPACTION else (State.INFLIGHT, State.REQUESTED)
     timeline.delete_instant_files(failed, forgotten)
     DirectMarkers(table.storage, table.base_path, failed.timestamp).delete_all()
-    return RollbackResult(rb.timestamp, failed.timestamp, tuple(deleted))
+    return RollbackResult(rb.timestamp, failed.timestamp, tuple(metadata.deleted_files()))

@@ -11,31 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
 from hoodie.layout import InstantTime
-from hoodie.storage.paths import check_name, check_partition_path
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.action_metadata import SavepointInfo
 from hoodie.timeline.instant import Action, Instant, State
 
-SAVEPOINT_METADATA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class SavepointInfo:
-    """One completed savepoint: which commit it keeps, who made it, and the files it pins
-    (partition → file names)."""
-
-    instant: str
-    savepointed_by: str
-    savepointed_at_ms: int
-    comments: str
-    files: dict[str, tuple[str, ...]]
-
-    def file_names(self) -> frozenset[str]:
-        return frozenset(name for names in self.files.values() for name in names)
+__all__ = ["SavepointInfo", "create_savepoint", "delete_savepoint", "list_savepoints", "savepoint_instants"]
 
 
 def savepoint_instants(table: HoodieTable) -> list[Instant]:
@@ -48,19 +31,9 @@ def earliest_savepoint(table: HoodieTable) -> str | None:
     return instants[0].timestamp if instants else None
 
 
-def read_savepoint(table: HoodieTable, instant: Instant) -> SavepointInfo:
-    doc = avro.decode(table.timeline.read_content(instant), f"savepoint {instant.timestamp}")
-    source = f"savepoint {instant.timestamp}"
-    files = {
-        check_partition_path(partition, source): tuple(check_name(n, source) for n in meta.get("savepointDataFile") or ())
-        for partition, meta in (doc.get("partitionMetadata") or {}).items()
-    }
-    return SavepointInfo(instant.timestamp, doc.get("savepointedBy") or "", int(doc.get("savepointedAt") or 0), doc.get("comments") or "", files)
-
-
 def list_savepoints(table: HoodieTable) -> list[SavepointInfo]:
     """Every completed savepoint, oldest first."""
-    return [read_savepoint(table, i) for i in savepoint_instants(table)]
+    return [table.timeline.savepoint(i) for i in savepoint_instants(table)]
 
 
 def savepointed_file_names(table: HoodieTable) -> frozenset[str]:
@@ -74,8 +47,7 @@ def _lookback_start(table: HoodieTable) -> str | None:
     timeline = table.timeline
     cleans = timeline.completed([Action.CLEAN])
     if cleans:
-        doc = avro.decode(timeline.read_content(cleans[-1]), f"clean {cleans[-1].timestamp}")
-        retained = doc.get("earliestCommitToRetain") or ""
+        retained = timeline.clean_metadata(cleans[-1]).earliest_commit_to_retain
         if retained:
             return retained
     writes = timeline.completed_writes()
@@ -115,23 +87,16 @@ def create_savepoint(table: HoodieTable, instant: str | None = None, user: str =
                 names.append(s.base_file.file_name)
             names.extend(lf.file_name for lf in s.log_files)
         files[partition] = tuple(sorted(names))
-    now_ms = int(time.time() * 1000)
-    record = {
-        "savepointedBy": user,
-        "savepointedAt": now_ms,
-        "comments": comment,
-        "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": list(names)} for p, names in files.items()},
-        "version": SAVEPOINT_METADATA_VERSION,
-    }
+    record = SavepointInfo(instant, user, int(time.time() * 1000), comment, files)
     # Java creates the inflight file directly (a savepoint has no requested state).
     inflight = Instant(instant, Action.SAVEPOINT, State.INFLIGHT)
     with contextlib.suppress(FileAlreadyExistsError):  # left by an interrupted attempt: complete it now
         table.storage.create_new(timeline.instant_path(inflight), b"")
     try:
-        table.storage.create_new(timeline.instant_path(inflight.with_state(State.COMPLETED)), avro.encode(avro.SAVEPOINT_METADATA, record))
+        table.storage.create_new(timeline.instant_path(inflight.with_state(State.COMPLETED)), record.encode())
     except FileAlreadyExistsError:
         raise TimelineError(f"commit {instant} of {table.base_path} is already savepointed") from None
-    return SavepointInfo(instant, user, now_ms, comment, files)
+    return record
 
 
 def delete_savepoint(table: HoodieTable, instant: str) -> None:

@@ -21,11 +21,10 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.services.rollback import UndoGuard, append_rollback_block
+from hoodie.services.rollback import UndoGuard, UndoRecord, append_rollback_block
 from hoodie.services.timeline_files import TimelineFile
 from hoodie.storage.paths import relative_to, under
 from hoodie.table.fs_view import FileSystemView
@@ -33,6 +32,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.compaction_plan import CompactionPlan
 from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.rollback_metadata import RollbackMetadata
 
 
 @dataclass
@@ -117,46 +117,19 @@ def _delete_timeline_files(table: HoodieTable, files: list[TimelineFile], states
             table.storage.delete(f.path)
 
 
-def execute_undo(table: HoodieTable, plan: UndoPlan, files: list[TimelineFile], rollback_time: str) -> dict[str, Any]:
-    """Undo the instant; returns its Avro ``HoodieRollbackMetadata`` record."""
+def execute_undo(table: HoodieTable, plan: UndoPlan, files: list[TimelineFile], rollback_time: str) -> RollbackMetadata:
+    """Undo the instant; returns what it did (``HoodieRollbackMetadata``)."""
     started = time.monotonic()
     target = plan.instant.timestamp
     # 1. the instant stops counting as committed before any data file changes
     _delete_timeline_files(table, files, (State.COMPLETED,))
-    partition_meta: dict[str, dict[str, Any]] = {}
-
-    def meta(partition: str) -> dict[str, Any]:
-        return partition_meta.setdefault(partition, {
-            "partitionPath": partition, "successDeleteFiles": [], "failedDeleteFiles": [],
-            "rollbackLogFiles": {}, "logFilesFromFailedCommit": {},
-        })
-
-    deleted = 0
+    done = UndoRecord()
     for partition, paths in sorted(plan.delete.items()):
         for path in sorted(paths):
-            try:
-                table.storage.delete(path)
-                meta(partition)["successDeleteFiles"].append(path)
-                deleted += 1
-            except OSError:
-                meta(partition)["failedDeleteFiles"].append(path)
+            done.delete(table, partition, path)
     for (partition, file_id, base), logs in sorted(plan.rollback_logs.items()):
-        command_log = append_rollback_block(table, partition, file_id, base, rollback_time, target)
-        meta(partition)["rollbackLogFiles"][command_log] = table.storage.size(command_log)
-        meta(partition)["logFilesFromFailedCommit"].update(logs)
+        done.neutralised(table, partition, append_rollback_block(table, partition, file_id, base, rollback_time, target), logs)
     # 2. only now forget the instant: until here a crash resumes this undo
     _delete_timeline_files(table, files, (State.INFLIGHT, State.REQUESTED))
     DirectMarkers(table.storage, table.base_path, target).delete_all()
-    return rollback_metadata(rollback_time, plan.instant, partition_meta, deleted, int((time.monotonic() - started) * 1000))
-
-
-def rollback_metadata(rollback_time: str, instant: Instant, partition_meta: dict[str, dict[str, Any]], deleted: int, millis: int) -> dict[str, Any]:
-    return {
-        "startRollbackTime": rollback_time,
-        "timeTakenInMillis": millis,
-        "totalFilesDeleted": deleted,
-        "commitsRollback": [instant.timestamp],
-        "partitionMetadata": partition_meta,
-        "version": 1,
-        "instantsRollback": [{"commitTime": instant.timestamp, "action": instant.action}],
-    }
+    return done.metadata(rollback_time, plan.instant, started)

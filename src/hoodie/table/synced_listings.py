@@ -31,7 +31,6 @@ from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, under
 from hoodie.table.fs_view import walk_partitions
 from hoodie.table.view_stores import ViewStore
-from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
@@ -145,12 +144,10 @@ class SyncedListings:
             for partition, stats in timeline.commit_metadata(instant).partition_to_write_stats.items():
                 self._grow(partition, [(s.file_name, _size_after(s.file_name, s.logOffset, s.fileSizeInBytes)) for s in stats if s.file_name])
         elif instant.action == Action.CLEAN:
-            meta = avro.decode(timeline.read_content(instant), f"clean {instant.timestamp}")
-            for partition, pm in (meta.get("partitionMetadata") or {}).items():
-                self._shrink(partition, [str(f).rsplit("/", 1)[-1] for f in pm.get("successDeleteFiles") or []])
+            for partition, pm in timeline.clean_metadata(instant).partition_metadata.items():
+                self._shrink(partition, [f.rsplit("/", 1)[-1] for f in pm.success_delete_files])
         elif instant.action == Action.ROLLBACK:
-            meta = avro.decode(timeline.read_content(instant), f"rollback {instant.timestamp}")
-            for partition in meta.get("partitionMetadata") or {}:
+            for partition in timeline.rollback_metadata(instant).partition_metadata:
                 self.store.delete(partition)
 
     def _grow(self, partition: str, files: list[tuple[str, int]]) -> None:

@@ -13,14 +13,17 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from hoodie.errors import FileAlreadyExistsError, InstantNotFoundError, TimelineError
 from hoodie.layout import HOODIE_FOLDER, InstantTime, format_instant
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import under
+from hoodie.storage.paths import relative_to, under
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.action_metadata import CleanMetadata, RequestedReplaceMetadata, SavepointInfo
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, parse_timeline_file_name
+from hoodie.timeline.rollback_metadata import RestorePlan, RollbackMetadata, RollbackPlan
 
 # An instant dated more than this after the clock comes from no writer's clock (a Java
 # table keeping its timeline in local time is at most 14 hours ahead of UTC): a timeline
@@ -173,6 +176,35 @@ class ActiveTimeline:
                 self._metadata[path] = cached
         return cached
 
+    def read_avro(self, instant: Instant) -> dict[str, Any]:
+        """The Avro record of an instant file (:func:`avro_metadata.decode`: bytes that
+        hold none raise :class:`FormatError` naming the file)."""
+        return avro.decode(self.read_content(instant), relative_to(self.instant_path(instant), self.base_path))
+
+    def rollback_plan(self, rollback: Instant) -> RollbackPlan:
+        """The plan a rollback saved as requested, its paths rebuilt under the base path."""
+        return RollbackPlan.from_avro(self.read_avro(rollback.with_state(State.REQUESTED)), self.base_path, rollback.timestamp)
+
+    def rollback_metadata(self, rollback: Instant) -> RollbackMetadata:
+        return RollbackMetadata.from_avro(self.read_avro(rollback), f"rollback {rollback.timestamp}")
+
+    def restore_plan(self, restore: Instant) -> RestorePlan:
+        return RestorePlan.from_avro(self.read_avro(restore.with_state(State.REQUESTED)), f"the plan of restore {restore.timestamp}")
+
+    def clean_metadata(self, clean: Instant) -> CleanMetadata:
+        return CleanMetadata.from_avro(self.read_avro(clean), f"clean {clean.timestamp}")
+
+    def savepoint(self, savepoint: Instant) -> SavepointInfo:
+        return SavepointInfo.from_avro(self.read_avro(savepoint), savepoint.timestamp)
+
+    def requested_replace(self, replace: Instant) -> RequestedReplaceMetadata | None:
+        """What a requested replace commit is for; None when its file is empty (as Java's
+        insert overwrite leaves it)."""
+        requested = replace.with_state(State.REQUESTED)
+        if not self.read_content(requested).strip():
+            return None
+        return RequestedReplaceMetadata.from_avro(self.read_avro(requested), f"requested replace {replace.timestamp}")
+
     def rolled_back(self) -> frozenset[str]:
         """Instant times the rollbacks on this timeline undo. Files such an instant wrote
         are never committed, even when it is older than every instant left on the timeline
@@ -184,13 +216,13 @@ class ActiveTimeline:
             path = self._rollback_file(rb)
             if path not in self._undone:
                 try:
-                    doc = avro.decode(self.storage.read_bytes(path), f"rollback {rb.timestamp}")
-                except FileNotFoundError:
+                    doc = self.read_avro(rb if rb.is_completed else rb.with_state(State.REQUESTED))
+                except InstantNotFoundError:
                     continue  # removed since the listing: the next snapshot will not have it
                 if rb.is_completed:
-                    self._undone[path] = tuple(doc.get("commitsRollback") or ())
+                    self._undone[path] = RollbackMetadata.from_avro(doc, f"rollback {rb.timestamp}").commits_rollback
                 else:
-                    self._undone[path] = ((doc.get("instantToRollback") or {}).get("commitTime") or "",)
+                    self._undone[path] = (RollbackPlan.target_of(doc, rb.timestamp).timestamp,)
             out.update(self._undone[path])
         return frozenset(out)
 

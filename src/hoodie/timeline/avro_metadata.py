@@ -11,6 +11,7 @@ still reads back through Java's reader schema with their defaults.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from typing import Any
 
 import fastavro
@@ -323,13 +324,63 @@ def encode(schema: dict[str, Any], record: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def decode(data: bytes, what: str = "instant") -> dict[str, Any]:
+def decode(data: bytes, source: str) -> dict[str, Any]:
+    """The one record of an Avro object container file: the one way instant files are
+    decoded from Avro. Bytes that are no such container raise :class:`FormatError`
+    naming ``source`` (the instant file)."""
     try:
         records = list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:  # fastavro raises several exception types for bad input
-        raise FormatError(f"cannot decode Avro {what}: {e}") from e
+        raise FormatError(f"{source} cannot be decoded as Avro: {e}") from e
     if not records:
-        raise FormatError(f"Avro {what} holds no record")
+        raise FormatError(f"{source} holds no Avro record")
     if not isinstance(records[0], dict):
-        raise FormatError(f"Avro {what} holds a {type(records[0]).__name__}, not a record")
+        raise FormatError(f"{source} holds a {type(records[0]).__name__}, not a record")
     return records[0]
+
+
+# --- typed fields of decoded records ------------------------------------------------------------
+
+_NO_DEFAULT = object()  # "no default given" for typed_field
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
+
+
+def mistyped(source: str, what: str, value: object, expected: type) -> FormatError:
+    """The error for a field ``what`` of ``source`` holding ``value``, not of type ``expected``."""
+    shown = repr(value) if len(repr(value)) <= 100 else repr(value)[:100] + "..."
+    return FormatError(f"{source}: {what} is {shown} ({_TYPE_NAMES.get(type(value), type(value).__name__)}), not {_TYPE_NAMES[expected]}")
+
+
+def typed_field(doc: Mapping[str, Any], name: str, expected: type, source: str, default: Any = _NO_DEFAULT) -> Any:
+    """``doc[name]`` when it is of the ``expected`` type; ``default`` when absent or null
+    (an empty container when none is given); else a :class:`FormatError` naming it."""
+    value = doc.get(name)
+    if value is None:
+        return expected() if default is _NO_DEFAULT else default
+    if type(value) is not expected:
+        raise mistyped(source, name, value, expected)
+    return value
+
+
+def strings(values: object, source: str, what: str) -> tuple[str, ...]:
+    """A list of strings (null: none), else a :class:`FormatError` naming ``what``."""
+    if values is None:
+        return ()
+    if type(values) is not list:
+        raise mistyped(source, what, values, list)
+    for v in values:
+        if type(v) is not str:
+            raise mistyped(source, f"an entry of {what}", v, str)
+    return tuple(values)
+
+
+def sizes(values: object, source: str, what: str) -> dict[str, int]:
+    """A map of file → size (null: none), else a :class:`FormatError` naming ``what``."""
+    if values is None:
+        return {}
+    if type(values) is not dict:
+        raise mistyped(source, what, values, dict)
+    for v in values.values():
+        if type(v) is not int:
+            raise mistyped(source, f"an entry of {what}", v, int)
+    return dict(values)

@@ -5,20 +5,18 @@ file with the same field names. Both decode to :class:`CommitMetadata`; hoodie w
 """
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-import fastavro
-
 from hoodie.errors import FormatError
 from hoodie.storage.paths import check_name, check_partition_path, check_relative
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.avro_metadata import mistyped, typed_field
 
 NULL_COMMIT = "null"
-_EMPTY = object()  # "no default given" for _field
 # extra metadata key: what a hoodie write cost in storage calls, JSON {"list": n, ...}
 STORAGE_CALLS = "hoodie.storage.calls"
 
@@ -88,12 +86,12 @@ class WriteStat:
         """The stat a JSON (or Avro) record describes; a field of the wrong type raises
         :class:`FormatError` naming ``source`` and the field (null means the default)."""
         if type(data) is not dict:
-            raise _mistyped(source, "a write stat", data, dict)
+            raise mistyped(source, "a write stat", data, dict)
         # a set intersection, not a test per key: commits carry one stat per file written
         kwargs = {k: data[k] for k in _WRITE_STAT_NAMES.intersection(data) if data[k] is not None}
         wrong = [k for k, v in kwargs.items() if type(v) is not _STAT_TYPES[k]]
         if wrong:
-            raise _mistyped(source, wrong[0], kwargs[wrong[0]], _STAT_TYPES[wrong[0]])
+            raise mistyped(source, wrong[0], kwargs[wrong[0]], _STAT_TYPES[wrong[0]])
         rs = kwargs.get("runtimeStats")  # hoodie and Hudi write one on every stat
         if rs is not None:
             kwargs["runtimeStats"] = _runtime_stats(rs, source)
@@ -118,7 +116,6 @@ _WRITE_STAT_DEFAULTS = {f.name: f.default for f in fields(WriteStat) if f.defaul
 # a record such as RuntimeStats arrives as a dict). bool is no int here: type() is compared.
 _JSON_TYPES: dict[str, type] = {"int": int, "str": str, "dict": dict, "list": list, "RuntimeStats": dict}
 _STAT_TYPES = {f.name: _JSON_TYPES[re.split(r"[\[ |]", str(f.type))[0]] for f in fields(WriteStat)}
-_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
 _RUNTIME_FIELDS = tuple(f.name for f in fields(RuntimeStats))
 
 
@@ -129,7 +126,7 @@ def _runtime_stats(rs: dict[str, Any], source: str) -> RuntimeStats:
         v = rs.get(k)
         if v is not None:
             if type(v) is not int:
-                raise _mistyped(source, f"runtimeStats.{k}", v, int)
+                raise mistyped(source, f"runtimeStats.{k}", v, int)
             times[k] = v
     return RuntimeStats(**times)
 
@@ -140,12 +137,7 @@ def _check_entries(kwargs: dict[str, Any], source: str) -> None:
         values = kwargs.get(name)
         for v in (values.values() if isinstance(values, dict) else values or ()):
             if type(v) is not element:
-                raise _mistyped(source, f"an entry of {name}", v, element)
-
-
-def _mistyped(source: str, what: str, value: object, expected: type) -> FormatError:
-    shown = repr(value) if len(repr(value)) <= 100 else repr(value)[:100] + "..."
-    return FormatError(f"{source}: {what} is {shown} ({_TYPE_NAMES.get(type(value), type(value).__name__)}), not {_TYPE_NAMES[expected]}")
+                raise mistyped(source, f"an entry of {name}", v, element)
 
 
 @dataclass(frozen=True)
@@ -223,12 +215,8 @@ class CommitMetadata:
                 raise FormatError(f"{source} is empty: a completed write instant records the files it wrote in partitionToWriteStats")
             return cls()
         try:
-            if data[:4] == b"Obj\x01":
-                records = list(fastavro.reader(io.BytesIO(data)))
-                doc = records[0] if records else {}
-            else:
-                doc = json.loads(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, IndexError, StopIteration) as e:
+            doc = avro.decode(data, source) if data[:4] == b"Obj\x01" else json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
             raise FormatError(f"{source} cannot be decoded: {e}") from e
         if not isinstance(doc, dict):
             raise FormatError(f"{source} is a {type(doc).__name__}, not a record")
@@ -242,42 +230,31 @@ class CommitMetadata:
         every partition, file and file id it names is checked to be a path inside the
         table (else :class:`UnsafePathError`), both naming ``source``."""
         p2ws: dict[str, list[WriteStat]] = {}
-        for partition, stats in _field(doc, "partitionToWriteStats", dict, source).items():
+        for partition, stats in typed_field(doc, "partitionToWriteStats", dict, source).items():
             where = f"partitionToWriteStats[{partition!r}]"
             if stats is not None and type(stats) is not list:
-                raise _mistyped(source, where, stats, list)
+                raise mistyped(source, where, stats, list)
             p2ws[partition] = [WriteStat.from_json(s, f"{source}, {where}") for s in stats or ()]
-        replaced = _field(doc, "partitionToReplaceFileIds", dict, source, None)
+        replaced = typed_field(doc, "partitionToReplaceFileIds", dict, source, None)
         for partition, ids in (replaced or {}).items():
             where = f"partitionToReplaceFileIds[{partition!r}]"
             if ids is not None and type(ids) is not list:
-                raise _mistyped(source, where, ids, list)
+                raise mistyped(source, where, ids, list)
             for file_id in ids or ():
                 if type(file_id) is not str:
-                    raise _mistyped(source, f"a file id of {where}", file_id, str)
-        extra = _field(doc, "extraMetadata", dict, source)
+                    raise mistyped(source, f"a file id of {where}", file_id, str)
+        extra = typed_field(doc, "extraMetadata", dict, source)
         for key, value in extra.items():
             if value is not None and type(value) is not str:
-                raise _mistyped(source, f"extraMetadata[{key!r}]", value, str)
+                raise mistyped(source, f"extraMetadata[{key!r}]", value, str)
         _check_paths(p2ws, replaced or {}, source)
         return cls(
             partition_to_write_stats=p2ws,
-            operation_type=_field(doc, "operationType", str, source, "UNKNOWN") or "UNKNOWN",
+            operation_type=typed_field(doc, "operationType", str, source, "UNKNOWN") or "UNKNOWN",
             extra_metadata={k: v for k, v in extra.items() if v is not None},
-            compacted=_field(doc, "compacted", bool, source, False),
+            compacted=typed_field(doc, "compacted", bool, source, False),
             partition_to_replace_file_ids={p: list(ids or []) for p, ids in replaced.items()} if replaced is not None else None,
         )
-
-
-def _field(doc: Mapping[str, Any], name: str, expected: type, source: str, default: Any = _EMPTY) -> Any:
-    """``doc[name]`` when it is of the ``expected`` type; ``default`` when absent or null
-    (an empty container when none is given); else a :class:`FormatError` naming it."""
-    value = doc.get(name)
-    if value is None:
-        return expected() if default is _EMPTY else default
-    if type(value) is not expected:
-        raise _mistyped(source, name, value, expected)
-    return value
 
 
 def _check_paths(p2ws: Mapping[str, list[WriteStat]], replaced: Mapping[str, Any], source: str) -> None:

@@ -24,10 +24,9 @@ from hoodie.layout import InstantTime, parse_base_file_name
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.remote_view import base_file_dto, group_dto, instant_dto, slice_dto
-from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.compaction_plan import pending_plans
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import Action, Instant
 
 # endpoint → the query parameters it needs besides basepath
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -198,8 +197,8 @@ class HudiView:
                 )
 
     def _is_clustering(self, inst: Instant) -> bool:
-        content = self.timeline.read_content(inst.with_state(State.REQUESTED))
-        return bool(content) and avro.decode(content, f"requested replace {inst.timestamp}").get("operationType") == "CLUSTER"
+        requested = self.timeline.requested_replace(inst)
+        return requested is not None and requested.is_clustering
 
 
 def _first(items: list[Any]) -> list[Any]:

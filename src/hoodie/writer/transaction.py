@@ -23,8 +23,8 @@ from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative
 from hoodie.table.committed import paths_completed_writes_name
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline import write_claims
+from hoodie.timeline.action_metadata import RequestedReplaceMetadata
 from hoodie.timeline.commit_metadata import STORAGE_CALLS, CommitMetadata, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.writer.table_services import TableServices
@@ -66,7 +66,7 @@ class WriteTransaction:
         action = action_for(operation, table.table_type)
         content = b""
         if action == Action.REPLACE_COMMIT:
-            content = avro.encode(avro.REQUESTED_REPLACE_METADATA, {"operationType": operation_type_name(operation), "extraMetadata": {}, "version": 1})
+            content = RequestedReplaceMetadata(operation_type_name(operation)).encode()
         return cls(table, operation, timeline.request_new(action, content), services)
 
     def mark_inflight(self, workload: Mapping[str, Iterable[WriteStat]] | None = None) -> None:
