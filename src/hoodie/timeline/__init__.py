@@ -3,8 +3,10 @@
 :mod:`instant` and :mod:`instant_time` hold the value types (instants, instant times
 ordered as Hudi orders them, ranges of them, and the one parser of instant times users
 give); :mod:`active` reads the active timeline from
-storage (layouts 1 and 2) and performs atomic state transitions; :mod:`commit_metadata`
-and :mod:`avro_metadata` encode what completed instants say. Nothing here reads data files.
+storage (layouts 1 and 2), performs atomic state transitions and decodes what instants
+say: :mod:`commit_metadata`, :mod:`compaction_plan`, :mod:`rollback_metadata` and
+:mod:`action_metadata` are the typed records, :mod:`avro_metadata` their Avro schemas and
+the one Avro decoding path. Nothing here reads data files.
 """
 from __future__ import annotations
 
