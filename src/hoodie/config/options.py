@@ -169,7 +169,7 @@ PARQUET_CODEC = _opt(
     "hoodie.parquet.compression.codec",
     "gzip",
     lower,
-    "Parquet compression codec.",
+    "Parquet compression codec (gzip at zlib's default level 6, as Apache Hudi writes).",
     (),
     ("gzip", "snappy", "zstd", "lz4", "brotli", "uncompressed", "none"),
 )

@@ -31,6 +31,21 @@ class BloomSettings:
     max_entries: int = 100000
 
 
+#: Compression levels as Apache Hudi's Parquet writer (parquet-mr through Hadoop's codecs)
+#: uses them: gzip at zlib's default level 6. Arrow's own gzip default is zlib's maximum,
+#: 9, which takes about three times as long for files about 1% smaller.
+_CODEC_LEVELS = {"gzip": 6}
+
+
+def compression_of(codec: str) -> tuple[str, int | None]:
+    """Arrow's ``compression`` and ``compression_level`` for a ``hoodie.parquet.compression.codec``
+    value: base files and Parquet log blocks are compressed alike."""
+    name = codec.lower()
+    if name in ("uncompressed", "none"):
+        return "none", None
+    return name, _CODEC_LEVELS.get(name)
+
+
 @dataclass(frozen=True)
 class ParquetSettings:
     codec: str = "gzip"
@@ -69,7 +84,7 @@ def write_base_file(
         else:
             metadata = footer_metadata(f, None, None)
     fs, fpath = arrow_path(storage, path)
-    codec = "none" if parquet.codec in ("uncompressed", "none") else parquet.codec
+    codec, level = compression_of(parquet.codec)
     # Rows per row group from the byte budget, estimated from the in-memory size.
     avg_row = max(1, table.nbytes // max(1, table.num_rows))
     rows_per_group = max(1024, parquet.row_group_bytes // avg_row)
@@ -79,6 +94,7 @@ def write_base_file(
             sink,
             table.schema.remove_metadata(),
             compression=codec,
+            compression_level=level,
             use_dictionary=dictionary_columns(table) if use_dictionary is None else use_dictionary,
             data_page_size=parquet.page_size,
             store_schema=False,

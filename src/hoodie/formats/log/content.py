@@ -43,6 +43,7 @@ from hoodie.formats.log.blocks import (
     ParquetDataBlock,
 )
 from hoodie.formats.log.delete_codec import decode_delete_content, encode_delete_content
+from hoodie.formats.parquet import compression_of
 
 __all__ = ["AVRO_BLOCK_VERSION", "compiled_schema", "decode_avro_together", "decode_content", "encode_content"]
 
@@ -219,11 +220,12 @@ def _encode_parquet(block: ParquetDataBlock) -> bytes:
     sink = pa.BufferOutputStream()
     # The table's base-file codec, as Java's append handle passes it; no ARROW:schema so
     # that readers see the Parquet types, exactly as for base files (hoodie.formats.parquet).
-    codec = block.compression.lower()
+    codec, level = compression_of(block.compression)
     pq.write_table(
         block.records.replace_schema_metadata(None),
         sink,
-        compression="none" if codec in ("uncompressed", "none") else codec,
+        compression=codec,
+        compression_level=level,
         store_schema=False,
         write_statistics=True,
     )
