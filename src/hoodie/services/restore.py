@@ -153,7 +153,7 @@ def _execute(table: HoodieTable, restore: Instant, plan: RestorePlan, resumed: b
         # rollback logs an earlier attempt of this restore wrote, which this undo deletes
         # (checked now: once deleted, nothing says who wrote them)
         own.update(
-            p for paths in undo.delete.values() for p in paths
+            p for p in undo.files_to_delete()
             if parse_log_file_name(p.rsplit("/", 1)[-1]) is not None and first_block_instant(table.storage, p) == restore.timestamp
         )
         metadata = execute_undo(table, undo, files, restore.timestamp)

@@ -1,11 +1,16 @@
 """Roll back failed writes, and failed attempts of a compaction.
 
 A write that never completed leaves a requested/inflight instant, markers and maybe data
-files. Rollback plans the files to delete (from the markers, plus a listing of the
-partitions the inflight workload names, for files whose markers were lost), saves the
-plan as ``<t>.rollback.requested``, deletes the files, writes ``<t>.rollback`` with what
-it did, then removes the failed instant and its markers. Every step is idempotent, so a
-rollback interrupted by a crash is simply resumed by the next writer.
+files. Rollback plans what to undo in the partitions its markers and inflight workload
+name (listed, for files whose markers were lost), saves the plan as
+``<t>.rollback.requested``, deletes the files and neutralises the logs, writes
+``<t>.rollback`` with what it did, then removes the failed instant and its markers. Every
+step is idempotent, so a rollback interrupted by a crash is simply resumed by the next
+writer.
+
+How an instant's files are found in a partition and undone (:func:`undo_requests`,
+:func:`apply_requests`, :class:`UndoGuard`) is shared with the undo step of a restore
+(:mod:`.undo`), which undoes completed commits too.
 """
 from __future__ import annotations
 
@@ -182,48 +187,68 @@ def _start(table: HoodieTable, failed: Instant, requests: tuple[RollbackRequest,
 
 
 def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str] = ()) -> tuple[RollbackRequest, ...]:
-    """What to undo: base files the failed write created are deleted; log files it wrote
-    (merge-on-read) are neutralised by a rollback command block on their slice, as Java
-    does, so that no reader ever applies their blocks. ``partitions`` are listed too, for
-    files whose marker never made it. A compaction's log files are left alone: it writes
-    none, and later writes' logs carry its instant as their base instant."""
+    """What to undo of a failed write: the partitions its markers and inflight workload
+    name, and ``partitions``, are listed for the files it wrote (:func:`undo_requests`);
+    the workload catches files whose marker never made it. A compaction's log files are
+    left alone: it writes none, and later writes' logs carry its instant as their base
+    instant."""
     compaction = failed.action == Action.COMPACTION
-    files: dict[str, set[str]] = defaultdict(set)
-    failed_logs: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
-    markers = DirectMarkers(table.storage, table.base_path, failed.timestamp)
-
-    def note(rel: str, partition: str) -> None:
-        full = under(table.base_path, rel)
-        lf = parse_log_file_name(rel.rsplit("/", 1)[-1])
-        if lf is None:
-            files[partition].add(full)
-        elif not compaction and table.storage.exists(full):
-            failed_logs[(partition, lf.file_id, lf.instant)][full] = table.storage.size(full)
-
-    for entry in markers.entries(strict=False):  # the written partitions are listed too
-        for rel in markers.files_of(entry):
-            note(rel, entry.partition_path)
-    # Partitions named by the inflight workload: catch files whose marker never made it.
-    listed: set[str] = set(partitions) | set(files) | {p for p, _, _ in failed_logs}
+    listed, written = marked_files(table, failed.timestamp)
+    listed.update(partitions)
     if failed.is_inflight and not compaction:
         try:
             meta = CommitMetadata.decode(table.timeline.read_content(failed), failed.timestamp)
             listed.update(meta.partition_to_write_stats)
         except Exception:  # an unreadable inflight file must not block the rollback
             pass
-    for partition in listed:
+    return undo_requests(table, failed.timestamp, listed, written, completed=False, logs=not compaction, source=f"the rollback of {failed.timestamp}")
+
+
+def marked_files(table: HoodieTable, instant: str) -> tuple[set[str], set[str]]:
+    """(partitions, relative paths) the markers of ``instant`` name."""
+    markers = DirectMarkers(table.storage, table.base_path, instant)
+    partitions: set[str] = set()
+    written: set[str] = set()
+    for entry in markers.entries(strict=False):  # the written partitions are listed too
+        partitions.add(entry.partition_path)
+        written.update(markers.files_of(entry))
+    return partitions, written
+
+
+def undo_requests(
+    table: HoodieTable, instant: str, partitions: Iterable[str], written: set[str], *, completed: bool, logs: bool, source: str
+) -> tuple[RollbackRequest, ...]:
+    """How to undo what ``instant`` wrote in ``partitions`` (each listed once), as Hudi's
+    listing-based rollback does: files named with the instant (base files it wrote, and,
+    when ``logs``, log files of slices it opened) are deleted, so the previous version of
+    each file group is the latest again; log files it appended to older slices (those of
+    ``written``, relative paths it recorded, or, for an instant that never ``completed``,
+    any whose first block it wrote) get a rollback command block on their slice, so no
+    reader applies them. Deletions pass :class:`UndoGuard` (``source`` names the undo in
+    its warnings)."""
+    delete: dict[str, set[str]] = defaultdict(set)
+    neutralise: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
+    for partition in sorted(partitions):
         for info in table.storage.list_dir(under(table.base_path, partition)):
-            rel = relative(partition, info.name)
+            if info.is_dir:
+                continue
             b = parse_base_file_name(info.name)
-            if b is not None and b.instant == failed.timestamp:
-                note(rel, partition)
+            if b is not None:
+                if b.instant == instant:
+                    delete[partition].add(info.path)
+                continue
             lf = parse_log_file_name(info.name)
-            if not compaction and lf is not None and (lf.instant == failed.timestamp or log_file_written_by(table.storage, info.path, failed.timestamp)):
-                note(rel, partition)
-    guard = UndoGuard(table, failed.timestamp, f"the rollback of {failed.timestamp}")
+            if not logs or lf is None or (lf.cdc and lf.instant != instant):
+                continue
+            if lf.instant == instant:
+                delete[partition].add(info.path)
+            elif relative(partition, info.name) in written or (not completed and log_file_written_by(table.storage, info.path, instant)):
+                neutralise[(partition, lf.file_id, lf.instant)][info.path] = info.size
+    guard = UndoGuard(table, instant, source)
+    kept = {p: guard.deletable(sorted(paths)) for p, paths in sorted(delete.items())}
     return tuple(
-        [RollbackRequest(p, files_to_delete=tuple(sorted(guard.deletable(paths)))) for p, paths in sorted(files.items())]
-        + [RollbackRequest(p, fid, base, (), dict(sorted(blocks.items()))) for (p, fid, base), blocks in sorted(failed_logs.items())]
+        [RollbackRequest(p, files_to_delete=tuple(paths)) for p, paths in kept.items() if paths]
+        + [RollbackRequest(p, fid, base, (), dict(sorted(sizes.items()))) for (p, fid, base), sizes in sorted(neutralise.items())]
     )
 
 
@@ -257,42 +282,26 @@ def _is_rollback_of(table: HoodieTable, path: str, rollback_time: str, target: s
     return False
 
 
-class UndoRecord:
-    """What undoing an instant did, partition by partition, as it goes: the rollback
-    metadata a rollback (and each undo of a restore) records."""
-
-    def __init__(self) -> None:
-        self._deleted: dict[str, tuple[list[str], list[str]]] = {}  # partition -> (success, failed)
-        self._logs: dict[str, tuple[dict[str, int], dict[str, int]]] = {}  # partition -> (command logs, failed logs)
-
-    def partition(self, partition: str) -> None:
-        """Record ``partition`` (in this order), even if nothing is done there."""
-        self._deleted.setdefault(partition, ([], []))
-        self._logs.setdefault(partition, ({}, {}))
-
-    def delete(self, table: HoodieTable, partition: str, path: str) -> None:
-        self.partition(partition)
-        success, failed = self._deleted[partition]
-        try:
-            if table.storage.delete(path):  # a marker whose file never got written deletes nothing
-                success.append(path)
-        except OSError:
-            failed.append(path)
-
-    def neutralised(self, table: HoodieTable, partition: str, command_log: str, failed_logs: dict[str, int]) -> None:
-        """``command_log`` (written) holds a rollback block for ``failed_logs``."""
-        self.partition(partition)
-        commands, logs = self._logs[partition]
-        commands[command_log] = table.storage.size(command_log)
-        logs.update(failed_logs)
-
-    def metadata(self, rollback_time: str, undone: Instant, started: float) -> RollbackMetadata:
-        """The rollback metadata of undoing ``undone`` (begun at ``started``, monotonic)."""
-        partitions = {
-            p: RollbackPartitionMetadata(p, tuple(success), tuple(failed), *self._logs[p])
-            for p, (success, failed) in self._deleted.items()
-        }
-        return RollbackMetadata.of(rollback_time, undone, partitions, int((time.monotonic() - started) * 1000))
+def apply_requests(table: HoodieTable, requests: Iterable[RollbackRequest], rollback_time: str, target: Instant, started: float) -> RollbackMetadata:
+    """Carry out ``requests`` (undoing ``target`` under the instant ``rollback_time``, begun
+    at ``started``, monotonic): delete their files, append their rollback command blocks.
+    Returns what was done, partition by partition in the order of the requests."""
+    done: dict[str, tuple[list[str], list[str], dict[str, int], dict[str, int]]] = {}
+    for req in requests:
+        success, failed, commands, failed_logs = done.setdefault(req.partition_path, ([], [], {}, {}))
+        for path in req.files_to_delete:
+            try:
+                if table.storage.delete(path):  # a marker whose file never got written deletes nothing
+                    success.append(path)
+            except OSError:
+                failed.append(path)
+        if req.log_blocks_to_delete:
+            assert req.file_id is not None and req.latest_base_instant is not None  # RollbackRequest.from_avro checks it
+            command_log = append_rollback_block(table, req.partition_path, req.file_id, req.latest_base_instant, rollback_time, target.timestamp)
+            commands[command_log] = table.storage.size(command_log)
+            failed_logs.update(req.log_blocks_to_delete)
+    partitions = {p: RollbackPartitionMetadata(p, tuple(success), tuple(failed), commands, logs) for p, (success, failed, commands, logs) in done.items()}
+    return RollbackMetadata.of(rollback_time, target, partitions, int((time.monotonic() - started) * 1000))
 
 
 def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: RollbackPlan) -> RollbackResult:
@@ -301,16 +310,7 @@ def _execute(table: HoodieTable, rb: Instant, failed: Instant, plan: RollbackPla
     if not timeline.storage.exists(timeline.instant_path(rb.with_state(State.INFLIGHT))):
         with contextlib.suppress(TimelineError):  # another writer resuming it got there first
             timeline.transition_to_inflight(rb, b"")
-    done = UndoRecord()
-    for req in plan.requests:
-        done.partition(req.partition_path)
-        for path in req.files_to_delete:
-            done.delete(table, req.partition_path, path)
-        if req.log_blocks_to_delete:
-            assert req.file_id is not None and req.latest_base_instant is not None  # RollbackRequest.from_avro checks it
-            command_log = append_rollback_block(table, req.partition_path, req.file_id, req.latest_base_instant, rb.timestamp, failed.timestamp)
-            done.neutralised(table, req.partition_path, command_log, req.log_blocks_to_delete)
-    metadata = done.metadata(rb.timestamp, failed, started)
+    metadata = apply_requests(table, plan.requests, rb.timestamp, failed, started)
     try:
         timeline.transition_to_completed(rb, metadata.encode())
     except TimelineError:

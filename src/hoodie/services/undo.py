@@ -1,15 +1,12 @@
 """Undo one write instant, completed or not: the rollback step of a restore.
 
-:mod:`.rollback` undoes *failed* writes, finding their files by markers. A restore also
-undoes *completed* commits, whose markers are gone; their files are found from what the
-instant recorded (write stats, inflight workload, compaction plan) plus a listing of those
-partitions only. The rules, as Hudi's listing-based rollback:
-
-* files named with the instant (base files it wrote, and log files of slices it opened,
-  such as those of a compaction's slice) are deleted, so the previous version of each file
-  group is the latest again;
-* log files it appended to older slices get a rollback command block on that slice
-  (merge-on-read), as :mod:`.rollback` does for failed writes, so no reader applies them.
+:mod:`.rollback` undoes *failed* writes, finding the partitions they wrote by their markers
+and inflight workload. A restore also undoes *completed* commits, whose markers are gone;
+their partitions are found from what the instant recorded (write stats, inflight workload,
+compaction plan), or every partition when it recorded nothing readable. Both then find
+and undo its files in those partitions by the same rules and the same code
+(:func:`.rollback.undo_requests`, :func:`.rollback.apply_requests`, guarded by
+:class:`.rollback.UndoGuard`).
 
 The order makes every step safe to interrupt: the completed instant file goes first, so
 readers see the instant as never committed before any file changes; the inflight and
@@ -19,31 +16,29 @@ can still find the instant and its workload.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.markers import DirectMarkers, log_file_written_by
-from hoodie.services.rollback import UndoGuard, UndoRecord, append_rollback_block
+from hoodie.markers import DirectMarkers
+from hoodie.services.rollback import apply_requests, marked_files, undo_requests
 from hoodie.services.timeline_files import TimelineFile
-from hoodie.storage.paths import relative_to, under
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.compaction_plan import CompactionPlan
 from hoodie.timeline.instant import Action, Instant, State
-from hoodie.timeline.rollback_metadata import RollbackMetadata
+from hoodie.timeline.rollback_metadata import RollbackMetadata, RollbackRequest
 
 
-@dataclass
+@dataclass(frozen=True)
 class UndoPlan:
-    """What undoing ``instant`` changes: files to delete (partition → absolute paths) and
-    slices whose logs get a rollback block ((partition, file id, base instant) → the log
-    files the instant wrote there, with their sizes)."""
+    """What undoing ``instant`` changes: files to delete and slices whose logs get a
+    rollback block, as a rollback plan states them."""
 
     instant: Instant
-    delete: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    rollback_logs: dict[tuple[str, str, str], dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
+    requests: tuple[RollbackRequest, ...]
+
+    def files_to_delete(self) -> list[str]:
+        return [p for r in self.requests for p in r.files_to_delete]
 
 
 def _known_partitions(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -> tuple[set[str] | None, set[str]]:
@@ -67,18 +62,13 @@ def _known_partitions(table: HoodieTable, instant: Instant, files: list[Timeline
             if f.instant.is_completed:
                 written.update(s.path for s in meta.write_stats() if s.path)
             known = True
-    markers = DirectMarkers(table.storage, table.base_path, instant.timestamp)
-    for entry in markers.entries(strict=False):  # the written partitions are listed too
-        partitions.add(entry.partition_path)
-        written.update(markers.files_of(entry))
-        known = True
-    return (partitions if known else None), written
+    marked, by_markers = marked_files(table, instant.timestamp)
+    known = known or bool(marked)
+    return (partitions | marked if known else None), written | by_markers
 
 
 def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -> UndoPlan:
     """Find what ``instant`` wrote; reads its timeline files and lists its partitions."""
-    plan = UndoPlan(instant)
-    t = instant.timestamp
     partitions, written = _known_partitions(table, instant, files)
     completed = any(f.instant.is_completed for f in files)
     if partitions is None:
@@ -87,28 +77,8 @@ def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -
             partitions = set(FileSystemView(table.storage, table.base_path, table.timeline).all_partition_paths())
         else:
             partitions = set()  # requested only, no markers: it never wrote anything
-    for partition in sorted(partitions):
-        directory = under(table.base_path, partition)
-        for info in table.storage.list_dir(directory):
-            if info.is_dir:
-                continue
-            rel = relative_to(info.path, table.base_path)
-            b = parse_base_file_name(info.name)
-            if b is not None:
-                if b.instant == t:
-                    plan.delete[partition].add(info.path)
-                continue
-            lf = parse_log_file_name(info.name)
-            if lf is None or (lf.cdc and lf.instant != t):
-                continue
-            if lf.instant == t:
-                plan.delete[partition].add(info.path)
-            elif rel in written or (not completed and log_file_written_by(table.storage, info.path, t)):
-                plan.rollback_logs[(partition, lf.file_id, lf.instant)][info.path] = info.size
-    guard = UndoGuard(table, t, f"the undo of {t}")
-    for partition, paths in plan.delete.items():
-        plan.delete[partition] = set(guard.deletable(sorted(paths)))
-    return plan
+    t = instant.timestamp
+    return UndoPlan(instant, undo_requests(table, t, partitions, written, completed=completed, logs=True, source=f"the undo of {t}"))
 
 
 def _delete_timeline_files(table: HoodieTable, files: list[TimelineFile], states: tuple[State, ...]) -> None:
@@ -120,16 +90,10 @@ def _delete_timeline_files(table: HoodieTable, files: list[TimelineFile], states
 def execute_undo(table: HoodieTable, plan: UndoPlan, files: list[TimelineFile], rollback_time: str) -> RollbackMetadata:
     """Undo the instant; returns what it did (``HoodieRollbackMetadata``)."""
     started = time.monotonic()
-    target = plan.instant.timestamp
     # 1. the instant stops counting as committed before any data file changes
     _delete_timeline_files(table, files, (State.COMPLETED,))
-    done = UndoRecord()
-    for partition, paths in sorted(plan.delete.items()):
-        for path in sorted(paths):
-            done.delete(table, partition, path)
-    for (partition, file_id, base), logs in sorted(plan.rollback_logs.items()):
-        done.neutralised(table, partition, append_rollback_block(table, partition, file_id, base, rollback_time, target), logs)
+    metadata = apply_requests(table, plan.requests, rollback_time, plan.instant, started)
     # 2. only now forget the instant: until here a crash resumes this undo
     _delete_timeline_files(table, files, (State.INFLIGHT, State.REQUESTED))
-    DirectMarkers(table.storage, table.base_path, target).delete_all()
-    return done.metadata(rollback_time, plan.instant, started)
+    DirectMarkers(table.storage, table.base_path, plan.instant.timestamp).delete_all()
+    return metadata
