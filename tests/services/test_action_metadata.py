@@ -14,13 +14,13 @@ import fastavro
 import pytest
 
 from hoodie.errors import FormatError
-from hoodie.services.cleaning import CleanSettings, clean
+from hoodie.services.cleaning import CleanSettings, clean, run_clean
 from hoodie.services.restore import restore_to, resume_restore
 from hoodie.services.savepoint import create_savepoint, list_savepoints
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import Action, Instant, State
 from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.action_metadata import CleanMetadata, CleanPartitionMetadata, RequestedReplaceMetadata, SavepointInfo
+from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata, CleanPartitionMetadata, RequestedReplaceMetadata, SavepointInfo
 from hoodie.timeline.rollback_metadata import (
     RestoreMetadata,
     RestorePlan,
@@ -102,6 +102,17 @@ def test_rollback_records_encode_what_was_written_before_and_decode_back() -> No
 
 
 def test_clean_savepoint_and_replace_records_encode_what_was_written_before_and_decode_back() -> None:
+    earliest = Instant(T1, Action.COMMIT, State.COMPLETED)
+    plan = CleanerPlan("KEEP_LATEST_COMMITS", earliest, T2, {"p": (f"{BASE}/p/a.parquet",), "q": ()}, {"k": "v"})
+    same_as_before(plan.encode(), avro.CLEANER_PLAN, {
+        "earliestInstantToRetain": {"timestamp": T1, "action": "commit", "state": "COMPLETED"}, "lastCompletedCommitTimestamp": T2,
+        "policy": "KEEP_LATEST_COMMITS", "filesToBeDeletedPerPartition": {}, "version": 2,
+        "filePathsToBeDeletedPerPartition": {"p": [{"filePath": f"{BASE}/p/a.parquet", "isBootstrapBaseFile": False}]},
+        "partitionsToBeDeleted": [], "extraMetadata": {"k": "v"},
+    })
+    decoded = CleanerPlan.from_avro(avro.decode(plan.encode(), "plan"), BASE, RB)
+    assert decoded == CleanerPlan(plan.policy, earliest, T2, {"p": (f"{BASE}/p/a.parquet",)}, {"k": "v"})  # empty partitions are not saved
+
     clean_meta = CleanMetadata(RB, T1, T2, {"p": CleanPartitionMetadata("p", "KEEP_LATEST_COMMITS", ("a.parquet",), ("a.parquet",), ())}, 3, {"k": "v"})
     same_as_before(clean_meta.encode(), avro.CLEAN_METADATA, {
         "startCleanTime": RB, "timeTakenInMillis": 3, "totalFilesDeleted": 1, "earliestCommitToRetain": T1, "lastCompletedCommitTimestamp": T2,
@@ -138,6 +149,7 @@ def test_apache_hudis_rollbacks_decode_to_typed_records(conformance_table) -> No
 
 
 def _damage(path: Path) -> None:
+    """Write bytes that are no Avro container over the file (or as a pending clean's plan)."""
     path.write_bytes(b"Obj\x01 not an Avro container")
 
 
@@ -161,6 +173,7 @@ def _table_with_every_action(kit) -> tuple[HoodieTable, dict[str, Path]]:
     for action in ("savepoint", "clean", "rollback", "restore"):
         (inst,) = table.timeline.completed([action])
         files[action] = timeline / inst.file_name()
+    files["clean.requested"] = timeline / f"{table.timeline.new_instant_time()}.clean.requested"  # a clean left pending
     return table, files
 
 
@@ -171,8 +184,36 @@ def _clean_after_writes(kit) -> None:
 
 
 @pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda doc: doc.update(policy="KEEP_NOTHING"), "names the policy 'KEEP_NOTHING', which is no cleaner policy"),
+        (lambda doc: doc["earliestInstantToRetain"].update(timestamp="../x"), "names the instant '../x'"),
+        (lambda doc: doc["earliestInstantToRetain"].update(state="DONE"), "has the state 'DONE', which is no instant state"),
+    ],
+)
+def test_a_cleaner_plan_of_the_wrong_values_is_refused_naming_them(cow, change: Callable[[dict[str, Any]], None], expected: str) -> None:
+    for ts in (1, 2, 3):
+        cow.write(["k1"], "p", ts)
+    table = cow.open()
+    earliest = table.timeline.completed_writes()[-1]
+    doc = CleanerPlan("KEEP_LATEST_COMMITS", earliest, earliest.timestamp, {}).to_avro()
+    change(doc)
+    instant = table.timeline.new_instant_time()
+    (Path(cow.path) / ".hoodie" / f"{instant}.clean.requested").write_bytes(avro.encode(avro.CLEANER_PLAN, doc))
+    before = cow.data_files()
+    with pytest.raises(FormatError, match=f"the plan of clean {instant}"):
+        try:
+            run_clean(cow.open())
+        except FormatError as e:
+            assert expected in str(e)
+            raise
+    assert cow.data_files() == before
+
+
+@pytest.mark.parametrize(
     ("action", "door"),
     [
+        ("clean.requested", lambda kit: run_clean(kit.open())),
         ("savepoint", lambda kit: list_savepoints(kit.open())),
         ("clean", lambda kit: _clean_after_writes(kit)),
         ("rollback", lambda kit: kit.open().timeline.rolled_back()),

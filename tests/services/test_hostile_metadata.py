@@ -163,7 +163,7 @@ def test_clean_plan_of_java_records_paths_with_a_scheme(tmp_path: Path) -> None:
     rows = hoodie.read(str(hood.a)).sort_by("key").to_pylist()
     plan = plan_clean(table, CleanSettings(commits_retained=1))
     assert plan.should_run
-    doc = plan.to_avro()
+    doc = plan.saved().to_avro()
     doc["filePathsToBeDeletedPerPartition"] = {
         p: [{"filePath": "file:" + i["filePath"], "isBootstrapBaseFile": False} for i in infos] for p, infos in doc["filePathsToBeDeletedPerPartition"].items()
     }

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from hoodie.errors import ConfigError
+from hoodie.errors import ConfigError, FormatError
 from hoodie.layout import (
     InstantTime,
     format_instant,
@@ -39,18 +39,16 @@ from hoodie.layout import (
 )
 from hoodie.services.savepoint import SavepointInfo, list_savepoints
 from hoodie.storage.base import FileInfo, Storage
-from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
+from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
-from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.action_metadata import CleanMetadata
+from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.compaction_plan import pending_compaction_bases
-from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.instant import Action, Instant
 from hoodie.timeline.instant_time import InstantRange
 
-CLEAN_PLAN_VERSION = 2
 SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"  # extra metadata key, as Java's CleanPlanner
 # hoodie's own extra metadata key: the versions a KEEP_LATEST_FILE_VERSIONS clean kept, so
 # that the next one knows whether partitions it does not list are within the limit
@@ -110,50 +108,24 @@ class CleanPlan:
     def file_count(self) -> int:
         return sum(len(v) for v in self.files_to_delete.values())
 
-    def to_avro(self) -> dict[str, Any]:
-        e = self.earliest_instant_to_retain
-        return {
-            "earliestInstantToRetain": {"timestamp": e.timestamp, "action": e.action, "state": e.state.value} if e else None,
-            "lastCompletedCommitTimestamp": self.last_completed_commit,
-            "policy": self.policy.value,
-            "filesToBeDeletedPerPartition": {},
-            "version": CLEAN_PLAN_VERSION,
-            "filePathsToBeDeletedPerPartition": {
-                p: [{"filePath": path, "isBootstrapBaseFile": False} for path in paths] for p, paths in sorted(self.files_to_delete.items()) if paths
-            },
-            "partitionsToBeDeleted": [],
-            "extraMetadata": dict(self.extra_metadata),
-        }
+    def saved(self) -> CleanerPlan:
+        """The plan as ``<t>.clean.requested`` stores it."""
+        return CleanerPlan(self.policy.value, self.earliest_instant_to_retain, self.last_completed_commit, self.files_to_delete, self.extra_metadata)
 
     def encode(self) -> bytes:
-        return avro.encode(avro.CLEANER_PLAN, self.to_avro())
+        return self.saved().encode()
 
     @classmethod
-    def decode(cls, data: bytes, base_path: str, instant: str = "?", source_file: str = "") -> CleanPlan:
-        """A saved plan (versions 1 and 2: version 1 lists file names per partition);
-        ``source_file`` names the file in errors."""
-        doc = avro.decode(data, source_file or f"the plan of clean {instant}")
-        e = doc.get("earliestInstantToRetain")
-        earliest = Instant(e["timestamp"], e["action"], State(e.get("state") or "COMPLETED")) if e else None
-        source = f"the plan of clean {instant}"
-        files: dict[str, tuple[str, ...]] = {}
-        for p, infos in (doc.get("filePathsToBeDeletedPerPartition") or {}).items():
-            check_partition_path(p, source)
-            files[p] = tuple(recorded_file_in(i["filePath"], p, base_path, source) for i in infos or () if i.get("filePath"))
-        for p, names in (doc.get("filesToBeDeletedPerPartition") or {}).items():
-            check_partition_path(p, source)
-            if p not in files:
-                files[p] = tuple(under(base_path, p, check_name(n, source)) for n in names or ())
-        policy = CleanPolicy(doc.get("policy") or CleanPolicy.KEEP_LATEST_COMMITS.value)
+    def of_saved(cls, saved: CleanerPlan, instant: str) -> CleanPlan:
+        """The plan clean ``instant`` saved."""
+        try:
+            policy = CleanPolicy(saved.policy or CleanPolicy.KEEP_LATEST_COMMITS.value)
+        except ValueError:
+            raise FormatError(f"the plan of clean {instant} names the policy {saved.policy!r}, which is no cleaner policy") from None
+        files = saved.files_to_delete
         return cls(
-            policy,
-            earliest,
-            doc.get("lastCompletedCommitTimestamp") or "",
-            files,
-            tuple(sorted(files)),
-            "saved plan",
-            f"plan of clean {instant}",
-            dict(doc.get("extraMetadata") or {}),
+            policy, saved.earliest_instant_to_retain, saved.last_completed_commit, files, tuple(sorted(files)),
+            "saved plan", f"plan of clean {instant}", dict(saved.extra_metadata),
         )
 
 

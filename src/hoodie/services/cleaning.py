@@ -37,7 +37,6 @@ from hoodie.services.clean_plan import (
 )
 from hoodie.services.decision import ServiceDecision
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import relative_to
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import write_claims
 from hoodie.timeline.action_metadata import CleanMetadata, CleanPartitionMetadata
@@ -149,7 +148,7 @@ def _run_clean(table: HoodieTable, instant: str | None, engine: Engine | None, s
     started = time.monotonic()
     requested = inst.with_state(State.REQUESTED)
     plan_bytes = timeline.read_content(requested)
-    plan = CleanPlan.decode(plan_bytes, table.base_path, inst.timestamp, relative_to(timeline.instant_path(requested), table.base_path))
+    plan = CleanPlan.of_saved(timeline.cleaner_plan(inst), inst.timestamp)
     if checked:
         plan = _within_rules(table, plan, settings, inst.timestamp)
     resumed = inst.is_inflight

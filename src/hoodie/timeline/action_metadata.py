@@ -1,12 +1,13 @@
-"""Clean, savepoint and requested-replace instants as typed records: the clean metadata of
-``<t>.clean`` (``HoodieCleanMetadata``), the savepoint metadata of ``<t>.savepoint``
+"""Clean, savepoint and requested-replace instants as typed records: the cleaner plan of
+``<t>.clean.requested`` (``HoodieCleanerPlan``), the clean metadata of ``<t>.clean``
+(``HoodieCleanMetadata``), the savepoint metadata of ``<t>.savepoint``
 (``HoodieSavepointMetadata``) and the requested replace metadata of
 ``<t>.replacecommit.requested`` (``HoodieRequestedReplaceMetadata``).
 
 Each decodes from the record :func:`hoodie.timeline.avro_metadata.decode` read, a field of
-the wrong type being a :class:`~hoodie.errors.FormatError` naming it; what a savepoint pins
-(the cleaner keeps those files) is checked to be inside the table. Each encodes to the
-bytes Java writes. Cleaner plans are :class:`hoodie.services.clean_plan.CleanPlan`.
+the wrong type being a :class:`~hoodie.errors.FormatError` naming it; what a cleaner plan
+deletes and a savepoint pins is checked to be inside the table (full paths recorded in a
+plan are rebuilt under the base path). Each encodes to the bytes Java writes.
 """
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hoodie.storage.paths import check_name, check_partition_path
+from hoodie.errors import FormatError
+from hoodie.storage.paths import check_name, check_partition_path, recorded_file_in, under
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.avro_metadata import mistyped, strings, typed_field
+from hoodie.timeline.instant import Instant, State, recorded_instant
 
+CLEAN_PLAN_VERSION = 2
 CLEAN_METADATA_VERSION = 2
 SAVEPOINT_METADATA_VERSION = 1
 REQUESTED_REPLACE_VERSION = 1
@@ -31,6 +35,14 @@ def _string_map(doc: Mapping[str, Any], name: str, source: str) -> dict[str, str
     return None if values is None else {k: v for k, v in values.items() if v is not None}
 
 
+def _lists(doc: Mapping[str, Any], name: str, source: str) -> dict[str, list[Any]]:
+    values = typed_field(doc, name, dict, source, {})
+    for key, value in values.items():
+        if value is not None and type(value) is not list:
+            raise mistyped(source, f"{name}[{key!r}]", value, list)
+    return {k: v or [] for k, v in values.items()}
+
+
 def _records(doc: Mapping[str, Any], name: str, source: str) -> dict[str, Mapping[str, Any]]:
     values = typed_field(doc, name, dict, source)
     for key, value in values.items():
@@ -40,6 +52,68 @@ def _records(doc: Mapping[str, Any], name: str, source: str) -> dict[str, Mappin
 
 
 # --- clean -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CleanerPlan:
+    """``HoodieCleanerPlan`` (version 2; version 1, which lists file names, is read too):
+    the files a clean deletes (partition → storage paths) and the boundary it keeps."""
+
+    policy: str
+    earliest_instant_to_retain: Instant | None
+    last_completed_commit: str
+    files_to_delete: dict[str, tuple[str, ...]]
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_avro(self) -> dict[str, Any]:
+        e = self.earliest_instant_to_retain
+        return {
+            "earliestInstantToRetain": {"timestamp": e.timestamp, "action": e.action, "state": e.state.value} if e else None,
+            "lastCompletedCommitTimestamp": self.last_completed_commit,
+            "policy": self.policy,
+            "filesToBeDeletedPerPartition": {},
+            "version": CLEAN_PLAN_VERSION,
+            "filePathsToBeDeletedPerPartition": {
+                p: [{"filePath": path, "isBootstrapBaseFile": False} for path in paths] for p, paths in sorted(self.files_to_delete.items()) if paths
+            },
+            "partitionsToBeDeleted": [],
+            "extraMetadata": dict(self.extra_metadata),
+        }
+
+    def encode(self) -> bytes:
+        return avro.encode(avro.CLEANER_PLAN, self.to_avro())
+
+    @classmethod
+    def from_avro(cls, doc: Mapping[str, Any], base_path: str, clean: str) -> CleanerPlan:
+        """The plan of clean ``clean``; every file it names is checked to lie in its
+        partition under ``base_path`` (else :class:`~hoodie.errors.UnsafePathError`)."""
+        source = f"the plan of clean {clean}"
+        e = typed_field(doc, "earliestInstantToRetain", dict, source, None)
+        earliest = None
+        if e is not None:
+            state = typed_field(e, "state", str, source, State.COMPLETED.value)
+            if state not in State.__members__:
+                raise FormatError(f"{source}: earliestInstantToRetain has the state {state!r}, which is no instant state")
+            earliest = recorded_instant(e.get("timestamp"), e.get("action"), State(state), source)
+        files: dict[str, tuple[str, ...]] = {}
+        for p, infos in _lists(doc, "filePathsToBeDeletedPerPartition", source).items():
+            check_partition_path(p, source)
+            for info in infos:
+                if not isinstance(info, Mapping):
+                    raise mistyped(source, f"an entry of filePathsToBeDeletedPerPartition[{p!r}]", info, dict)
+            paths = [typed_field(info, "filePath", str, source, "") for info in infos]
+            files[p] = tuple(recorded_file_in(path, p, base_path, source) for path in paths if path)
+        for p, names in _lists(doc, "filesToBeDeletedPerPartition", source).items():
+            check_partition_path(p, source)
+            if p not in files:
+                files[p] = tuple(under(base_path, p, check_name(n, source)) for n in strings(names, source, f"filesToBeDeletedPerPartition[{p!r}]"))
+        return cls(
+            typed_field(doc, "policy", str, source, ""),
+            earliest,
+            typed_field(doc, "lastCompletedCommitTimestamp", str, source, ""),
+            files,
+            _string_map(doc, "extraMetadata", source) or {},
+        )
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from hoodie.layout import HOODIE_FOLDER, InstantTime, format_instant
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative_to, under
 from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline.action_metadata import CleanMetadata, RequestedReplaceMetadata, SavepointInfo
+from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata, RequestedReplaceMetadata, SavepointInfo
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, parse_timeline_file_name
 from hoodie.timeline.rollback_metadata import RestorePlan, RollbackMetadata, RollbackPlan
@@ -190,6 +190,10 @@ class ActiveTimeline:
 
     def restore_plan(self, restore: Instant) -> RestorePlan:
         return RestorePlan.from_avro(self.read_avro(restore.with_state(State.REQUESTED)), f"the plan of restore {restore.timestamp}")
+
+    def cleaner_plan(self, clean: Instant) -> CleanerPlan:
+        """The plan a clean saved as requested, its paths rebuilt under the base path."""
+        return CleanerPlan.from_avro(self.read_avro(clean.with_state(State.REQUESTED)), self.base_path, clean.timestamp)
 
     def clean_metadata(self, clean: Instant) -> CleanMetadata:
         return CleanMetadata.from_avro(self.read_avro(clean), f"clean {clean.timestamp}")
