@@ -15,12 +15,11 @@ How an instant's files are found in a partition and undone (:func:`undo_requests
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hoodie.errors import TimelineError
 from hoodie.formats.log import CommandBlock, HeaderKey, LogFileReader, write_log_file
@@ -142,7 +141,7 @@ def _read_plan(table: HoodieTable, rb: Instant) -> RollbackPlan:
     the plan would delete that its target did not write are dropped (:class:`UndoGuard`)."""
     plan = table.timeline.rollback_plan(rb)
     guard = UndoGuard(table, plan.instant_to_rollback.timestamp, f"the plan of rollback {rb.timestamp}")
-    return dataclasses.replace(plan, requests=tuple(dataclasses.replace(r, files_to_delete=tuple(guard.deletable(r.files_to_delete))) for r in plan.requests))
+    return replace(plan, requests=tuple(replace(r, files_to_delete=tuple(guard.deletable(r.files_to_delete))) for r in plan.requests))
 
 
 class UndoGuard:
