@@ -7,6 +7,8 @@ content of HFILE_DATA log blocks).
   through single- and multi-level indexes, file info, meta blocks;
 * :mod:`.writer` — :func:`write_hfile`/:func:`encode_hfile`, as Apache Hudi writes them.
 """
+from hoodie.formats.hfile.blocks import Codec
 from hoodie.formats.hfile.reader import HFileReader
+from hoodie.formats.hfile.writer import DEFAULT_BLOCK_SIZE, HFileSettings, encode_hfile, write_hfile
 
-__all__ = ["HFileReader"]
+__all__ = ["DEFAULT_BLOCK_SIZE", "Codec", "HFileReader", "HFileSettings", "encode_hfile", "write_hfile"]
