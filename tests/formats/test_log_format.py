@@ -396,13 +396,18 @@ def test_command_block_round_trip() -> None:
     assert decoded == block
 
 
-@pytest.mark.parametrize("kind", [HFileDataBlock, CdcDataBlock])
-def test_raw_blocks_round_trip_and_are_not_data(kind: type) -> None:
-    block = kind(b"\x00HFILE-or-CDC\xff" * 10, {HeaderKey.INSTANT_TIME: TRIPS_INSTANT})
+def test_raw_blocks_round_trip_and_are_not_data() -> None:
+    block = CdcDataBlock(b"\x00CDC\xff" * 10, {HeaderKey.INSTANT_TIME: TRIPS_INSTANT})
     (decoded,) = read_log_bytes(encode_block(block))
-    assert type(decoded) is kind
+    assert type(decoded) is CdcDataBlock
     assert decoded == block
     assert not hasattr(decoded, "records")
+
+
+def test_hfile_block_that_is_no_hfile_is_refused() -> None:
+    data = encode_block(HFileDataBlock(b"\x00HFILE\xff" * 10, {HeaderKey.INSTANT_TIME: TRIPS_INSTANT}))
+    with pytest.raises(FormatError, match=r"<bytes>: HFILE_DATA block at byte 0: HFILE_DATA content: 70 bytes is too short"):
+        read_log_bytes(data)
 
 
 def test_several_blocks_in_one_file_keep_order(tmp_path: Path) -> None:

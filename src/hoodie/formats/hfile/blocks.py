@@ -121,9 +121,9 @@ def decode_block(buf: bytes | memoryview, codec: int, where: str, expect: bytes 
     if len(buf) < header.on_disk_size:
         raise FormatError(f"{where}: block of {header.on_disk_size} bytes cut short at {len(buf)}")
     data_end = header.on_disk_data_size_with_header
+    step = header.bytes_per_checksum
+    chunks = -(-data_end // step) if step > 0 else 0
     if header.checksum_type:
-        step = header.bytes_per_checksum
-        chunks = -(-data_end // step)
         if header.on_disk_size - data_end != 4 * chunks:
             raise FormatError(f"{where}: {header.on_disk_size - data_end} checksum bytes for {chunks} chunks")
         for i in range(chunks):
@@ -131,6 +131,9 @@ def decode_block(buf: bytes | memoryview, codec: int, where: str, expect: bytes 
             actual = _checksum(header.checksum_type, buf[i * step : min(data_end, (i + 1) * step)])
             if stored != actual:
                 raise FormatError(f"{where}: checksum mismatch in chunk {i} (stored {stored:08x}, computed {actual:08x})")
+    elif header.on_disk_size - data_end not in (0, 4 * chunks):
+        # Hudi 1.1's own writer declares no checksum type but leaves their room, zeroed
+        raise FormatError(f"{where}: block without checksums has {header.on_disk_size - data_end} bytes after its data")
     stored_data = bytes(buf[HEADER_SIZE:data_end])
     if codec == Codec.NONE:
         data = stored_data

@@ -8,6 +8,8 @@ Modules, each owning one concern:
   :class:`HFileDataBlock`, :class:`CdcDataBlock`, :class:`CorruptBlock`);
 * :mod:`.framing` — the block frame (magic, lengths, version, type, header, footer);
 * :mod:`.content` — block content per type; :mod:`.delete_codec` for delete blocks;
+  :mod:`.hfile_content` for HFILE_DATA blocks (an HFile of Avro records, see
+  :mod:`hoodie.formats.hfile`);
 * :mod:`hoodie.formats.avro_nodes` (shared with the Arrow schema of a writer schema) — a
   writer schema resolved into the tree both Avro codecs walk;
 * :mod:`.avro_vector` — the codec of AVRO_DATA records whose fields are scalars or

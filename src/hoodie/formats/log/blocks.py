@@ -1,7 +1,8 @@
 """The log block model: block kinds, header keys, and one frozen dataclass per block kind.
 
 This module owns *what a block is*, not how it is encoded (see :mod:`.framing`,
-:mod:`.content`) or read from a file (see :mod:`.reader`).
+:mod:`.content`, and :mod:`.hfile_content` for the HFile an HFILE_DATA block holds) or
+read from a file (see :mod:`.reader`).
 
 Every block carries a ``header`` and a ``footer``: plain dicts of :class:`HeaderKey` to
 string. Their iteration order is the order the entries are written in. Java writes them
@@ -18,13 +19,15 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from hoodie.formats.avro_schema import avro_schema_json
+from hoodie.formats.hfile import HFileSettings
+from hoodie.formats.log.hfile_content import LOG_BLOCK_HFILE, METADATA_KEY_FIELD, decode_hfile_records, encode_hfile_records
 
 __all__ = [
     "AvroDataBlock",
@@ -377,7 +380,9 @@ class CommandBlock(LogBlock):
 
 @dataclass(frozen=True)
 class HFileDataBlock(LogBlock):
-    """``HFILE_DATA`` (metadata table): ``content`` is a whole HFile, kept undecoded."""
+    """``HFILE_DATA`` (metadata table): ``content`` is a whole HFile (kept as read, so a
+    decoded block re-encodes to the same bytes) of the records keyed by record key; read
+    them with :meth:`records`, build a block with :meth:`create`."""
 
     block_type: ClassVar[BlockType] = BlockType.HFILE_DATA
     content: bytes
@@ -388,6 +393,32 @@ class HFileDataBlock(LogBlock):
         object.__setattr__(self, "content", bytes(self.content))
         object.__setattr__(self, "header", _checked_header(self.header, "HFileDataBlock"))
         object.__setattr__(self, "footer", _checked_header(self.footer, "HFileDataBlock footer"))
+
+    @classmethod
+    def create(
+        cls,
+        records: pa.Table,
+        schema: str | Mapping[str, Any],
+        instant_time: str,
+        key_field: str = METADATA_KEY_FIELD,
+        extra_header: Mapping[HeaderKey, str] | None = None,
+        settings: HFileSettings = LOG_BLOCK_HFILE,
+    ) -> HFileDataBlock:
+        """A new block of ``records`` (Avro ``schema``, keyed by ``key_field``) written by
+        ``instant_time``, encoded as Apache Hudi encodes them."""
+        schema_json = schema if isinstance(schema, str) else avro_schema_json(schema)
+        header = _new_header(instant_time, {**(extra_header or {}), HeaderKey.SCHEMA: schema_json})
+        return cls(encode_hfile_records(records, schema_json, key_field, settings), header)
+
+    def records(
+        self,
+        keys: Iterable[str] | None = None,
+        prefixes: Iterable[str] | None = None,
+        key_field: str = METADATA_KEY_FIELD,
+    ) -> pa.Table:
+        """The block's records in key order: all, those of ``keys`` (sorted), or those whose
+        key starts with one of ``prefixes`` (sorted); only the HFile blocks needed are read."""
+        return decode_hfile_records(self.content, self.header.get(HeaderKey.SCHEMA), key_field, keys, prefixes)
 
 
 @dataclass(frozen=True)

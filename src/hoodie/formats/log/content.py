@@ -7,8 +7,9 @@ This module owns what sits between a block's content length and its footer:
 * DELETE: see :mod:`.delete_codec`;
 * PARQUET_DATA: a whole Parquet file (GZIP, as Java writes it);
 * COMMAND: empty; the command is in the header;
-* HFILE_DATA / CDC_DATA: kept as raw bytes (HFile decoding lives elsewhere; hudi-rs
-  rejects CDC blocks).
+* HFILE_DATA: a whole HFile, kept as bytes (its records are decoded on demand, see
+  :mod:`.hfile_content`); its trailer and index are checked when the block is read;
+* CDC_DATA: kept as raw bytes (hudi-rs rejects CDC blocks).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import pyarrow.parquet as pq
 from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.avro_nodes import AvroNode, parse_avro_schema
 from hoodie.formats.avro_schema import avro_schema_to_arrow
+from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log.avro_decode import decode_columns
 from hoodie.formats.log.avro_encode import encode_records
 from hoodie.formats.log.avro_vector import can_vectorize, decode_records, encode_avro_content, encode_avro_contents
@@ -255,6 +257,7 @@ def decode_content(block_type: BlockType, header: Header, footer: Header, conten
     if block_type is BlockType.COMMAND:
         return _decode_command(header, footer)
     if block_type is BlockType.HFILE_DATA:
+        HFileReader.from_bytes(content, "HFILE_DATA content")  # a damaged HFile fails here, not later
         return HFileDataBlock(content, header, footer)
     if block_type is BlockType.CDC_DATA:
         return CdcDataBlock(content, header, footer)
