@@ -1,6 +1,8 @@
 """Fixtures of the Apache Hudi oracle tests (every test here carries the ``oracle`` mark).
 
-``hudi_oracle(version)`` (session): the running :class:`HudiOracle` of that Hudi version,
+``hudi_setup(version)`` (session): the fetched bundle and interpreter of that Hudi version
+(for a JVM of one's own, e.g. Apache Hudi's timeline server). ``hudi_oracle(version)``
+(session): the running :class:`HudiOracle` of that Hudi version,
 started once per test run (tests run one version after the other, and one version's
 process stops when the next one starts) and stopped at its end; fetched on first use by
 ``scripts/oracle_setup.sh``. Without Maven Central or PyPI every test that needs it is
@@ -38,11 +40,11 @@ def _version_of(item: pytest.Item) -> str:
 
 
 @pytest.fixture(scope="session")
-def hudi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], HudiOracle]]:
+def hudi_setup() -> Callable[[str], OracleSetup]:
+    """The fetched bundle and interpreter of a Hudi version (the test skips without them)."""
     setups: dict[str, OracleSetup | str] = {}  # a set-up, or why there is none
-    started: dict[str, HudiOracle] = {}
 
-    def get(version: str) -> HudiOracle:
+    def get(version: str) -> OracleSetup:
         if version not in setups:
             try:
                 setups[version] = set_up(version)
@@ -51,6 +53,17 @@ def hudi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
         setup = setups[version]
         if isinstance(setup, str):
             pytest.skip(setup)
+        return setup
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def hudi_oracle(tmp_path_factory: pytest.TempPathFactory, hudi_setup: Callable[[str], OracleSetup]) -> Iterator[Callable[[str], HudiOracle]]:
+    started: dict[str, HudiOracle] = {}
+
+    def get(version: str) -> HudiOracle:
+        setup = hudi_setup(version)
         if version not in started or not started[version].running:
             # one JVM at a time on a small machine: the other version's stops
             for other in list(started):

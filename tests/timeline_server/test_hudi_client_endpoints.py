@@ -22,7 +22,7 @@ from table_options import MOR_TRIPS, trip_options
 
 import hoodie
 from hoodie.errors import ConfigError
-from hoodie.services import CompactionSettings, schedule_compaction
+from hoodie.services import CleanSettings, CompactionSettings, clean, schedule_compaction
 from hoodie.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline_server import TimelineServer
@@ -193,3 +193,97 @@ def test_bad_parameters_are_refused_naming_them(tmp_path: Path, tokenless: Timel
     tokenless.add_table(path)
     status, answer = _get(tokenless.port, VIEW + "datafiles/beforeoron/latest/", basepath=path, **params)
     assert status == 400 and named in answer["error"]
+
+
+# --- the rest of Hudi's view API: whole-table, ranges, 1.x's inflight slices, APPEND markers -----
+def test_whole_table_and_range_answers(tmp_path: Path, tokenless: TimelineServer) -> None:
+    path = str(tmp_path / "t")
+    t1 = hoodie.write(pa.concat_tables([_trips(["a"], 1), _trips(["b"], 1, "la")]), path, trip_options())
+    t2 = hoodie.write(_trips(["a"], 2), path, trip_options())
+    t3 = hoodie.write(_trips(["c"], 3), path, trip_options(**{"hoodie.datasource.write.operation": "insert_overwrite"}))
+    tokenless.add_table(path)
+    port = tokenless.port
+    status, latest = _get(port, VIEW + "datafiles/all/latest/", basepath=path)
+    assert status == 200 and sorted(b["commitTime"] for b in latest) == [t1, t3]  # la's, and sf's new group
+    status, as_of_t2 = _get(port, VIEW + "basefiles/all/beforeoron/", basepath=path, maxinstant=t2)
+    assert status == 200 and {p: [b["commitTime"] for b in bs] for p, bs in as_of_t2.items()} == {"sf": [t2], "la": [t1]}
+    status, slices = _get(port, VIEW + "slices/all/beforeoron/latest/", basepath=path, maxinstant=t3)
+    assert status == 200 and {p: [s["baseInstant"] for s in ss] for p, ss in slices.items()} == {"sf": [t3], "la": [t1]}
+    # of each file group not replaced by the last instant named, its newest base file (slice) at one of them
+    assert [b["commitTime"] for b in _get(port, VIEW + "datafiles/range/latest/", basepath=path, instants=f"{t1},{t2}")[1]] == [t1, t2]
+    assert [s["baseInstant"] for s in _get(port, VIEW + "slices/range/latest/", basepath=path, instants=t1)[1]] == [t1, t1]
+    assert sorted(s["baseInstant"] for s in _get(port, VIEW + "slices/range/latest/", basepath=path, instants=f"{t1},{t3}")[1]) == [t1, t3]
+    assert _get(port, VIEW + "datafiles/range/latest/", basepath=path, instants="") == (200, [])
+    status, refused = _get(port, VIEW + "slices/range/latest/", basepath=path, instants=f"{t1},x1")
+    assert status == 400 and "'x1'" in refused["error"]
+
+
+def test_uncompacted_merged_and_inflight_slices_under_a_pending_compaction(tmp_path: Path, tokenless: TimelineServer) -> None:
+    path = str(tmp_path / "t")
+    t1 = hoodie.write(_trips(["a", "b"], 1), path, MOR_TRIPS)
+    t2 = hoodie.write(_trips(["a"], 2), path, MOR_TRIPS)
+    compaction, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(max_delta_commits=1))
+    assert compaction is not None
+    t3 = hoodie.write(_trips(["b"], 3), path, MOR_TRIPS)
+    tokenless.add_table(path)
+    port = tokenless.port
+    (uncompacted,) = _get(port, VIEW + "slices/uncompacted/partition/latest/", basepath=path, partition="sf")[1]
+    assert uncompacted["baseInstant"] == t1 and len(uncompacted["logFiles"]) == 1 and t2 not in uncompacted["logFiles"][0]["path"]
+    (inflight,) = _get(port, VIEW + "slices/partition/latest/inflight/", basepath=path, partition="sf")[1]
+    assert inflight["baseInstant"] == compaction and inflight["baseFile"] is None and len(inflight["logFiles"]) == 1
+    file_id = inflight["fileId"]
+    (merged,) = _get(port, VIEW + "slice/merged/beforeoron/latest/", basepath=path, partition="sf", maxinstant=t3, fileid=file_id)[1]
+    assert merged["baseInstant"] == t1 and len(merged["logFiles"]) == 2
+    assert _get(port, VIEW + "slice/merged/beforeoron/latest/", basepath=path, partition="sf", maxinstant=t3, fileid="other")[1] == []
+    (same,) = _get(port, VIEW + "slices/merged/beforeoron/inflight/latest/", basepath=path, partition="sf", maxinstant=t3, currentinstant=t3)[1]
+    assert _files(same) == _files(merged)
+    # the compaction's own base file, while it runs, is in the slice it opens (for the
+    # compaction only); the others see the merged slice
+    hoodie_dir = Path(path, ".hoodie")
+    (hoodie_dir / f"{compaction}.compaction.inflight").write_bytes((hoodie_dir / f"{compaction}.compaction.requested").read_bytes())
+    base = Path(path, "sf", f"{file_id}_0-1-0_{compaction}.parquet")
+    base.write_bytes(b"written by the running compaction")
+    with TimelineServer("127.0.0.1", 0, require_token=False) as fresh:
+        fresh.add_table(path)
+        params = {"basepath": path, "partition": "sf", "maxinstant": t3}
+        (own,) = _get(fresh.port, VIEW + "slices/merged/beforeoron/inflight/latest/", currentinstant=compaction, **params)[1]
+        assert own["baseInstant"] == compaction and own["baseFile"]["fullPath"].endswith(base.name)
+        (other,) = _get(fresh.port, VIEW + "slices/merged/beforeoron/inflight/latest/", currentinstant=t3, **params)[1]
+        assert _files(other) == _files(merged)
+        assert _get(fresh.port, VIEW + "slice/merged/beforeoron/latest/", fileid=file_id, **params)[1] == [merged]
+
+
+def _files(slice_dto: dict[str, Any]) -> tuple[str, str | None, list[str]]:
+    """A FileSliceDTO's base instant, base file and log files."""
+    base = slice_dto["baseFile"]["fullPath"] if slice_dto["baseFile"] else None
+    return slice_dto["baseInstant"], base, [lf["path"] for lf in slice_dto["logFiles"]]
+
+
+def test_append_markers_of_a_directory(tmp_path: Path, tokenless: TimelineServer) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(_trips(["a"], 1), path, trip_options())
+    tokenless.add_table(path)
+    marker_dir = f"{path}/.hoodie/.temp/20991231235959999"
+    names = ["sf/f1_0-1-0_1.parquet.marker.CREATE", "sf/.f2_1.log.1_0-1-0.marker.APPEND", "sf/f3_0-1-0_1.parquet.marker.MERGE"]
+    for name in names:
+        assert _get(tokenless.port, "/v1/hoodie/marker/create", method="POST", markerdirpath=marker_dir, markername=name) == (200, True)
+    assert _get(tokenless.port, "/v1/hoodie/marker/append", markerdirpath=marker_dir) == (200, [names[1]])
+    assert sorted(_get(tokenless.port, "/v1/hoodie/marker/create-and-merge", markerdirpath=marker_dir)[1]) == [names[0], names[2]]
+
+
+def test_the_views_timeline_holds_cleans_and_the_file_groups_timeline_writes_only(tmp_path: Path, tokenless: TimelineServer) -> None:
+    path = str(tmp_path / "t")
+    t1 = hoodie.write(_trips(["a"], 1), path, trip_options())
+    t2 = hoodie.write(_trips(["a"], 2), path, trip_options())
+    t3 = hoodie.write(_trips(["a"], 3), path, trip_options())
+    cleaned = clean(HoodieTable.open(path), CleanSettings(commits_retained=1))
+    assert getattr(cleaned, "deleted", None)
+    (clean_instant,) = HoodieTable.open(path).timeline.completed(["clean"])
+    tokenless.add_table(path)
+    port = tokenless.port
+    status, timeline = _get(port, VIEW + "timeline/instants/all", basepath=path)
+    expected = [("commit", t1), ("commit", t2), ("commit", t3), ("clean", clean_instant.timestamp)]
+    assert status == 200 and [(i["action"], i["ts"]) for i in timeline["instants"]] == expected
+    assert _get(port, VIEW + "timeline/instant/last", basepath=path)[1] == [{"action": "clean", "ts": clean_instant.timestamp, "state": "COMPLETED"}]
+    (group,) = _get(port, VIEW + "filegroups/all/partition/stateless/", basepath=path, partition="sf")[1]
+    assert [i["ts"] for i in group["timeline"]["instants"]] == [t1, t2, t3]

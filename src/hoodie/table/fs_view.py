@@ -237,6 +237,11 @@ class FileSystemView:
             for _ in pool.map(fetch, todo):
                 pass
 
+    def listing(self, partition_path: str) -> list[FileInfo]:
+        """Everything a partition holds, committed or not, as listed (a timeline server
+        answers Apache Hudi's views of files in flight from it)."""
+        return self._list(partition_path)
+
     def _list(self, partition_path: str) -> list[FileInfo]:
         """A partition's entries, from the view's listings source or storage itself."""
         if self.listings is not None:

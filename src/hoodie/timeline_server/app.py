@@ -94,11 +94,19 @@ def _check_hudi_params(params: dict[str, str]) -> None:
     for name in INSTANT_PARAMS:
         if name in params and not is_instant_time(params[name]):
             raise Refused(400, f"{name} {params[name][:200]!r} is not an instant time of ASCII digits")
+    for instant in _instant_list(params.get("instants", "")):
+        if not is_instant_time(instant):
+            raise Refused(400, f"instants names {instant[:200]!r}, which is not an instant time of ASCII digits")
     if "fileid" in params:
         try:
             check_name(params["fileid"], "fileid", "file id")
         except UnsafePathError as e:
             raise Refused(400, str(e)) from None
+
+
+def _instant_list(value: str) -> list[str]:
+    """The instants a comma-separated ``instants`` parameter names (none when empty)."""
+    return [i for i in value.split(",") if i] if value else []
 
 
 def _partition_list(value: str) -> list[str]:
@@ -188,19 +196,22 @@ def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
                 raise Refused(400, "partitions must be a list of partition paths")
             checked = partitions
         elif endpoint in PARTITION_ENDPOINTS:
-            checked = [_param(request, "partition")]
+            checked = [_param(request, "partition").removesuffix("/")]  # (Java trims a trailing slash)
+            params["partition"] = checked[0]
         elif endpoint in HUDI_ENDPOINTS:
             needed = {name: _param(request, name) for name in NEEDS[endpoint]}
             _check_hudi_params(needed)
             # the answer uses the values checked here, not the query again
             if "partition" in needed:
-                checked = [needed["partition"].rstrip("/")]  # (Java trims a trailing slash)
+                checked = [needed["partition"].removesuffix("/")]  # (Java trims one trailing slash)
                 params["partition"] = checked[0]
             elif "partitions" in needed:
                 checked = _partition_list(needed["partitions"])
                 params["partitions"] = checked
             else:
                 checked = []
+            if "instants" in needed:
+                params["instants"] = _instant_list(needed["instants"])
         else:
             checked = []
         basepath = params.get("basepath")
@@ -258,10 +269,15 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
         return web.json_response(await markers.names(storage, marker_dir))
 
-    async def create_and_merge_markers(request: web.Request) -> web.Response:
-        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
-        names = await markers.names(storage, marker_dir)
-        return web.json_response([n for n in names if n.endswith((".marker.CREATE", ".marker.MERGE"))])
+    def markers_of_type(*suffixes: str) -> Handler:
+        """The markers of a directory whose IO type is one of ``suffixes``."""
+
+        async def handler(request: web.Request) -> web.Response:
+            storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+            names = await markers.names(storage, marker_dir)
+            return web.json_response([n for n in names if n.endswith(suffixes)])
+
+        return handler
 
     async def marker_dir_exists(request: web.Request) -> web.Response:
         storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
@@ -278,7 +294,8 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         MARKER_PREFIX + "create": ("POST", create_marker),
         MARKER_PREFIX + "create-all": ("POST", create_markers),
         MARKER_PREFIX + "all": ("GET", all_markers),
-        MARKER_PREFIX + "create-and-merge": ("GET", create_and_merge_markers),
+        MARKER_PREFIX + "create-and-merge": ("GET", markers_of_type(".marker.CREATE", ".marker.MERGE")),
+        MARKER_PREFIX + "append": ("GET", markers_of_type(".marker.APPEND")),  # (table version 6's)
         MARKER_PREFIX + "dir/exists": ("GET", marker_dir_exists),
         MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
     }
