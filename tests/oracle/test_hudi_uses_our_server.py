@@ -8,6 +8,8 @@ every view request Hudi made, all answered 200, and Hudi 1.x's markers
 after every write hoodie's and Apache Hudi's reads agree with each other and with the
 model, and Hudi's log names no fallback. The metadata table is on for 1.x (its default,
 which makes Hudi call ``loadpartitions/`` and ``slices/merged/beforeoron/latest/``).
+A short sequence of Apache Hudi 0.15 with ``REMOTE_FIRST`` (a local view when a request
+fails) is held to the same: no request falls back.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
@@ -71,15 +74,16 @@ def _markers_flushed(port: int) -> float:
     return float(match.group(1))
 
 
-@pytest.mark.parametrize(("version", "layout", "extra"), CASES, ids=[_id(*c) for c in CASES])
-def test_apache_hudi_writes_through_hoodies_timeline_server(
-    version: str, layout: Layout, extra: dict[str, str], hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path
-) -> None:
-    oracle = hudi_oracle(version)
-    path = tmp_path / "table"
+def _write_through_hoodies_server(
+    oracle: HudiOracle, path: Path, layout: Layout, extra: dict[str, str], view_type: str, sequence: list[tuple[str, list[dict[str, Any]]]]
+) -> tuple[dict[tuple[str, str], float], float]:
+    """Apache Hudi writes ``sequence`` into a new table, all but its first write through
+    hoodie's server with the view type ``view_type``; the reads are checked after each
+    write and the log for fallbacks. The requests the server counted, and the markers it
+    flushed."""
+    version = oracle.setup.hudi_version
     options = layout.options("through_hoodie_server", **extra)
     model, writes = Model.of(layout, commit_time=version == HUDI_0_15), []
-    sequence = steps("insert", stale="hoodie.compact.inline" not in extra)
     # the server serves tables that exist: Apache Hudi creates it with its first write
     (op, records), rest = sequence[0], sequence[1:]
     write = oracle.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})[0]
@@ -88,7 +92,7 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
     with hoodie_server(path) as port:
         remote = {
             "hoodie.embed.timeline.server": "false",
-            "hoodie.filesystem.view.type": "REMOTE_ONLY",
+            "hoodie.filesystem.view.type": view_type,
             "hoodie.filesystem.view.remote.host": "127.0.0.1",
             "hoodie.filesystem.view.remote.port": str(port),
             "hoodie.write.markers.type": "TIMELINE_SERVER_BASED",
@@ -98,7 +102,7 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
             completed = oracle.write(path, batch(records), {**options, **remote, "hoodie.datasource.write.operation": op})
             model.apply(completed[0].instant, op, records)
             writes.append(completed[0])
-            check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by Apache Hudi {version} through hoodie's server")
+            check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by Apache Hudi {version} through hoodie's server ({view_type})")
         counted = requests_by_endpoint(port)
         markers = _markers_flushed(port)
     log = oracle.stderr_since(mark)
@@ -106,6 +110,17 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
     assert not fallbacks, "Apache Hudi's log names a fallback:\n" + "\n".join(fallbacks[:10])
     refused = {k: n for k, n in counted.items() if k[1] != "200"}
     assert not refused, f"hoodie's server refused Apache Hudi's requests: {refused}"
+    return counted, markers
+
+
+@pytest.mark.parametrize(("version", "layout", "extra"), CASES, ids=[_id(*c) for c in CASES])
+def test_apache_hudi_writes_through_hoodies_timeline_server(
+    version: str, layout: Layout, extra: dict[str, str], hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path
+) -> None:
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    sequence = steps("insert", stale="hoodie.compact.inline" not in extra)
+    counted, markers = _write_through_hoodies_server(oracle, path, layout, extra, "REMOTE_ONLY", sequence)
     served = {endpoint.removeprefix("/v1/hoodie/view/") for endpoint, _ in counted}
     assert set(VIEW_CALLS) <= served, f"view endpoints not called: {sorted(set(VIEW_CALLS) - served)}; called: {sorted(served)}"
     if version == HUDI_1:  # 1.x sends its markers to the view's server; 0.15 makes direct ones
@@ -113,3 +128,14 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
     else:
         assert not any(endpoint.startswith("/v1/hoodie/marker/") for endpoint, _ in counted), counted
     check_services(path, layout, extra)
+
+
+def test_apache_hudi_writes_remote_first_through_hoodies_timeline_server(hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+    """``REMOTE_FIRST`` (Hudi's ``PriorityBasedFileSystemView``: hoodie's server first, a
+    local view when a request fails): every request is answered, none falls back."""
+    oracle = hudi_oracle(HUDI_0_15)
+    layout = Layout("COPY_ON_WRITE", "hive")
+    sequence = steps("insert")[:3]  # an insert, an upsert, a delete
+    counted, _ = _write_through_hoodies_server(oracle, tmp_path / "table", layout, {**NO_MDT, **CLEAN}, "REMOTE_FIRST", sequence)
+    views = {endpoint for endpoint, _ in counted if endpoint.startswith("/v1/hoodie/view/")}
+    assert {"/v1/hoodie/view/" + e for e in VIEW_CALLS[:2]} <= views and sum(counted.values()) >= len(sequence) - 1, counted
