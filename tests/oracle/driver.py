@@ -9,6 +9,11 @@ JSON request per line on stdin with one JSON line on stdout.
         Apache Hudi reads the table (spark.read.format("hudi") with those options: snapshot,
         read_optimized, incremental, as.of.instant) and writes the rows as one Parquet
         file under the new folder D; answers that file and the row count.
+    {"op": "hfile", "path": F, "info": [NAME...], "meta": [NAME...], "lookups": [KEY...]}
+        Apache Hudi's own HFile reader (hudi-io's HFileReaderImpl) reads the HFile F;
+        answers its entry count, every (key, value hex) in order, the file info entries
+        and meta blocks asked for (hex, or null), and for each lookup key (sorted) the
+        seekTo code with the key and value hex at the cursor (or null).
     {"op": "stop"}
         stops Spark and exits.
 
@@ -92,11 +97,81 @@ def read(spark, req: dict) -> dict:
     return {"files": [os.path.join(req["out"], f) for f in files], "schema": df.schema.json()}
 
 
+def _hfile_reader(jvm, data: bytes):
+    """hudi-io's HFileReaderImpl over the bytes of an HFile (the input stream class
+    moved between 0.15 and 1.x)."""
+    buffer = None
+    for name in ("org.apache.hudi.io.ByteBufferBackedInputStream", "org.apache.hudi.common.util.io.ByteBufferBackedInputStream"):
+        try:
+            buffer = _construct(jvm, name, bytearray(data))
+            break
+        except Exception:  # noqa: BLE001 - not this version's class
+            continue
+    if buffer is None:
+        raise RuntimeError("no ByteBufferBackedInputStream in this Hudi bundle")
+    stream = jvm.org.apache.hudi.io.ByteArraySeekableDataInputStream(buffer)
+    reader = jvm.org.apache.hudi.io.hfile.HFileReaderImpl(stream, len(data))
+    reader.initializeMetadata()
+    return reader
+
+
+def _construct(jvm, name: str, *args):
+    """A new instance of the Java class ``name`` (a TypeError when the bundle lacks it:
+    py4j then finds a package, not a class)."""
+    target = jvm
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target(*args)
+
+
+def _cursor(reader) -> list | None:
+    kv = reader.getKeyValue()
+    if not kv.isPresent():
+        return None
+    kv = kv.get()
+    block = kv.getBytes()  # the decompressed data block the entry lies in
+    start = kv.getValueOffset()
+    return [kv.getKey().getContentInString(), bytes(block[start : start + kv.getValueLength()]).hex()]
+
+
+def hfile(spark, req: dict) -> dict:
+    jvm = spark._jvm
+    with open(req["path"], "rb") as f:
+        reader = _hfile_reader(jvm, f.read())
+    try:
+        entries = []
+        if reader.seekTo():
+            while True:
+                entries.append(_cursor(reader))
+                if not reader.next():
+                    break
+        info = {}
+        for name in req.get("info", []):
+            found = reader.getMetaInfo(jvm.org.apache.hudi.io.hfile.UTF8StringKey(name))
+            info[name] = bytes(found.get()).hex() if found.isPresent() else None
+        meta = {}
+        for name in req.get("meta", []):
+            found = reader.getMetaBlock(name)
+            if found.isPresent():
+                buf = found.get()
+                meta[name] = bytes(buf.array()[buf.arrayOffset() + buf.position() : buf.arrayOffset() + buf.limit()]).hex()
+            else:
+                meta[name] = None
+        lookups = []
+        reader.seekTo()
+        for key in req.get("lookups", []):
+            code = reader.seekTo(jvm.org.apache.hudi.io.hfile.UTF8StringKey(key))
+            lookups.append([code, _cursor(reader)])
+        return {"count": reader.getNumKeyValueEntries(), "entries": entries, "info": info, "meta": meta, "lookups": lookups}
+    finally:
+        reader.close()
+
+
 def main() -> None:
     jar, workdir = sys.argv[1], sys.argv[2]
     spark = session(jar, workdir)
     ANSWERS.write(json.dumps({"ok": True, "ready": True, "spark": spark.version}) + "\n")
-    ops = {"write": write, "read": read}
+    ops = {"write": write, "read": read, "hfile": hfile}
     for line in sys.stdin:
         req = json.loads(line)
         if req["op"] == "stop":

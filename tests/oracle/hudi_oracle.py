@@ -95,7 +95,8 @@ def _child_env() -> dict[str, str]:
 
 
 class HudiOracle:
-    """One Apache Hudi process: :meth:`write` and :meth:`read` tables; :meth:`close`."""
+    """One Apache Hudi process: :meth:`write` and :meth:`read` tables, :meth:`read_hfile`;
+    :meth:`close`."""
 
     def __init__(self, setup: OracleSetup, workdir: Path, start_timeout: float = START_TIMEOUT) -> None:
         self.setup = setup
@@ -184,6 +185,13 @@ class HudiOracle:
         out = self._scratch("read")
         answer = self._request({"op": "read", "path": str(path), "options": options or {}, "out": str(out)})
         return pa.concat_tables([pq.read_table(f) for f in answer["files"]]) if answer["files"] else pa.table({})
+
+    def read_hfile(self, path: str | Path, info: list[str], meta: list[str], lookups: list[str]) -> dict[str, Any]:
+        """Apache Hudi's own HFile reader (hudi-io ``HFileReaderImpl``) on the file at
+        ``path``: ``count``, ``entries`` ([key, value hex] in order), the ``info`` entries
+        and ``meta`` blocks asked for (hex or None), and per lookup key (sorted) its
+        ``seekTo`` code with the [key, value hex] at the cursor (see ``driver.py``)."""
+        return self._request({"op": "hfile", "path": str(path), "info": info, "meta": meta, "lookups": lookups})
 
     def close(self, timeout: float = 60) -> None:
         """Stops Spark and the process; kills its process group if it does not end in time."""

@@ -15,10 +15,13 @@ from hoodie.errors import FormatError
 
 __all__ = [
     "LATEST_TIMESTAMP",
+    "MAXIMUM",
     "PUT",
     "Trailer",
+    "decode_delimited",
     "decode_file_info",
     "encode_file_info",
+    "first_on_row_key",
     "key_row",
     "make_key",
     "read_hadoop_vlong",
@@ -153,8 +156,8 @@ def _fields(msg: bytes | memoryview) -> list[tuple[int, int | bytes]]:
     return out
 
 
-def _delimited(buf: bytes | memoryview, pos: int) -> tuple[bytes, int]:
-    """A varint-length-delimited message at ``pos``: (message bytes, position after it)."""
+def decode_delimited(buf: bytes | memoryview, pos: int) -> tuple[bytes, int]:
+    """A varint-length-delimited message at ``pos``: (its bytes, position after it)."""
     n, pos = read_varint(buf, pos)
     if pos + n > len(buf):
         raise FormatError(f"delimited message of {n} bytes runs past the end of its block")
@@ -231,7 +234,7 @@ def decode_file_info(payload: bytes, magic: bytes) -> dict[str, bytes]:
     keys are UTF-8 names (``hfile.LASTKEY``, ``schema``, ...)."""
     if payload[: len(magic)] != magic:
         raise FormatError(f"file info does not start with {magic!r}")
-    message, end = _delimited(payload, len(magic))
+    message, _ = decode_delimited(payload, len(magic))
     out: dict[str, bytes] = {}
     for number, pair in _fields(message):
         if number != 1 or not isinstance(pair, bytes):
@@ -253,8 +256,3 @@ def encode_file_info(info: Mapping[str, bytes], magic: bytes) -> bytes:
         pair = _bytes_field(1, name.encode()) + _bytes_field(2, info[name])
         message += _bytes_field(1, pair)
     return magic + write_varint(len(message)) + bytes(message)
-
-
-def decode_delimited(buf: bytes | memoryview, pos: int) -> tuple[bytes, int]:
-    """A varint-length-delimited message at ``pos``: (its bytes, position after it)."""
-    return _delimited(buf, pos)

@@ -16,6 +16,7 @@ them or raises.
 """
 from __future__ import annotations
 
+import dataclasses
 import struct
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -89,6 +90,7 @@ class _FileSource:
 @dataclass(frozen=True)
 class _DataBlock:
     offset: int
+    size: int  # on disk, header and checksums included
     rows: list[bytes]
     values: list[bytes]
 
@@ -151,7 +153,7 @@ class HFileReader:
             t = Trailer.decode(message)
         except FormatError as exc:
             raise FormatError(f"{self.name}: HFile trailer at byte {start}: {exc}") from None
-        self.trailer = Trailer(**{**t.__dict__, "major_version": major, "minor_version": minor})
+        self.trailer = dataclasses.replace(t, major_version=major, minor_version=minor)
         if not 0 <= t.load_on_open_offset <= t.file_info_offset < start:
             raise FormatError(f"{self.name}: HFile trailer offsets {t.load_on_open_offset}/{t.file_info_offset} lie outside the file")
         # the load-on-open section (root data index, meta index, file info, ...) in one read
@@ -215,13 +217,15 @@ class HFileReader:
             raise FormatError(f"{where}: block is {header.on_disk_size} bytes on disk, its index says {size}")
         return header, data
 
-    def _data_block(self, offset: int, size: int | None) -> tuple[BlockHeader | None, _DataBlock]:
+    def _data_block(self, offset: int, size: int | None) -> _DataBlock:
+        """The data block at ``offset``, parsed; the last one stays at hand, so lookups
+        landing in the same block read it once."""
         if self._last is not None and self._last.offset == offset:
-            return None, self._last
+            return self._last
         header, data = self._read_block(offset, size, DATA)
         rows, values = self._parse_entries(data, offset)
-        self._last = _DataBlock(offset, rows, values)
-        return header, self._last
+        self._last = _DataBlock(offset, header.on_disk_size, rows, values)
+        return self._last
 
     def _parse_entries(self, data: bytes, offset: int) -> tuple[list[bytes], list[bytes]]:
         rows: list[bytes] = []
@@ -271,15 +275,14 @@ class HFileReader:
         and bloom blocks between them."""
         last = self.trailer.last_data_block_offset
         while offset <= last:
-            header, block = self._data_block(offset, size)
+            block = self._data_block(offset, size)
             yield block
-            if header is None:  # served from cache: find the size again
-                header = BlockHeader.parse(self._src.read_at(offset, HEADER_SIZE), self._where(offset))
-            offset += header.on_disk_size
+            offset += block.size
             size = None
             while offset <= last:
                 head = BlockHeader.parse(self._src.read_at(offset, HEADER_SIZE), self._where(offset))
                 if head.magic == DATA:
+                    size = head.on_disk_size
                     break
                 offset += head.on_disk_size
 
@@ -316,7 +319,7 @@ class HFileReader:
         entry = self._block_for(row) if self.entry_count else None
         if entry is None:
             return None
-        _, block = self._data_block(entry.offset, entry.size)
+        block = self._data_block(entry.offset, entry.size)
         i = bisect_left(block.rows, row)
         return block.values[i] if i < len(block.rows) and block.rows[i] == row else None
 
