@@ -187,14 +187,15 @@ def test_every_view_endpoint_answers_as_apache_hudis_own_server(
     assert not mismatches, f"{len(mismatches)} answers differ:\n" + "\n".join(mismatches[:15])
 
 
+@pytest.mark.parametrize("version", [HUDI_1])  # (a version parameter: run beside the other tests of its oracle)
 def test_every_view_endpoint_on_a_table_apache_hudi_1_wrote(
-    hudi_oracle: Callable[[str], HudiOracle], hudi_setup: Callable[[str], OracleSetup], tmp_path: Path
+    version: str, hudi_oracle: Callable[[str], HudiOracle], hudi_setup: Callable[[str], OracleSetup], tmp_path: Path
 ) -> None:
     """The same on a merge-on-read table of version 9 (log files placed by completion
     time, a completed and a pending compaction), written by Apache Hudi 1.2."""
     path = tmp_path / "table"
-    merge_on_read_by_hudi(hudi_oracle(HUDI_1), path)
-    with TimelineServer("127.0.0.1", 0, require_token=False) as ours, hudi_timeline_server(hudi_setup(HUDI_1), tmp_path / "server") as theirs:
+    merge_on_read_by_hudi(hudi_oracle(version), path)
+    with TimelineServer("127.0.0.1", 0, require_token=False) as ours, hudi_timeline_server(hudi_setup(version), tmp_path / "server") as theirs:
         ours.add_table(str(path))
-        mismatches = _mismatches(ours.port, theirs, path, HUDI_1)
+        mismatches = _mismatches(ours.port, theirs, path, version)
     assert not mismatches, f"{len(mismatches)} answers differ:\n" + "\n".join(mismatches[:15])

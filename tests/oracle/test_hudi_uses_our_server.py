@@ -130,10 +130,13 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
     check_services(path, layout, extra)
 
 
-def test_apache_hudi_writes_remote_first_through_hoodies_timeline_server(hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [HUDI_0_15])  # (a version parameter: run beside the other tests of its oracle)
+def test_apache_hudi_writes_remote_first_through_hoodies_timeline_server(
+    version: str, hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path
+) -> None:
     """``REMOTE_FIRST`` (Hudi's ``PriorityBasedFileSystemView``: hoodie's server first, a
     local view when a request fails): every request is answered, none falls back."""
-    oracle = hudi_oracle(HUDI_0_15)
+    oracle = hudi_oracle(version)
     layout = Layout("COPY_ON_WRITE", "hive")
     sequence = steps("insert")[:3]  # an insert, an upsert, a delete
     counted, _ = _write_through_hoodies_server(oracle, tmp_path / "table", layout, {**NO_MDT, **CLEAN}, "REMOTE_FIRST", sequence)
