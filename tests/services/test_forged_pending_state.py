@@ -166,7 +166,7 @@ def test_unaccepted_files_named_by_a_completed_commit_are_kept(table: Table) -> 
     markers = DirectMarkers(table_.storage, table_.base_path, table.commits[0])
     write_direct(table, table.commits[0], [marker_name("p", victim, "CREATE")])
     before = table.data_files()
-    markers.delete_unaccepted([], lambda: {f"p/{victim}"})
+    markers.delete_unaccepted([], table_.local_view().partition_files, lambda: {f"p/{victim}"})
     assert table.data_files() == before
 
 

@@ -1,6 +1,10 @@
 """Direct markers: an empty file ``.hoodie/.temp/<instant>/<partition>/<file>.marker.<IO>``
 created *before* each data file, so that a commit can remove files of failed or duplicate
 task attempts and a rollback can find everything a failed write created.
+
+Markers list their own folder only; the log files an APPEND marker stands for are found
+in the listing of its partition that the caller's file-system view gives
+(:data:`PartitionFiles`), the one place partitions are listed.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from hoodie.layout import (
     parse_marker_name,
 )
 from hoodie.markers.timeline_based import MARKERS_TYPE_FILE, markers_file_index, parse_markers_file
-from hoodie.storage.base import Storage
+from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, check_partition_path, relative, relative_to, under
 from hoodie.timeline.commit_metadata import WriteStat
 
@@ -33,6 +37,10 @@ _LINK_SOURCES: dict[str, str] = {}
 _MAX_LINK_SOURCES = 64
 # storage calls a reader of markers makes side by side
 _PARALLEL_CALLS = 16
+
+# a partition's files (relative partition path -> every file storage holds there, committed
+# or not), as a file-system view lists them (``FileSystemView.partition_files``)
+PartitionFiles = Callable[[str], list[FileInfo]]
 
 
 @dataclass(frozen=True)
@@ -119,12 +127,15 @@ class DirectMarkers:
                 out.append(MarkerEntry(check_partition_path(partition, source), check_name(file_name, source), io_type))
         return out
 
-    def delete_unaccepted(self, stats: Sequence[WriteStat], protected: Callable[[], Collection[str]] = frozenset) -> None:
+    def delete_unaccepted(
+        self, stats: Sequence[WriteStat], partition_files: PartitionFiles, protected: Callable[[], Collection[str]] = frozenset
+    ) -> None:
         """Delete the data files the markers stand for that no accepted write stat names:
         those of failed or duplicate task attempts, before a commit makes them visible.
-        Only files this instant wrote are candidates (:meth:`files_of`); ``protected``
-        gives the relative paths completed instants name, which are never deleted
-        whatever a marker says (asked only when some file is to be deleted)."""
+        Only files this instant wrote are candidates (:meth:`files_of`, which asks
+        ``partition_files`` for an APPEND marker's partition); ``protected`` gives the
+        relative paths completed instants name, which are never deleted whatever a marker
+        says (asked only when some file is to be deleted)."""
         accepted = {s.path for s in stats}
         # An APPEND marker names (file id, write token) of a slice, not its log file; when
         # an accepted stat is that task's log file there is nothing to find, so the
@@ -140,7 +151,7 @@ class DirectMarkers:
                 placeholder = parse_base_file_name(entry.file_name)
                 if placeholder is not None and (entry.partition_path, placeholder.file_id, placeholder.instant, placeholder.write_token) in accepted_appends:
                     continue
-            unaccepted.extend(rel for rel in self.files_of(entry) if rel not in accepted)
+            unaccepted.extend(rel for rel in self.files_of(entry, partition_files) if rel not in accepted)
         if not unaccepted:
             return
         committed = protected()
@@ -154,12 +165,13 @@ class DirectMarkers:
         _LINK_SOURCES.pop(self.marker_dir, None)
         self.storage.delete_dir(self.marker_dir)
 
-    def files_of(self, entry: MarkerEntry) -> list[str]:
+    def files_of(self, entry: MarkerEntry, partition_files: PartitionFiles) -> list[str]:
         """Data files (relative paths) a marker stands for, and that this instant wrote.
 
         CREATE and MERGE markers name their file. An APPEND marker names a placeholder
         base file ``<fileId>_<token>_<baseInstant>``: the task with that write token created
-        a log file on that slice, recognised by the instant in its blocks' headers.
+        a log file on that slice, found in ``partition_files`` of the marker's partition
+        and recognised by the instant in its blocks' headers.
 
         Whatever a marker names, only files of this instant come back: a base file whose
         name carries the instant, or a log file on a slice it opened or whose first block
@@ -172,7 +184,7 @@ class DirectMarkers:
         if placeholder is None:  # a 1.x style marker already names the log file
             return self._written_here(entry, [entry.data_file_path])
         out = []
-        for info in self.storage.list_dir(under(self.base_path, entry.partition_path)):
+        for info in partition_files(entry.partition_path):
             lf = parse_log_file_name(info.name)
             if (
                 lf is not None

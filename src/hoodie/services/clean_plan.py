@@ -23,25 +23,15 @@ The plan is what ``<t>.clean.requested`` stores (Avro ``HoodieCleanerPlan``, ver
 from __future__ import annotations
 
 import enum
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from hoodie.errors import ConfigError, FormatError
-from hoodie.layout import (
-    InstantTime,
-    format_instant,
-    is_ascii_digits,
-    parse_base_file_name,
-    parse_log_file_name,
-)
+from hoodie.layout import InstantTime, format_instant, is_ascii_digits
 from hoodie.services.savepoint import SavepointInfo, list_savepoints
-from hoodie.storage.base import FileInfo, Storage
-from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
-from hoodie.table.fs_view import FileSystemView, TableView
+from hoodie.table.fs_view import TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata
 from hoodie.timeline.active import ActiveTimeline
@@ -214,23 +204,6 @@ def _incremental_partitions(table: HoodieTable, settings: CleanSettings, earlies
 # --- per partition -----------------------------------------------------------------------------
 
 
-class _ListingOnce:
-    """A storage that lists each directory once: the file-system view and the scan for
-    replaced file groups (which the view hides) share one listing per partition."""
-
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._cache: dict[str, list[FileInfo]] = {}
-
-    def list_dir(self, path: str) -> list[FileInfo]:
-        if path not in self._cache:
-            self._cache[path] = self._storage.list_dir(path)
-        return self._cache[path]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._storage, name)
-
-
 def _replaced_groups(table: HoodieTable, before: str | None) -> dict[str, set[str]]:
     """partition → file ids replaced by completed replace commits (older than ``before``)."""
     older = [i for i in table.timeline.completed([Action.REPLACE_COMMIT]) if before is None or i.time < InstantTime(before)]
@@ -291,22 +264,14 @@ def _by_versions(view: TableView, partition: str, versions: int, guards: _Guards
     return out
 
 
-def _replaced_files(listing: _ListingOnce, base_path: str, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
-    """Every file of the replaced file groups, but for slices a savepoint pins."""
-    slices: dict[tuple[str, str], list[FileInfo]] = defaultdict(list)
-    for info in listing.list_dir(under(base_path, partition)):
-        if info.is_dir:
-            continue
-        b = parse_base_file_name(info.name)
-        lf = parse_log_file_name(info.name) if b is None else None
-        key = (b.file_id, b.instant) if b else (lf.file_id, lf.instant) if lf else None
-        if key is not None and key[0] in file_ids:
-            slices[key].append(info)
+def _replaced_files(view: TableView, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
+    """Every file of the replaced file groups ``file_ids``, but for slices a savepoint pins."""
+    if not file_ids:
+        return []
     out: list[str] = []
-    for infos in slices.values():
-        if any(i.name in guards.savepointed for i in infos):
-            continue
-        out.extend(i.path for i in infos)
+    for g in view.replaced_file_groups(partition):
+        if g.file_id in file_ids:
+            out.extend(path for s in g.slices if not guards.pinned(s) for path in _slice_paths(s))
     return out
 
 
@@ -337,10 +302,9 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
     if policy is CleanPolicy.KEEP_LATEST_BY_HOURS and earliest is None:
         return plan({}, (), "", f"no completed commit in the last {settings.hours_retained} hours to retain from")
 
-    listing = _ListingOnce(table.storage)
-    # a timeline server's view lists nothing; a local one shares its listings with the
-    # scan for replaced file groups
-    view = table.view() if table.view_source is not None else FileSystemView(listing, table.base_path, timeline)
+    # one view for the whole plan: it lists each partition once, for the live file groups
+    # and the replaced ones alike (a timeline server's view lists nothing here)
+    view = table.view()
     chosen = _incremental_partitions(table, settings, earliest, [sp.instant for sp in savepoints])
     if isinstance(chosen, str):
         partitions, how = view.all_partition_paths(), f"all partitions ({chosen})"
@@ -349,7 +313,7 @@ def plan_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTI
     if not partitions:
         return plan({}, (), how, f"no partition to clean ({how})")
 
-    files = _doomed_files(table, settings, view, listing, partitions, savepoints, earliest)
+    files = _doomed_files(table, settings, view, partitions, savepoints, earliest)
     count = sum(len(v) for v in files.values())
     if count:
         reason = f"{count} files of older slices in {len(files)} of {len(partitions)} partitions scanned"
@@ -364,7 +328,6 @@ def _doomed_files(
     table: HoodieTable,
     settings: CleanSettings,
     view: TableView,
-    listing: _ListingOnce,
     partitions: Iterable[str],
     savepoints: list[SavepointInfo],
     earliest: Instant | None,
@@ -379,7 +342,7 @@ def _doomed_files(
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)
         else:
             doomed = _by_commits(view, p, boundary or "", guards)
-        doomed += _replaced_files(listing, table.base_path, p, replaced.get(p, set()), guards)
+        doomed += _replaced_files(view, p, replaced.get(p, set()), guards)
         if doomed:
             files[p] = tuple(sorted(set(doomed)))
     return files
@@ -390,15 +353,14 @@ def allowed_deletions(table: HoodieTable, partitions: Iterable[str], rules: Iter
     the earliest commit they retain) lets a clean delete now: what a saved plan is checked
     against before it runs, so that no plan, whoever wrote it, deletes a file of a latest
     slice, of a savepointed slice, or of a slice still within retention."""
-    listing = _ListingOnce(table.storage)
-    view = table.view() if table.view_source is not None else FileSystemView(listing, table.base_path, table.timeline)
+    view = table.view()
     savepoints = list_savepoints(table)
     partitions = sorted(set(partitions))
     out: dict[str, frozenset[str]] | None = None
     for settings, earliest in rules:
         if earliest is None and settings.policy is not CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
             return {}  # the policy retains everything
-        files = _doomed_files(table, settings, view, listing, partitions, savepoints, earliest)
+        files = _doomed_files(table, settings, view, partitions, savepoints, earliest)
         allowed = {p: frozenset(paths) for p, paths in files.items()}
         out = allowed if out is None else {p: out[p] & allowed[p] for p in out.keys() & allowed.keys()}
     return out or {}

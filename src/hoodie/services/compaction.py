@@ -285,7 +285,10 @@ def run_compaction(
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
-    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(stats, lambda: paths_completed_writes_name(timeline.reload()))
+    # a compaction's markers are CREATE markers: no partition is listed for them
+    DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(
+        stats, lambda p: table.local_view().partition_files(p), lambda: paths_completed_writes_name(timeline.reload())
+    )
     metadata = CommitMetadata(
         partition_to_write_stats=by_partition,
         operation_type="COMPACT",

@@ -28,6 +28,7 @@ from hoodie.layout import LogFileName, parse_base_file_name, parse_log_file_name
 from hoodie.markers import DirectMarkers, log_file_written_by
 from hoodie.storage.paths import relative, relative_to, under
 from hoodie.table.committed import paths_completed_writes_name
+from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import write_claims
 from hoodie.timeline.commit_metadata import CommitMetadata
@@ -192,7 +193,10 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
     left alone: it writes none, and later writes' logs carry its instant as their base
     instant."""
     compaction = failed.action == Action.COMPACTION
-    listed, written = marked_files(table, failed.timestamp)
+    # a local view: the failed write's files are in no committed slice, so only a listing
+    # of storage shows them (it lists each partition once, for the markers and the scan)
+    view = table.local_view()
+    listed, written = marked_files(table, failed.timestamp, view)
     listed.update(partitions)
     if failed.is_inflight and not compaction:
         try:
@@ -200,24 +204,26 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
             listed.update(meta.partition_to_write_stats)
         except Exception:  # an unreadable inflight file must not block the rollback
             pass
-    return undo_requests(table, failed.timestamp, listed, written, completed=False, logs=not compaction, source=f"the rollback of {failed.timestamp}")
+    return undo_requests(table, view, failed.timestamp, listed, written, completed=False, logs=not compaction, source=f"the rollback of {failed.timestamp}")
 
 
-def marked_files(table: HoodieTable, instant: str) -> tuple[set[str], set[str]]:
-    """(partitions, relative paths) the markers of ``instant`` name."""
+def marked_files(table: HoodieTable, instant: str, view: FileSystemView) -> tuple[set[str], set[str]]:
+    """(partitions, relative paths) the markers of ``instant`` name (``view``, a local
+    view, lists the partitions of APPEND markers)."""
     markers = DirectMarkers(table.storage, table.base_path, instant)
     partitions: set[str] = set()
     written: set[str] = set()
     for entry in markers.entries(strict=False):  # the written partitions are listed too
         partitions.add(entry.partition_path)
-        written.update(markers.files_of(entry))
+        written.update(markers.files_of(entry, view.partition_files))
     return partitions, written
 
 
 def undo_requests(
-    table: HoodieTable, instant: str, partitions: Iterable[str], written: set[str], *, completed: bool, logs: bool, source: str
+    table: HoodieTable, view: FileSystemView, instant: str, partitions: Iterable[str], written: set[str], *, completed: bool, logs: bool, source: str
 ) -> tuple[RollbackRequest, ...]:
-    """How to undo what ``instant`` wrote in ``partitions`` (each listed once), as Hudi's
+    """How to undo what ``instant`` wrote in ``partitions`` (each listed once, by ``view``,
+    a local view: files of a write that never completed are in no committed slice), as Hudi's
     listing-based rollback does: files named with the instant (base files it wrote, and,
     when ``logs``, log files of slices it opened) are deleted, so the previous version of
     each file group is the latest again; log files it appended to older slices (those of
@@ -228,9 +234,7 @@ def undo_requests(
     delete: dict[str, set[str]] = defaultdict(set)
     neutralise: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
     for partition in sorted(partitions):
-        for info in table.storage.list_dir(under(table.base_path, partition)):
-            if info.is_dir:
-                continue
+        for info in view.partition_files(partition):
             b = parse_base_file_name(info.name)
             if b is not None:
                 if b.instant == instant:
@@ -254,12 +258,14 @@ def undo_requests(
 ROLLBACK_WRITE_TOKEN = "1-0-1"  # the token Java's rollback gives its command-block log files
 
 
-def append_rollback_block(table: HoodieTable, partition: str, file_id: str, base: str, rollback_time: str, target: str) -> str:
+def append_rollback_block(table: HoodieTable, view: FileSystemView, partition: str, file_id: str, base: str, rollback_time: str, target: str) -> str:
     """A new log version of the slice (``file_id``, ``base``) holding a rollback command
-    block for ``target``; reused if an interrupted run already wrote that very block."""
+    block for ``target``; reused if an interrupted run already wrote that very block.
+    ``view`` is a local view of the table: its listing of the partition, taken after the
+    files the rollback deletes were deleted, names every log version (committed or not)."""
     directory = under(table.base_path, partition)
     versions = []
-    for info in table.storage.list_dir(directory):
+    for info in view.partition_files(partition):
         lf = parse_log_file_name(info.name)
         if lf is None or lf.file_id != file_id or lf.instant != base:
             continue
@@ -268,6 +274,7 @@ def append_rollback_block(table: HoodieTable, partition: str, file_id: str, base
             return info.path
     path = under(directory, LogFileName(file_id, base, max(versions, default=0) + 1, ROLLBACK_WRITE_TOKEN).name)
     write_log_file(table.storage, path, [CommandBlock.rollback(rollback_time, target)])
+    view.forget(partition)  # the next block on this partition sees this one
     return path
 
 
@@ -286,6 +293,7 @@ def apply_requests(table: HoodieTable, requests: Iterable[RollbackRequest], roll
     at ``started``, monotonic): delete their files, append their rollback command blocks.
     Returns what was done, partition by partition in the order of the requests."""
     done: dict[str, tuple[list[str], list[str], dict[str, int], dict[str, int]]] = {}
+    view = table.local_view()  # lists a partition when a rollback block goes there
     for req in requests:
         success, failed, commands, failed_logs = done.setdefault(req.partition_path, ([], [], {}, {}))
         for path in req.files_to_delete:
@@ -294,9 +302,11 @@ def apply_requests(table: HoodieTable, requests: Iterable[RollbackRequest], roll
                     success.append(path)
             except OSError:
                 failed.append(path)
+        if req.files_to_delete:
+            view.forget(req.partition_path)  # a listing taken before would still show them
         if req.log_blocks_to_delete:
             assert req.file_id is not None and req.latest_base_instant is not None  # RollbackRequest.from_avro checks it
-            command_log = append_rollback_block(table, req.partition_path, req.file_id, req.latest_base_instant, rollback_time, target.timestamp)
+            command_log = append_rollback_block(table, view, req.partition_path, req.file_id, req.latest_base_instant, rollback_time, target.timestamp)
             commands[command_log] = table.storage.size(command_log)
             failed_logs.update(req.log_blocks_to_delete)
     partitions = {p: RollbackPartitionMetadata(p, tuple(success), tuple(failed), commands, logs) for p, (success, failed, commands, logs) in done.items()}

@@ -41,7 +41,7 @@ class UndoPlan:
         return [p for r in self.requests for p in r.files_to_delete]
 
 
-def _known_partitions(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -> tuple[set[str] | None, set[str]]:
+def _known_partitions(table: HoodieTable, view: FileSystemView, instant: Instant, files: list[TimelineFile]) -> tuple[set[str] | None, set[str]]:
     """(partitions the instant touched, or None if unknown; relative paths it wrote)."""
     partitions: set[str] = set()
     written: set[str] = set()
@@ -62,23 +62,24 @@ def _known_partitions(table: HoodieTable, instant: Instant, files: list[Timeline
             if f.instant.is_completed:
                 written.update(s.path for s in meta.write_stats() if s.path)
             known = True
-    marked, by_markers = marked_files(table, instant.timestamp)
+    marked, by_markers = marked_files(table, instant.timestamp, view)
     known = known or bool(marked)
     return (partitions | marked if known else None), written | by_markers
 
 
 def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -> UndoPlan:
     """Find what ``instant`` wrote; reads its timeline files and lists its partitions."""
-    partitions, written = _known_partitions(table, instant, files)
+    # a local view: files of a write that never completed are in no committed slice
+    view = table.local_view()
+    partitions, written = _known_partitions(table, view, instant, files)
     completed = any(f.instant.is_completed for f in files)
     if partitions is None:
-        if any(f.instant.is_inflight for f in files) or completed:
-            # it may have written files but recorded nothing readable: look everywhere
-            partitions = set(FileSystemView(table.storage, table.base_path, table.timeline).all_partition_paths())
-        else:
-            partitions = set()  # requested only, no markers: it never wrote anything
+        # it may have written files but recorded nothing readable: look everywhere (unless
+        # it is requested only, with no markers: then it never wrote anything)
+        wrote = any(f.instant.is_inflight for f in files) or completed
+        partitions = set(view.all_partition_paths()) if wrote else set()
     t = instant.timestamp
-    return UndoPlan(instant, undo_requests(table, t, partitions, written, completed=completed, logs=True, source=f"the undo of {t}"))
+    return UndoPlan(instant, undo_requests(table, view, t, partitions, written, completed=completed, logs=True, source=f"the undo of {t}"))
 
 
 def _delete_timeline_files(table: HoodieTable, files: list[TimelineFile], states: tuple[State, ...]) -> None:

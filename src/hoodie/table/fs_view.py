@@ -9,6 +9,15 @@ until the compaction's base file is committed.
 
 A view lists storage itself unless it is given :class:`PartitionListings`, the listings a
 longer-lived owner keeps in step with the timeline (a timeline server's synced view).
+
+The view is the one place that lists partitions: besides its file groups, it hands out a
+partition's raw listing (:meth:`FileSystemView.partition_files`: every file storage holds
+there, committed or not) to those that must see files no committed slice names (rollback
+and undo looking for what a failed write left, markers resolving an APPEND, a timeline
+server answering Apache Hudi 1.x's views of files in flight). A local view lists each partition once and keeps the listing for
+its file groups and those callers alike; whoever changes a partition through the view's
+listing tells it (:meth:`FileSystemView.forget`), so that nothing it wrote is hidden from
+a later step.
 """
 from __future__ import annotations
 
@@ -78,6 +87,11 @@ class TableView(Protocol):
         partition only when asked)."""
         ...
 
+    def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
+        """The file groups of the partition that completed replace commits replaced, as
+        storage still has them (what the cleaner deletes)."""
+        ...
+
 
 class PartitionListings(Protocol):
     """Partition listings a view takes instead of listing storage."""
@@ -91,15 +105,19 @@ class PartitionListings(Protocol):
         ...
 
 
-def walk_partitions(storage: Storage, base_path: str) -> Iterator[tuple[str, list[FileInfo]]]:
+def walk_partitions(
+    storage: Storage, base_path: str, known: Callable[[str], list[FileInfo] | None] = lambda _: None
+) -> Iterator[tuple[str, list[FileInfo]]]:
     """Every partition of the table at ``base_path`` with its listing, found by walking the
     directory tree (as Java does without the metadata table): a directory holding partition
     metadata or data files is a partition. One at a time, so that a caller keeping the
-    listings elsewhere never holds them all."""
+    listings elsewhere never holds them all. ``known`` gives the listing (folders
+    included) a caller already holds for a relative folder path: it is not listed again."""
     pending = [base_path]
     while pending:
         d = pending.pop()
-        entries = storage.list_dir(d)
+        held = known(relative_to(d, base_path)) if d != base_path else None
+        entries = held if held is not None else storage.list_dir(d)
         if any(
             (not e.is_dir) and (e.name.startswith(PARTITION_METAFILE_PREFIX) or parse_base_file_name(e.name) is not None)
             for e in entries
@@ -134,7 +152,8 @@ class FileSystemView:
         self.missing: list[MissingFile] = []
         self._lock = threading.Lock()
         self._groups: dict[str, list[FileGroup]] = {}
-        # directory listings the partition walk already made, used once by the file groups
+        # partition -> its listing (made by the walk, a prefetch or the first ask), kept
+        # for the file groups and partition_files alike: one listing per partition a view
         self._listings: dict[str, list[FileInfo]] = {}
         completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or i.time <= InstantTime(as_of)]
         self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
@@ -189,9 +208,12 @@ class FileSystemView:
         if self.listings is not None:
             found = self.listings.partition_paths()
         else:
-            walked = dict(walk_partitions(self.storage, self.base_path))
             with self._lock:
-                self._listings.update((under(self.base_path, p), entries) for p, entries in walked.items())
+                known = dict(self._listings)
+            walked = dict(walk_partitions(self.storage, self.base_path, known.get))
+            with self._lock:
+                for p, entries in walked.items():
+                    self._listings.setdefault(p, entries)
             found = list(walked)
         listed = set(found)
         for partition in self.committed.partitions():
@@ -224,29 +246,44 @@ class FileSystemView:
         to storage (or to a server's store), and one after another they add up on object
         storage. The listings wait in ``_listings`` for :meth:`file_groups`."""
         with self._lock:
-            todo = [p for p in dict.fromkeys(partitions) if p not in self._groups and under(self.base_path, p) not in self._listings]
+            todo = [p for p in dict.fromkeys(partitions) if p not in self._groups and p not in self._listings]
         if len(todo) < 2:
             return
 
         def fetch(partition: str) -> None:
-            entries = self._list(partition)
-            with self._lock:
-                self._listings[under(self.base_path, partition)] = entries
+            self._listing(partition)
 
         with ThreadPoolExecutor(min(_PREFETCH_THREADS, len(todo)), thread_name_prefix="hoodie-list") as pool:
             for _ in pool.map(fetch, todo):
                 pass
 
-    def listing(self, partition_path: str) -> list[FileInfo]:
-        """Everything a partition holds, committed or not, as listed (a timeline server
-        answers Apache Hudi's views of files in flight from it)."""
-        return self._list(partition_path)
+    def partition_files(self, partition_path: str) -> list[FileInfo]:
+        """Every file storage holds in the partition (folders left out), committed or not:
+        for those that must see what no committed slice names (a failed write's files, a
+        log version a rollback appends after). The view's own listing, made at most once
+        until :meth:`forget`; a view given :class:`PartitionListings` asks them (which
+        may lack files of pending instants)."""
+        return [e for e in self._listing(partition_path) if not e.is_dir]
 
-    def _list(self, partition_path: str) -> list[FileInfo]:
-        """A partition's entries, from the view's listings source or storage itself."""
+    def forget(self, partition_path: str) -> None:
+        """The caller changed the partition (wrote or deleted a file): its next listing,
+        file groups included, comes from storage again."""
+        with self._lock:
+            self._listings.pop(partition_path, None)
+            self._groups.pop(partition_path, None)
+
+    def _listing(self, partition_path: str) -> list[FileInfo]:
+        """A partition's entries, listed once: from the view's listings source (which
+        keeps them itself) or storage."""
         if self.listings is not None:
             return self.listings.list_partition(partition_path)
-        return self.storage.list_dir(under(self.base_path, partition_path))
+        with self._lock:
+            cached = self._listings.get(partition_path)
+        if cached is not None:
+            return cached
+        entries = self.storage.list_dir(under(self.base_path, partition_path))
+        with self._lock:
+            return self._listings.setdefault(partition_path, entries)
 
     def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
         """The file groups of the partition that the view's completed replace commits
@@ -255,16 +292,11 @@ class FileSystemView:
         replaced = self._replaced.get(partition_path, set())
         if not replaced:
             return []
-        return self._group_listing(partition_path, self._list(partition_path), replaced.__contains__)
+        return self._group_listing(partition_path, self._listing(partition_path), replaced.__contains__)
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
-        directory = under(self.base_path, partition_path)
         replaced = self._replaced.get(partition_path, set())
-        with self._lock:
-            listing = self._listings.pop(directory, None)
-        if listing is None:
-            listing = self._list(partition_path)
-        groups = self._group_listing(partition_path, listing, lambda file_id: file_id not in replaced)
+        groups = self._group_listing(partition_path, self._listing(partition_path), lambda file_id: file_id not in replaced)
         return self._checked(partition_path, groups, replaced)
 
     def _group_listing(self, partition_path: str, listing: list[FileInfo], keep: Callable[[str], bool]) -> list[FileGroup]:

@@ -33,6 +33,7 @@ LATEST_SLICES_OF = "/v1/hoodie/view/slices/partitions/latest/"
 # partitions a request names at most (well inside the server's body limit)
 PARTITIONS_PER_REQUEST = 256
 ALL_FILE_GROUPS = "/v1/hoodie/view/filegroups/all/partition/"
+REPLACED_FILE_GROUPS = "/v1/hoodie/view/filegroups/replaced/partition/"
 ALL_PARTITIONS = "/v1/hoodie/view/partitions/all/"  # hoodie's: Hudi's clients list partitions themselves
 
 REMOTE_ONLY = "REMOTE_ONLY"
@@ -143,6 +144,10 @@ class RemoteFileSystemView:
             self._groups[partition_path] = [group_from_dto(g, self.base_path, partition_path) for g in _list(answer, "file groups")]
         return self._groups[partition_path]
 
+    def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
+        answer = self._get(REPLACED_FILE_GROUPS, partition=partition_path)
+        return [group_from_dto(g, self.base_path, partition_path) for g in _list(answer, "replaced file groups")]
+
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
         if partition_path not in self._latest:
             answer = self._get(LATEST_SLICES, partition=partition_path)
@@ -212,6 +217,9 @@ class PriorityFileSystemView:
 
     def file_groups(self, partition_path: str) -> list[FileGroup]:
         return self._call(lambda: self.remote.file_groups(partition_path), lambda v: v.file_groups(partition_path))
+
+    def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
+        return self._call(lambda: self.remote.replaced_file_groups(partition_path), lambda v: v.replaced_file_groups(partition_path))
 
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
         return self._call(lambda: self.remote.latest_slices(partition_path), lambda v: v.latest_slices(partition_path))

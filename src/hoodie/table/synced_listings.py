@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from hoodie.errors import HoodieError
 from hoodie.layout import InstantTime, parse_log_file_name
@@ -38,12 +39,24 @@ INCREMENTAL = "incremental"
 REBUILD = "rebuild"
 
 
+_FOLDER = -1  # the size a listing keeps for a folder (a partition may hold deeper ones)
+
+
 def _encode(entries: Iterable[tuple[str, int]]) -> bytes:
     return json.dumps(sorted(entries), separators=(",", ":")).encode()
 
 
 def _decode(value: bytes) -> dict[str, int]:
     return {name: size for name, size in json.loads(value)}
+
+
+@dataclass
+class _Underway:
+    """A partition being listed for a request, which others asking meanwhile wait for."""
+
+    generation: int
+    done: threading.Event = field(default_factory=threading.Event)
+    entries: list[FileInfo] | None = None  # what the listing found, once taken as current
 
 
 class SyncedListings:
@@ -57,6 +70,7 @@ class SyncedListings:
         self.timeline: ActiveTimeline | None = None
         self._partitions: set[str] | None = None  # None until the table is walked once
         self._generation = 0  # bumped by every change a sync or rebuild makes
+        self._underway: dict[str, _Underway] = {}  # partitions being listed, by whom first asked
         self._lock = threading.RLock()
 
     # --- what views ask -----------------------------------------------------------------------
@@ -64,7 +78,8 @@ class SyncedListings:
         with self._lock:
             if self._partitions is None:
                 found = set()
-                for partition, entries in walk_partitions(self.storage, self.base_path):
+                # a partition listed already (a write's) is not listed again by the walk
+                for partition, entries in walk_partitions(self.storage, self.base_path, self._kept):
                     self._store(partition, entries)
                     found.add(partition)
                 self._partitions = found
@@ -75,23 +90,46 @@ class SyncedListings:
         while True:
             with self._lock:
                 value, generation = self.store.get(partition_path), self._generation
+                underway = self._underway.get(partition_path) if value is None else None
+                mine = value is None and underway is None
+                if mine:
+                    underway = self._underway[partition_path] = _Underway(generation)
             if value is not None:
-                break
-            # listed outside the lock: the partitions of a write are asked for at once
-            entries = self.storage.list_dir(directory)
-            with self._lock:
-                if self._generation != generation:
-                    continue  # a sync ran meanwhile: this listing may predate what it applied
-                if not entries:
-                    return []  # not kept: a partition is kept once it has files
-                value = self._store(partition_path, entries)
-                if self._partitions is not None:
-                    self._partitions.add(partition_path)
-                break
-        return [FileInfo(under(directory, name), name, size, False) for name, size in sorted(_decode(value).items())]
+                return _entries(directory, value)
+            assert underway is not None
+            if not mine:
+                # another request lists it now (the tasks of a write ask for the same
+                # partitions at once): its listing serves this one too
+                underway.done.wait()
+                with self._lock:
+                    if underway.entries == [] and underway.generation == self._generation:
+                        return []
+                continue
+            try:
+                # listed outside the lock: the partitions of a write are asked for at once
+                entries = self.storage.list_dir(directory)
+                with self._lock:
+                    if self._generation != generation:
+                        continue  # a sync ran meanwhile: this listing may predate what it applied
+                    underway.entries = entries
+                    if not entries:
+                        return []  # not kept: a partition is kept once it has files
+                    value = self._store(partition_path, entries)
+                    if self._partitions is not None:
+                        self._partitions.add(partition_path)
+                    return _entries(directory, value)
+            finally:
+                with self._lock:
+                    self._underway.pop(partition_path, None)
+                underway.done.set()
+
+    def _kept(self, partition_path: str) -> list[FileInfo] | None:
+        """The listing kept for a folder, if any (folders included)."""
+        value = self.store.get(partition_path)
+        return None if value is None else _entries(under(self.base_path, partition_path), value)
 
     def _store(self, partition: str, entries: list[FileInfo]) -> bytes:
-        value = _encode((e.name, e.size) for e in entries if not e.is_dir)
+        value = _encode((e.name, _FOLDER if e.is_dir else e.size) for e in entries)
         self.store.put(partition, value)
         return value
 
@@ -103,12 +141,15 @@ class SyncedListings:
             old, self.timeline = self.timeline, timeline
             if old is None:
                 return None
-            self._generation += 1
             done_before = {i.timestamp for i in old.instants if i.is_completed}
             fresh = [i for i in timeline.completed() if i.timestamp not in done_before]
             if not self.incremental or self._must_rebuild(old, timeline, fresh):
                 self.rebuild()
                 return REBUILD
+            if fresh:
+                # a listing made meanwhile may predate what is applied now (a sync that
+                # applies nothing leaves the listings, and a listing under way, as they are)
+                self._generation += 1
             try:
                 for instant in fresh:
                     self._apply(timeline, instant)
@@ -170,6 +211,10 @@ class SyncedListings:
         for name in names:
             entries.pop(name, None)
         self.store.put(partition, _encode(entries.items()))
+
+
+def _entries(directory: str, value: bytes) -> list[FileInfo]:
+    return [FileInfo(under(directory, name), name, max(size, 0), size == _FOLDER) for name, size in sorted(_decode(value).items())]
 
 
 def _size_after(name: str, log_offset: int | None, written: int) -> int:

@@ -134,9 +134,7 @@ class HudiView:
         pending (as Apache Hudi 1.x places them)."""
         bases: dict[str, dict[str, BaseFile | None]] = defaultdict(dict)
         logs: dict[str, list[LogFile]] = defaultdict(list)
-        for info in self.view.listing(partition):
-            if info.is_dir:
-                continue
+        for info in self.view.partition_files(partition):
             if (bname := parse_base_file_name(info.name)) is not None:
                 bases[bname.file_id][bname.instant] = BaseFile(info.path, bname, info.size)
             elif (lname := parse_log_file_name(info.name)) is not None and not lname.cdc:

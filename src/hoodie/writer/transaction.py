@@ -9,6 +9,7 @@ writer killed outright is rolled back by the next writer.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -92,7 +93,10 @@ class WriteTransaction:
         ``storage_calls`` says what the write cost in storage calls up to this point; the
         commit metadata records it (extra metadata :data:`STORAGE_CALLS`)."""
         self._claim_commit()
-        self.markers.delete_unaccepted(stats, lambda: paths_completed_writes_name(self.table.timeline.reload()))
+        # a local view, made only if an APPEND marker's partition must be listed (the task's
+        # log file is no committed file yet: a timeline server's view would not have it)
+        local = functools.cache(self.table.local_view)
+        self.markers.delete_unaccepted(stats, lambda p: local().partition_files(p), lambda: paths_completed_writes_name(self.table.timeline.reload()))
         if storage_calls is not None:
             extra_metadata = {**(extra_metadata or {}), STORAGE_CALLS: json.dumps(dict(storage_calls()), sort_keys=True)}
         by_partition: dict[str, list[WriteStat]] = {}
