@@ -125,8 +125,9 @@ class PartitionListings(LocalStorage):
 def test_ten_commits_with_the_server_list_each_touched_partition_at_most_once(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
     opts = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.write.markers.type": "TIMELINE_SERVER_BASED"})
-    hoodie.write(trips(range(120), 1), path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
-    storage = PartitionListings(path)
+    storage = PartitionListings(path)  # the embedded server lists through the first write's storage
+    hoodie.write(trips(range(120), 1), path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, storage=storage)
+    storage.partition_lists.clear()
     for commit in range(10):
         # each commit updates two of the six partitions, and inserts into a third
         touched = [CITIES[commit % 6], CITIES[(commit + 1) % 6]]
