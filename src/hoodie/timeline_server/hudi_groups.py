@@ -38,6 +38,7 @@ def visible_timeline(timeline: ActiveTimeline) -> list[Instant]:
 
 
 def at_or_before(a: str, b: str) -> bool:
+    """Whether instant time ``a`` is at or before ``b``."""
     return InstantTime(a) <= InstantTime(b)
 
 
@@ -50,6 +51,7 @@ class HudiView:
         self._compactions: dict[tuple[str, str], str] | None = None
         self._replacers: dict[tuple[str, str], str] | None = None
         self._completed_by_time: dict[str, Instant] | None = None
+        self._write_times: list[str] | None = None
 
     # --- what the timeline says about file groups ---------------------------------------
     def pending_compactions(self) -> dict[tuple[str, str], str]:
@@ -116,7 +118,10 @@ class HudiView:
     def merged_slice(self, group: FileGroup, max_instant: str) -> FileSlice | None:
         """The latest slice at or before ``max_instant``; the slice a pending compaction
         opened comes merged with the one the compaction reads (Java's merged file slice)."""
-        slices = [s for s in group.slices if at_or_before(s.base_instant, max_instant)]
+        return self._merged(group, [s for s in group.slices if at_or_before(s.base_instant, max_instant)])
+
+    def _merged(self, group: FileGroup, slices: list[FileSlice]) -> FileSlice | None:
+        """The last of ``slices``, merged with the one before when a pending compaction opened it."""
         if not slices:
             return None
         last = slices[-1]
@@ -171,33 +176,30 @@ class HudiView:
         """Whether a slice opened at ``base_instant`` is on the view's timeline (Java's
         ``isFileSliceCommitted``: a completed write, a pending compaction, or older than the
         active timeline)."""
-        visible = write_timeline(self.timeline)
-        if not visible or InstantTime(base_instant) > InstantTime(visible[-1].timestamp):
+        if self._write_times is None:
+            self._write_times = [i.timestamp for i in write_timeline(self.timeline)]
+        times = self._write_times
+        if not times or InstantTime(base_instant) > InstantTime(times[-1]):
             return False
         start = self.timeline.commits_start()
-        return any(i.timestamp == base_instant for i in visible) or (start is not None and InstantTime(base_instant) < InstantTime(start))
+        return base_instant in times or (start is not None and InstantTime(base_instant) < InstantTime(start))
 
-    def replaced_by(self, group: FileGroup, instant: str) -> bool:
-        """Whether a completed replace commit at or before ``instant`` replaced ``group``."""
-        replacer = self.replacers().get((group.partition_path, group.file_id))
-        return replacer is not None and at_or_before(replacer, instant)
+    def listed_as_of(self, partition: str, max_instant: str) -> list[FileGroup]:
+        """The listed file groups of ``partition`` not replaced on or before ``max_instant``."""
+        replacers = self.replacers()
+        return [
+            g for g in self.listed_groups(partition)
+            if (replacer := replacers.get((partition, g.file_id))) is None or not at_or_before(replacer, max_instant)
+        ]
 
     def merged_including_inflight(self, group: FileGroup, max_instant: str, current: str) -> FileSlice | None:
         """Java's merged slice at or before ``max_instant`` with the logs of pending writes,
         and, for the compaction ``current`` itself, the slice holding its new base file."""
         slices = [s for s in group.slices if self.committed_slice(s.base_instant) and at_or_before(s.base_instant, max_instant)]
-        if not slices:
-            return None
-        last = slices[-1]
         compaction = self.pending_compactions().get((group.partition_path, group.file_id))
-        if compaction is None or last.base_instant != compaction:
-            return last
-        if compaction == current and last.base_file is not None:
-            return last
-        if len(slices) < 2:
-            return last
-        reads = slices[-2]
-        return dataclasses.replace(reads, log_files=reads.log_files + last.log_files)
+        if slices and slices[-1].base_instant == current == compaction and slices[-1].base_file is not None:
+            return slices[-1]
+        return self._merged(group, slices)
 
     def latest_committed(self, group: FileGroup, max_instant: str, keep_empty: bool) -> FileSlice | None:
         """Java's newest slice of a listed group at or before ``max_instant`` on a table of

@@ -196,8 +196,7 @@ def _slices(hv: HudiView, endpoint: str, partition: str, params: dict[str, Any])
         return [slice_dto(s) for g in hv.groups_as_of(partition, max_instant) if (s := hv.merged_slice(g, max_instant)) is not None]
     if endpoint == "slices/merged/beforeoron/inflight/latest/":
         current = str(params["currentinstant"])
-        groups = [g for g in hv.listed_groups(partition) if not hv.replaced_by(g, max_instant)]
-        return [slice_dto(s) for g in groups if (s := hv.merged_including_inflight(g, max_instant, current)) is not None]
+        return [slice_dto(s) for g in hv.listed_as_of(partition, max_instant) if (s := hv.merged_including_inflight(g, max_instant, current)) is not None]
     if endpoint == "slice/merged/beforeoron/latest/":
         file_id = str(params["fileid"])
         groups = [g for g in hv.groups_as_of(partition, max_instant) if g.file_id == file_id]
@@ -207,8 +206,7 @@ def _slices(hv: HudiView, endpoint: str, partition: str, params: dict[str, Any])
     include_pending = str(params.get("includependingcompaction", "false")).lower() == "true"
     pending = hv.pending_compactions()
     if hv.timeline.layout_version >= 2:
-        groups = [g for g in hv.listed_groups(partition) if not hv.replaced_by(g, max_instant)]
-        wanted = [g for g in groups if include_pending or (partition, g.file_id) not in pending]
+        wanted = [g for g in hv.listed_as_of(partition, max_instant) if include_pending or (partition, g.file_id) not in pending]
         return [slice_dto(s) for g in wanted if (s := hv.latest_committed(g, max_instant, include_pending)) is not None]
     out = []  # (table version 6: the newest slice with files; a pending compaction's has no base file yet)
     for g in hv.groups_as_of(partition, max_instant):
