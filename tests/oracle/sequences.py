@@ -32,6 +32,9 @@ SCHEMA = pa.schema([
     ("attrs", pa.map_(pa.string(), pa.int64())),
     ("blob", pa.binary()),
     ("note", pa.string()),
+    # when the trip was booked, as text: one date per city, so partitions by its date
+    # (the timestamp key generator's DATE_STRING) are the cities'
+    ("booked", pa.string()),
 ])
 COLUMNS = tuple(SCHEMA.names)
 
@@ -59,6 +62,7 @@ def record(n: int, ts: int) -> dict[str, Any]:
         "attrs": None if v % 9 == 0 else [(f"a{i}", v * i) for i in range(v % 3 + 1)],
         "blob": None if v % 8 == 0 else bytes([v % 256, (v * 3) % 256]),
         "note": None if v % 2 == 0 else f"note {v}",
+        "booked": f"2024-03-{1 + n % len(CITIES):02d} {n % 24:02d}:{n * 7 % 60:02d}:{n % 60:02d}",
     }
 
 
@@ -96,6 +100,19 @@ class Layout:
             opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.SimpleKeyGenerator"
             opts["hoodie.datasource.write.hive_style_partitioning"] = str(self.partitioning == "hive").lower()
         return {**opts, **extra}
+
+
+TIMESTAMP_KEYS = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+#: the timestamp key generator on ``booked`` (DATE_STRING in, a three-level date out:
+#: 2024/03/02): one date per city (``record``), so the model's partitions are still the
+#: cities; Apache Hudi learns these options from ``hoodie.properties``
+DATE_KEYS = {
+    "hoodie.datasource.write.keygenerator.class": TIMESTAMP_KEYS,
+    "hoodie.datasource.write.partitionpath.field": "booked",
+    "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
+    "hoodie.keygen.timebased.input.dateformat": "yyyy-MM-dd HH:mm:ss",
+    "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
+}
 
 
 @dataclass

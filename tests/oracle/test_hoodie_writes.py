@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
-from oracle_reads import both_read, check_reads, completed_actions, run_sequence
-from sequences import CITIES, SERVICES, Layout, Model, batch, data, model_rows, record, steps
+from oracle_reads import both_read, check_reads, completed_actions, path_valued, run_sequence
+from sequences import CITIES, DATE_KEYS, SERVICES, Layout, Model, batch, data, model_rows, record, steps
 
 import hoodie
 from hoodie.services import RestoreResult, create_savepoint, restore_to
@@ -70,15 +70,34 @@ def stable(r: dict[str, Any]) -> dict[str, Any]:
     return {**r, "day": dt.date(2024, 1, 1 + n % 2), "at": at}
 
 
+def _two_levels(hive: bool) -> tuple[set[str], Callable[[str], str]]:
+    """The partitions of the two-levels key generator, and the record key of a uuid."""
+    partitions = {f"city={c}/day=2024-01-0{d}" if hive else f"{c}/2024-01-0{d}" for c in CITIES for d in (1, 2)}
+    return partitions, lambda uuid: f"uuid:{uuid},city:{CITIES[int(uuid[1:]) % 3]}"
+
+
+def _dates(hive: bool) -> tuple[set[str], Callable[[str], str]]:
+    """The partitions of the timestamp key generator on ``booked`` (one date per city),
+    and the record key of a uuid."""
+    return {f"booked=2024/03/0{d}" if hive else f"2024/03/0{d}" for d in (1, 2, 3)}, lambda uuid: uuid
+
+
 KEYGENS = {
     # two partition levels (city=la/day=2024-01-02) and two record key fields (uuid:k004,city:la)
-    "two-levels": {
+    "two-levels": ({
         "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
         "hoodie.datasource.write.recordkey.field": "uuid,city",
         "hoodie.datasource.write.partitionpath.field": "city,day",
-    },
+    }, _two_levels),
+    # the date of a string column, three folder levels (2024/03/02)
+    "date-string": (DATE_KEYS, _dates),
 }
-KEYGEN_CASES = [(HUDI_0_15, COW_HIVE, "two-levels"), (HUDI_1, MOR_PLAIN, "two-levels")]
+KEYGEN_CASES = [
+    (HUDI_0_15, COW_HIVE, "two-levels"),
+    (HUDI_1, MOR_PLAIN, "two-levels"),
+    (HUDI_0_15, MOR_PLAIN, "date-string"),
+    (HUDI_1, COW_HIVE, "date-string"),
+]
 
 
 @pytest.mark.parametrize(("version", "layout", "keygen"), KEYGEN_CASES, ids=[f"hudi-{v}-{x.id}-{k}" for v, x, k in KEYGEN_CASES])
@@ -87,14 +106,16 @@ def test_apache_hudi_reads_the_partitions_of_other_key_generators(
 ) -> None:
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
-    options = layout.options("hoodie_keys", **KEYGENS[keygen])
+    keygen_options, expected = KEYGENS[keygen]
+    options = layout.options("hoodie_keys", **keygen_options)
     sequence = [(op, [stable(r) for r in records]) for op, records in steps()]
-    run_sequence(oracle, path, layout, Model.of(layout), {}, sequence, _write_by_hoodie(path, options), "hoodie")
+    write = _write_by_hoodie(path, options)
+    run_sequence(oracle, path, layout, Model.of(layout), {}, sequence, write, "hoodie", path_valued(version, options))
     partitions = {p.parent.relative_to(path).as_posix() for p in path.rglob(".hoodie_partition_metadata")}
     keys = {r["uuid"]: r["_hoodie_record_key"] for r in hoodie.read(str(path)).to_pylist()}
-    assert all(key == f"uuid:{uuid},city:{CITIES[int(uuid[1:]) % 3]}" for uuid, key in keys.items()), keys
-    hive = layout.partitioning == "hive"
-    assert partitions == {f"city={c}/day=2024-01-0{d}" if hive else f"{c}/2024-01-0{d}" for c in CITIES for d in (1, 2)}
+    expected_partitions, key_of = expected(layout.partitioning == "hive")
+    assert all(key == key_of(uuid) for uuid, key in keys.items()), keys
+    assert partitions == expected_partitions
 
 
 #: cleaning that keeps the last two slices of every file group (and the savepointed ones):

@@ -1,7 +1,8 @@
 """Apache Hudi writes, hoodie reads: Apache Hudi 0.15 (table version 6) and 1.x (table
 version 9) write the oracle's sequence (a bulk insert, an upsert with in-batch
 duplicates, a delete, an upsert with a stale update, an insert_overwrite) with their
-metadata table on or off, either index, and compaction and cleaning inline or not; after every write hoodie's snapshot,
+metadata table on or off, either index, and compaction and cleaning inline or not, and
+partitioned by the timestamp key generator; after every write hoodie's snapshot,
 read-optimized, incremental and time-travel reads return exactly Apache Hudi's, meta
 columns included, and the data equals the model's (commit-time merging for 0.15's
 default payload, event-time for 1.x's).
@@ -14,8 +15,8 @@ from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
-from oracle_reads import run_sequence, table_version
-from sequences import SERVICES, Layout, Model, batch, steps
+from oracle_reads import path_valued, run_sequence, table_version
+from sequences import DATE_KEYS, SERVICES, Layout, Model, batch, steps
 
 #: the table version each Apache Hudi writes (by default, 0.15 merges in commit-time
 #: order, OverwriteWithLatestAvroPayload, and 1.2 in event-time order: see Model)
@@ -30,13 +31,16 @@ CASES = [
     (HUDI_1, Layout("MERGE_ON_READ", "hive"), MDT_BLOOM),
     (HUDI_0_15, Layout("MERGE_ON_READ", "hive"), {**NO_MDT_SIMPLE, **SERVICES}),
     (HUDI_1, Layout("MERGE_ON_READ", "plain"), {**MDT_BLOOM, **SERVICES}),
+    # partitioned by the date of a string column (the timestamp key generator)
+    (HUDI_0_15, Layout("MERGE_ON_READ", "hive"), {**NO_MDT_SIMPLE, **DATE_KEYS}),
 ]
 
 
 def _id(version: str, layout: Layout, extra: dict[str, str]) -> str:
     mdt = "mdt" if extra["hoodie.metadata.enable"] == "true" else "no-mdt"
     services = "-services" if "hoodie.compact.inline" in extra else ""
-    return f"hudi-{version}-{layout.id}-{mdt}-{extra['hoodie.index.type'].lower()}{services}"
+    dates = "-dates" if extra.get("hoodie.datasource.write.partitionpath.field") == "booked" else ""
+    return f"hudi-{version}-{layout.id}-{mdt}-{extra['hoodie.index.type'].lower()}{services}{dates}"
 
 
 @pytest.mark.parametrize(("version", "layout", "extra"), CASES, ids=[_id(*c) for c in CASES])
@@ -57,5 +61,5 @@ def test_hoodie_reads_what_apache_hudi_writes(
     # inline compaction is a known difference (test_differences.py)
     sequence = steps("insert" if version == HUDI_0_15 else "bulk_insert", stale="hoodie.compact.inline" not in extra)
     model = Model.of(layout, commit_time=version == HUDI_0_15)
-    run_sequence(oracle, path, layout, model, extra, sequence, write, f"Apache Hudi {version}")
+    run_sequence(oracle, path, layout, model, extra, sequence, write, f"Apache Hudi {version}", path_valued(version, options))
     assert table_version(path) == WRITES_VERSION[version]
