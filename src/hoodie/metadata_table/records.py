@@ -1,5 +1,10 @@
 """The metadata table's records (``HoodieMetadataRecord``): decoded, encoded and merged.
 
+Column-statistics values come in wrapper records: Hudi 0.x names the type by the wrapper
+(``DateWrapper``, ``DecimalWrapper``, ``TimestampMicrosWrapper``, ...); Hudi 1.x stores
+primitives (``IntWrapper``, ``BytesWrapper``, ...) and names the logical type in
+``valueType``. Both decode to the same Python values.
+
 A record is a key, a ``type`` and one payload: 1 the list of partitions and 2 a
 partition's files (``filesystemMetadata``), 3 a file's column statistics and 6 a
 partition's (``ColumnStatsMetadata``), 4 a file's bloom filter (``BloomFilterMetadata``),
@@ -174,8 +179,12 @@ def _typed(key: str, raw: Mapping[str, Any]) -> MetadataRecord:
         payload = {name: FileInfo(int(info["size"]), bool(info["isDeleted"])) for name, info in files.items()}
     elif kind in (TYPE_COLUMN_STATS, TYPE_PARTITION_STATS):
         cs = raw["ColumnStatsMetadata"]
+        value_type = cs.get("valueType")
+        lo, hi = unwrap(cs.get("minValue")), unwrap(cs.get("maxValue"))
+        if value_type is not None:
+            lo, hi = (_logical(v, value_type["typeOrdinal"], value_type.get("additionalInfo")) for v in (lo, hi))
         payload = ColumnStats(
-            cs.get("fileName"), cs.get("columnName"), unwrap(cs.get("minValue")), unwrap(cs.get("maxValue")),
+            cs.get("fileName"), cs.get("columnName"), lo, hi,
             cs.get("valueCount"), cs.get("nullCount"), cs.get("totalSize"), cs.get("totalUncompressedSize"),
             bool(cs.get("isDeleted", False)), bool(cs.get("isTightBound", False)),
         )
@@ -217,6 +226,28 @@ def unwrap(value: Any) -> Any:
     if kind == "BytesWrapper":
         return bytes(inner)
     return inner
+
+
+def _logical(value: Any, ordinal: int, info: str | None) -> Any:
+    """A 1.x value stored in a primitive wrapper, as the logical type ``valueType`` names
+    (Hudi's ``ValueType`` ordinals: 10 DECIMAL with ``precision,scale``, 12 DATE, 13/14
+    TIME_MILLIS/MICROS, 15-17 TIMESTAMP_MILLIS/MICROS/NANOS in UTC, 18-20 the local ones;
+    the others keep the wrapper's value)."""
+    if value is None:
+        return None
+    if ordinal == 10 and isinstance(value, bytes):
+        scale = int((info or "0,0").split(",")[1])
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale)
+    if ordinal == 12 and isinstance(value, int):
+        return _EPOCH_DAY + dt.timedelta(days=value)
+    if ordinal in (13, 14) and isinstance(value, int):
+        micros = value * 1000 if ordinal == 13 else value
+        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+    if 15 <= ordinal <= 20 and isinstance(value, int):
+        micros = value * 1000 if ordinal in (15, 18) else value // 1000 if ordinal in (17, 20) else value
+        when = _EPOCH + dt.timedelta(microseconds=micros)
+        return when if ordinal <= 17 else when.replace(tzinfo=None)
+    return value
 
 
 # --- encoding (the writer side) ------------------------------------------------------------

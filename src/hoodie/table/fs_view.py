@@ -387,6 +387,9 @@ class FileSystemView:
                 done = self.timeline.completion_time(inst)
                 owners = [t for t in by_instant if InstantTime(t) <= InstantTime(done)]
                 if not owners:
+                    # no base file before it (a file group of logs only, as the metadata
+                    # table's record index starts): the log opens a slice, as in Java
+                    by_instant[lf.name.instant] = (None, [lf])
                     continue
                 by_instant[max(owners, key=InstantTime)][1].append(lf)
             else:

@@ -50,10 +50,12 @@ from hoodie.table.file_group import LogFile
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LogScanStats", "PendingBlock", "ReplayBlock", "decode_pending", "replay_blocks", "scan_log"]
+__all__ = ["METADATA_TABLE_BLOCKS", "LogScanStats", "PendingBlock", "ReplayBlock", "decode_pending", "replay_blocks", "scan_log"]
 
 ReplayBlock = AvroDataBlock | ParquetDataBlock | DeleteBlock
 _REPLAYED = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
+#: the blocks a metadata-table read replays (``scan_log(..., replayed=...)``)
+METADATA_TABLE_BLOCKS = (BlockType.HFILE_DATA, BlockType.DELETE)
 # Avro content decoded in one pass: measured on blocks of ~1,000 records of 18 fields
 # (260 KB), four together cost 0.6× four alone; eight together, whose buffers no longer
 # fit a core's cache, 0.75×.
@@ -96,9 +98,11 @@ def scan_log(
     visible: Callable[[str], bool],
     stats: LogScanStats | None = None,
     ignore_corrupt: bool = False,
+    replayed: tuple[BlockType, ...] = _REPLAYED,
 ) -> list[PendingBlock]:
     """The data and delete blocks of ``log_files`` a query applies, oldest first, read but
-    not decoded."""
+    not decoded (``replayed``: the kinds of block a read applies; any other but a rollback
+    command is refused)."""
     stats = stats if stats is not None else LogScanStats()
     readers: list[LogFileReader] = []
     queued: list[tuple[int, BlockInfo, str]] = []  # (reader, block, instant) in replay order
@@ -121,9 +125,9 @@ def scan_log(
                     stats.rolled_back_blocks += len(queued) - len(kept)
                     queued = kept
                     continue
-                if found.block_type not in _REPLAYED:
+                if found.block_type not in replayed:
                     raise UnsupportedTableError(
-                        f"{lf.path}: {found.block_type.name} log blocks cannot be merged into a data table read"
+                        f"{lf.path}: {found.block_type.name} log blocks cannot be merged into this read"
                     )
                 queued.append((len(readers) - 1, found, _instant(found, lf.path)))
         pending = []

@@ -1,0 +1,274 @@
+"""Reading a table's metadata table (``.hoodie/metadata``): a second lister, and the
+column statistics, bloom filters and record locations of the data files.
+
+The metadata table is a merge-on-read table of its own (its ``hoodie.properties`` and
+timeline), whose base files are HFiles and whose log blocks are HFILE_DATA, delete and
+rollback command blocks. Its file groups are found by the project's file-system view
+(committed files only); a lookup reads the latest slice of the file groups that can hold
+its keys: point lookups and key-prefix scans in the base HFile and in each log block's
+HFile, so only the HFile blocks holding those keys are decoded; records then merge in
+order, base file first (:func:`hoodie.metadata_table.records.merge`).
+
+What a reader sees, as Java's ``HoodieBackedTableMetadata``:
+
+* only the partitions ``hoodie.table.metadata.partitions`` of the data table names are
+  complete (``files`` must be one, or there is no metadata table to read);
+* a log block counts when the metadata table completed its instant and the data table
+  did too: the metadata table is written before the data commit, so a block of a data
+  instant that is pending or failed is not seen. Also seen: metadata-only delta commits
+  (initialisation, indexing, log compaction: instants the data timeline lacks), the
+  instants data rollbacks undid (their records and the rollback's deletions cancel out)
+  and instants older than the data table's active timeline (archived there);
+* a damaged metadata file (HFile, log block, a committed file gone) is a
+  :class:`~hoodie.errors.FormatError` naming it, never an older answer.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from hoodie.errors import DamagedTableError, FormatError, TableError
+from hoodie.formats.bloom import BloomFilter, deserialize_filter
+from hoodie.formats.hfile import HFileReader
+from hoodie.formats.log import HeaderKey, HFileDataBlock
+from hoodie.formats.log.blocks import DeleteBlock
+from hoodie.formats.log.reader import decode_block
+from hoodie.layout import HOODIE_FOLDER, METADATA_FOLDER, InstantTime
+from hoodie.metadata_table.keys import (
+    ALL_PARTITIONS_KEY,
+    NON_PARTITIONED_NAME,
+    bloom_filter_key,
+    column_stats_key,
+    column_stats_prefix,
+    file_group_index,
+    partition_identifier,
+)
+from hoodie.metadata_table.records import BloomFilterInfo, ColumnStats, MetadataRecord, RecordLocation, decode_value, merge
+from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
+from hoodie.table.file_group import FileSlice
+from hoodie.table.slice_reader.log_scan import METADATA_TABLE_BLOCKS, scan_log
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action
+
+__all__ = ["FILES", "KeyLocation", "MetadataTableReader"]
+
+FILES = "files"
+COLUMN_STATS = "column_stats"
+BLOOM_FILTERS = "bloom_filters"
+RECORD_INDEX = "record_index"
+
+
+@dataclass(frozen=True)
+class KeyLocation:
+    """Where the record index places a key: its partition, file group and the instant
+    that wrote it there."""
+
+    partition: str
+    file_id: str
+    instant: str
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What a lookup reads: some keys, the keys under some prefixes, or everything."""
+
+    keys: tuple[str, ...] | None = None
+    prefixes: tuple[str, ...] | None = None
+
+    def wants(self, key: str) -> bool:
+        if self.keys is not None:
+            return key in self.keys
+        if self.prefixes is not None:
+            return any(key.startswith(p) for p in self.prefixes)
+        return True
+
+    def entries(self, reader: HFileReader) -> Iterable[tuple[str, bytes]]:
+        if self.keys is not None:
+            return reader.get_many(sorted(self.keys)).items()
+        if self.prefixes is not None:
+            return reader.scan_prefixes(sorted(self.prefixes))
+        return reader.read_all()
+
+
+class MetadataTableReader:
+    """The metadata table of ``data_table`` as of the data table's loaded timeline."""
+
+    def __init__(self, data_table: HoodieTable) -> None:
+        self.data_table = data_table
+        self.partitions = frozenset(data_table.config.metadata_partitions)
+        self.base_path = under(data_table.base_path, HOODIE_FOLDER, METADATA_FOLDER)
+        if FILES not in self.partitions:
+            raise TableError(
+                f"{data_table.base_path} has no complete metadata table: hoodie.table.metadata.partitions "
+                f"is {','.join(sorted(self.partitions)) or 'empty'}"
+            )
+        self.storage: Storage = data_table.storage
+        try:
+            self.table = HoodieTable.open(self.base_path, self.storage)
+            self.view = self.table.local_view()
+        except DamagedTableError as exc:
+            raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
+        self._visible = self._visibility()
+        self._slices: dict[str, list[FileSlice]] = {}
+        self._utc = data_table.config.props.get("hoodie.table.timeline.timezone", "LOCAL").upper() == "UTC"
+
+    @classmethod
+    def open(cls, base_path: str, storage: Storage | None = None) -> MetadataTableReader:
+        """The metadata table of the data table at ``base_path``."""
+        return cls(HoodieTable.open(base_path, storage))
+
+    # --- which instants count --------------------------------------------------------------
+    def _visibility(self) -> Callable[[str], bool]:
+        data, mdt = self.data_table.timeline, self.table.timeline
+        on_data = {i.timestamp for i in data.instants}
+        valid = {i.timestamp for i in data.instants if i.is_completed}
+        valid |= {i.timestamp for i in mdt.completed([Action.DELTA_COMMIT]) if i.timestamp not in on_data}
+        valid |= data.rolled_back()
+        mdt_done = {i.timestamp for i in mdt.instants if i.is_completed}
+        mdt_start, data_start = mdt.commits_start(), data.commits_start()
+
+        def visible(instant: str) -> bool:
+            t = InstantTime(instant)
+            if instant not in mdt_done and (mdt_start is None or t >= InstantTime(mdt_start)):
+                return False  # pending or failed in the metadata table
+            return instant in valid or (data_start is not None and t < InstantTime(data_start))
+
+        return visible
+
+    # --- slices and merged records ---------------------------------------------------------
+    def _require(self, partition: str) -> None:
+        if partition not in self.partitions:
+            raise TableError(
+                f"the metadata table of {self.data_table.base_path} has no complete {partition!r} partition "
+                f"(hoodie.table.metadata.partitions: {','.join(sorted(self.partitions))})"
+            )
+
+    def file_slices(self, partition: str) -> list[FileSlice]:
+        """The latest slice of each file group of a metadata-table partition, in file id
+        order (the order keys are hashed into)."""
+        if partition not in self._slices:
+            try:
+                slices = self.view.latest_slices(partition)
+            except DamagedTableError as exc:
+                raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
+            self._slices[partition] = sorted(slices, key=lambda s: s.file_id)
+        return self._slices[partition]
+
+    def _read(self, partition: str, query: _Query) -> dict[str, MetadataRecord]:
+        """The merged records of ``partition`` that ``query`` asks for."""
+        self._require(partition)
+        slices = self.file_slices(partition)
+        if query.keys is not None and slices:
+            by_group: dict[int, list[str]] = {}
+            for key in query.keys:
+                by_group.setdefault(file_group_index(key, len(slices)), []).append(key)
+            work = [(slices[i], _Query(keys=tuple(keys))) for i, keys in sorted(by_group.items())]
+        else:
+            work = [(s, query) for s in slices]
+        out: dict[str, MetadataRecord] = {}
+        for slc, q in work:
+            out.update(self._read_slice(slc, q))
+        return out
+
+    def _read_slice(self, slc: FileSlice, query: _Query) -> dict[str, MetadataRecord]:
+        merged: dict[str, MetadataRecord] = {}
+        if slc.base_file is not None:
+            with HFileReader.open(self.storage, slc.base_file.path) as reader:
+                for key, record in _records(reader, query, None, slc.base_file.path):
+                    merged[key] = merge(merged.get(key), record)
+        try:
+            pending = scan_log(self.storage, slc.log_files, self._visible, replayed=METADATA_TABLE_BLOCKS)
+        except DamagedTableError as exc:
+            raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
+        for p in pending:
+            block = decode_block(p.path, p.info, p.content)
+            if isinstance(block, HFileDataBlock):
+                where = f"{p.path} (block at byte {p.info.offset})"
+                reader = HFileReader.from_bytes(block.content, where)
+                for key, record in _records(reader, query, block.header.get(HeaderKey.SCHEMA), where):
+                    merged[key] = merge(merged.get(key), record)
+            elif isinstance(block, DeleteBlock):
+                for deleted in block.keys:
+                    if deleted.record_key is not None and query.wants(deleted.record_key):
+                        merged.pop(deleted.record_key, None)
+        return merged
+
+    # --- files -----------------------------------------------------------------------------
+    def all_partition_paths(self) -> list[str]:
+        """Every partition of the data table ("" for a non-partitioned table's root)."""
+        record = self._read(FILES, _Query(keys=(ALL_PARTITIONS_KEY,))).get(ALL_PARTITIONS_KEY)
+        names = record.live_files() if record is not None else {}
+        return sorted("" if name == NON_PARTITIONED_NAME else name for name in names)
+
+    def files_in(self, partition: str) -> dict[str, int]:
+        """The files of one data partition, name → size (deleted files left out)."""
+        return self.files_in_many([partition])[partition]
+
+    def files_in_many(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
+        """The files of each of ``partitions`` (empty for a partition without any)."""
+        wanted = {partition_identifier(p): p for p in partitions}
+        records = self._read(FILES, _Query(keys=tuple(wanted)))
+        return {p: (records[k].live_files() if k in records else {}) for k, p in wanted.items()}
+
+    # --- column statistics, bloom filters ----------------------------------------------------
+    def column_stats(self, partition: str, file_name: str, columns: Iterable[str]) -> dict[str, ColumnStats]:
+        """The statistics of ``columns`` in one data file (columns without any are left out)."""
+        keys = {column_stats_key(partition, file_name, c): c for c in columns}
+        records = self._read(COLUMN_STATS, _Query(keys=tuple(keys)))
+        return {keys[k]: r.payload for k, r in records.items() if isinstance(r.payload, ColumnStats) and not r.is_deleted}
+
+    def column_stats_of(self, column: str, partition: str | None = None) -> list[ColumnStats]:
+        """The statistics of ``column`` in every file (of ``partition``, when given): one
+        key-prefix scan."""
+        records = self._read(COLUMN_STATS, _Query(prefixes=(column_stats_prefix(column, partition),)))
+        return [r.payload for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
+
+    def bloom_filter(self, partition: str, file_name: str) -> BloomFilter | None:
+        """The bloom filter of one data file, or None when the index has none."""
+        key = bloom_filter_key(partition, file_name)
+        record = self._read(BLOOM_FILTERS, _Query(keys=(key,))).get(key)
+        if record is None or record.is_deleted:
+            return None
+        info = record.payload
+        if not isinstance(info, BloomFilterInfo):
+            raise FormatError(f"metadata table {self.base_path}: the bloom filter record of {partition}/{file_name} is of type {record.type}")
+        try:
+            return deserialize_filter(info.filter, info.type_code)
+        except FormatError as exc:
+            raise FormatError(f"metadata table {self.base_path}: bloom filter of {partition}/{file_name}: {exc}") from exc
+
+    # --- record index ----------------------------------------------------------------------
+    def record_locations(self, keys: Iterable[str]) -> dict[str, KeyLocation]:
+        """Where the record index places each of ``keys`` (keys it does not hold are left
+        out). The instant is rebuilt from the stored epoch milliseconds in the data
+        table's timeline time zone (``hoodie.table.timeline.timezone``: UTC, or this
+        process's local zone, as Java's writer used its own)."""
+        out = {}
+        for key, record in self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys)))).items():
+            loc = record.payload
+            if not isinstance(loc, RecordLocation):
+                continue
+            partition = "" if loc.partition is None or loc.partition == NON_PARTITIONED_NAME else loc.partition
+            out[key] = KeyLocation(partition, loc.file_id, self._instant(loc.instant_millis))
+        return out
+
+    def _instant(self, millis: int | None) -> str:
+        if millis is None:
+            return ""
+        when = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc if self._utc else None)
+        return when.strftime("%Y%m%d%H%M%S") + f"{millis % 1000:03d}"
+
+    def records(self, partition: str) -> Iterator[MetadataRecord]:
+        """Every merged record of a metadata-table partition, in key order."""
+        merged = self._read(partition, _Query())
+        return iter([merged[k] for k in sorted(merged)])
+
+
+def _records(reader: HFileReader, query: _Query, header_schema: str | None, where: str) -> Iterator[tuple[str, MetadataRecord]]:
+    schema = reader.schema or header_schema
+    if schema is None:
+        raise FormatError(f"{where} has no record schema: neither in its HFile nor in its block header")
+    for key, value in query.entries(reader):
+        yield key, decode_value(key, value, schema, where)
