@@ -33,6 +33,7 @@ CASES = [
     (HUDI_1, Layout("MERGE_ON_READ", "plain"), {**MDT_BLOOM, **SERVICES}),
     # partitioned by the date of a string column (the timestamp key generator)
     (HUDI_0_15, Layout("MERGE_ON_READ", "hive"), {**NO_MDT_SIMPLE, **DATE_KEYS}),
+    (HUDI_1, Layout("COPY_ON_WRITE", "plain"), {**MDT_BLOOM, **DATE_KEYS}),
 ]
 
 
