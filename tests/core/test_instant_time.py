@@ -14,7 +14,8 @@ from hoodie.cli.instants import parse_instant as cli_instant
 from hoodie.errors import ConfigError
 from hoodie.layout import InstantTime, LogFileName
 from hoodie.query.options import ReadRequest
-from hoodie.query.reader import COMMIT_TIME_COLUMN, filter_commit_times
+from hoodie.query.reader import COMMIT_TIME_COLUMN
+from hoodie.table.slice_reader.instants import CommitTimes
 from hoodie.timeline import Action, Instant, InstantRange, InstantTimeSyntaxError, State, parse_instant_time
 
 SECOND = "20240501134500"
@@ -56,8 +57,8 @@ def test_incremental_rows_compare_commit_times_as_instants() -> None:
     """Rows of a second-precision commit time are the end of their second: in a range
     ending at a later millisecond of that second they are out, after an earlier one in."""
     rows = pa.table({COMMIT_TIME_COLUMN: [SECOND, SECOND + "100", "20240501134459"]})
-    assert filter_commit_times(rows, after=SECOND + "000", upto=SECOND + "500").column(0).to_pylist() == [SECOND + "100"]
-    assert filter_commit_times(rows, after=SECOND + "500", upto="20240501134501000").column(0).to_pylist() == [SECOND]
+    assert CommitTimes(after=SECOND + "000", upto=SECOND + "500").filter(rows).column(0).to_pylist() == [SECOND + "100"]
+    assert CommitTimes(after=SECOND + "500", upto="20240501134501000").filter(rows).column(0).to_pylist() == [SECOND]
 
 
 @pytest.mark.parametrize(

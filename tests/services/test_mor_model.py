@@ -5,15 +5,12 @@ restores, with the bloom and the simple index.
 The model keeps every version each write gave a record (``History``): the snapshot is the
 event-time merge of them (the stored record wins when an update carries a smaller ordering
 value; a delete of the delete operation always wins), and an incremental pull over
-``(begin, end]`` is what :mod:`hoodie.query.incremental` defines on a v6 table:
-
-* the file groups are read as their latest slice as of ``end``; a slice whose base file
-  was written after ``begin`` is merged whole and its rows are kept when the winning
-  version was committed in the range;
-* a slice whose base file is not newer than ``begin`` is not read at all: the key's
-  versions committed in the range are merged with each other only, so an update that
-  lost the snapshot merge to an older, larger ordering value comes back (as hudi-rs
-  0.5.0 reads it).
+``(begin, end]`` is what :mod:`hoodie.query.incremental` defines on a v6 table (as
+Apache Hudi reads it): the file groups are read as their latest slice as of ``end``, and
+only what the range committed is merged — the base file's version of a key when it was
+committed after ``begin``, then the versions the slice's logs hold — so an update that
+lost the snapshot merge to an older, larger ordering value comes back, whether or not a
+compaction rewrote that older version into a newer base file.
 
 Which file group holds a key and which instants wrote a group's base files (a new group,
 a small file merged with inserts, a compaction) are layout decisions of the writer: the
@@ -134,17 +131,15 @@ class History:
         """Key -> (commit time, row) an incremental pull over (begin, end] returns."""
         out: dict[Key, tuple[str, Row]] = {}
         for key, vs in self.versions.items():
-            base = max((t for t in self.bases[self.group[key]] if not later(t, end)), key=InstantTime, default=None)
-            if base is not None and later(base, begin):
-                # the latest slice as of end is merged whole; rows are kept by commit time
-                won = fold([v for v in vs if not later(v[0], end)])
-                if won is not None and later(won[0], begin):
-                    out[key] = won
-            else:
-                # the base file is not read: the range's versions merge with each other only
-                won = fold([v for v in vs if later(v[0], begin) and not later(v[0], end)])
-                if won is not None:
-                    out[key] = won
+            base = max((t for t in self.bases[self.group[key]] if not later(t, end)), key=InstantTime, default="0")
+            # the latest slice as of end: its base file's version of the key (the merge of
+            # the versions up to the base file), merged only when committed in the range,
+            # then the versions of its logs, which are all in the range
+            stored = fold([v for v in vs if not later(v[0], base)])
+            merged = [stored] if stored is not None and later(stored[0], begin) else []
+            won = fold(merged + [v for v in vs if later(v[0], max(base, begin, key=InstantTime)) and not later(v[0], end)])
+            if won is not None:
+                out[key] = won
         return out
 
 

@@ -6,15 +6,19 @@ updated several times in the range appears once, in its latest state. Deleted re
 not appear (an incremental pull is not a change log). See :mod:`hoodie.query.planner` for
 which instants a range holds on v6 versus v8+ tables. Nothing here writes.
 
-Merge-on-read slices are merged as hudi-rs 0.5.0 merges them for an incremental read,
-with only the log blocks of the range's instants: a slice whose base file was written
-after ``begin`` merges its whole base file and the rows are then kept by commit time; a
-slice whose base file is not newer than ``begin`` cannot hold a row of the range, so its
-base file is not read at all and its in-range log records are merged with each other
-only. The second case means a record updated in the range comes back in its latest state
-*within the range* even where an older base version (with a higher ordering value) wins
-the snapshot merge; in the first, that base version wins and the update is filtered out
-with it. Deletes in the range remove a key's in-range versions only.
+Merge-on-read slices are merged as Apache Hudi (0.15 and 1.x) merges them for an
+incremental read: the latest slice as of ``end``, its base-file rows committed in the
+range only, with the log blocks of the range's instants. A base row committed before the
+range takes no part, even where a compaction in the range rewrote it into a newer base
+file, so an update written in the range after that compaction comes back as written even
+where the older version (with a higher ordering value) wins the snapshot merge. An
+update that a compaction in the range folded into the base file before ``end``, and
+lost there, is not in that slice, so neither Apache Hudi nor hoodie pulls it; a range
+ending before that compaction does. (hudi-rs 0.5.0 merges a base file written in
+the range whole and filters the rows afterwards; Apache Hudi 0.15 drops base rows by
+Parquet row group, not one by one: docs/apache-hudi.md.) A base file written at or
+before ``begin`` holds no row of the range and is not read at all. Deletes in the range
+remove a key's in-range versions only.
 """
 from __future__ import annotations
 
@@ -26,12 +30,7 @@ import pyarrow as pa
 from hoodie.engine import Engine
 from hoodie.layout import InstantTime
 from hoodie.query.planner import INSTANT_TIME, IncrementalPlan, plan_incremental
-from hoodie.query.reader import (
-    COMMIT_TIME_COLUMN,
-    filter_commit_times,
-    output_schema,
-    project,
-)
+from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema, project
 from hoodie.query.slices import read_file_slices
 from hoodie.table.file_group import FileSlice
 from hoodie.table.slice_reader.instants import InstantFilter
@@ -77,10 +76,11 @@ def read_plan(
         return read_file_slices(table, slices, full, in_range, wanted.names, engine, what, ignore_corrupt_files)
     # The commit time is needed to filter even when the caller did not ask for it.
     read_columns = wanted.names if COMMIT_TIME_COLUMN in wanted.names else [COMMIT_TIME_COLUMN, *wanted.names]
-    data = read_file_slices(table, slices, full, in_range, read_columns, engine, what, ignore_corrupt_files)
-    keep = None if plan.time_basis == INSTANT_TIME else plan.commit_times
-    data = filter_commit_times(data, keep, after=plan.begin, upto=plan.end)
-    return data.select(wanted.names)
+    rows = plan.rows_in_range
+    # merged slices keep their base rows of the range only (module docstring); the rest
+    # (base files without logs) are filtered here
+    data = read_file_slices(table, slices, full, in_range, read_columns, engine, what, ignore_corrupt_files, base_rows=rows)
+    return rows.filter(data).select(wanted.names)
 
 
 def range_filter(table: HoodieTable, plan: IncrementalPlan) -> InstantFilter:
@@ -93,8 +93,7 @@ def range_filter(table: HoodieTable, plan: IncrementalPlan) -> InstantFilter:
 
 def slices_for_range(table: HoodieTable, plan: IncrementalPlan) -> list[FileSlice]:
     """The planned slices, without the base files written at or before ``begin`` (on the
-    range's time basis): none of their rows can be in the range, and hudi-rs does not
-    merge them with the range's log records."""
+    range's time basis): none of their rows can be in the range, so they are not read."""
     timeline = table.timeline
     completed = {i.timestamp: i for i in timeline.completed_writes()}
     begin = InstantTime(plan.begin)

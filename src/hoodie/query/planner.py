@@ -27,6 +27,7 @@ from hoodie.errors import InstantNotFoundError
 from hoodie.layout import InstantTime
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
+from hoodie.table.slice_reader.instants import CommitTimes
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State
@@ -154,6 +155,13 @@ class IncrementalPlan:
         if self.time_basis == INSTANT_TIME:
             return commit_time in self.range
         return commit_time in self.commit_times
+
+    @property
+    def rows_in_range(self) -> CommitTimes:
+        """The rows :meth:`keeps_commit_time` keeps, as a filter of Arrow rows."""
+        if self.time_basis == INSTANT_TIME:
+            return CommitTimes(after=self.begin, upto=self.end)
+        return CommitTimes(only=self.commit_times)
 
 
 def _range_key(timeline: ActiveTimeline, instant: Instant) -> InstantTime:

@@ -19,12 +19,10 @@ import logging
 from collections.abc import Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import SchemaError, UnsupportedTableError
 from hoodie.formats.meta_columns import META_COLUMNS, data_fields
-from hoodie.layout import InstantTime
 from hoodie.storage.base import Storage, arrow_path
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -95,19 +93,3 @@ def require_base_files_only(table: HoodieTable, slices: Sequence[FileSlice]) -> 
                 f"log files ({s.log_files[0].file_name}, ...) that must be merged into its base file; "
                 "merge-on-read snapshot queries are not supported yet (read_optimized reads the base files only)"
             )
-
-
-# --- driver side ------------------------------------------------------------------------------
-
-
-def filter_commit_times(data: pa.Table, keep: frozenset[str] | None = None, after: str = "", upto: str = "") -> pa.Table:
-    """Rows whose ``_hoodie_commit_time`` is in ``keep``, or in ``(after, upto]`` (instant
-    times, ordered as :class:`InstantTime` orders them)."""
-    column = data.column(COMMIT_TIME_COLUMN)
-    if keep is not None:
-        mask = pc.is_in(column, value_set=pa.array(sorted(keep), pa.string()))
-    else:
-        # the InstantTime key of every row: a second-precision time is the end of its second
-        keys = pc.if_else(pc.equal(pc.utf8_length(column), 14), pc.binary_join_element_wise(column, "999", ""), column)
-        mask = pc.and_(pc.greater(keys, InstantTime(after).key), pc.less_equal(keys, InstantTime(upto).key))
-    return data.filter(pc.fill_null(mask, False))

@@ -26,7 +26,7 @@ from hoodie.errors import UnsupportedTableError
 from hoodie.query.reader import project
 from hoodie.table.file_group import FileSlice
 from hoodie.table.slice_reader.base_file import BaseFileTask, read_base_file_task
-from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.slice_reader.merge import GROUP_LOG_BYTES, GROUP_SLICES, TASKS_PER_WORKER, MergeSliceTask, run_merge_task, run_merge_tasks
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
@@ -82,9 +82,11 @@ def read_file_slices(
     engine: Engine | None = None,
     description: str = "read file slices",
     ignore_corrupt: bool = False,
+    base_rows: CommitTimes | None = None,
 ) -> pa.Table:
     """Read every slice (merging the ones with logs) and concatenate under ``schema``
-    projected to ``columns``; ``visible`` decides which log blocks count; ``ignore_corrupt``
+    projected to ``columns``; ``visible`` decides which log blocks count, ``base_rows``
+    (when given) which base rows of a slice with logs are merged; ``ignore_corrupt``
     reads around damaged files with a warning instead of raising."""
     out_schema = project(schema, columns)
     merge = MergeConfig.for_table(table.config)
@@ -97,7 +99,7 @@ def read_file_slices(
     for s in slices:
         _check_parquet(table, s)
         if s.log_files:
-            merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names, ignore_corrupt))
+            merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names, ignore_corrupt, base_rows))
         elif s.base_file is not None:
             tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads, ignore_corrupt))
     # merges first: the longest tasks, so the short base-file reads fill in at the end

@@ -48,14 +48,14 @@ from hoodie.errors import UnsupportedTableError
 from hoodie.layout import InstantTime
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
-from hoodie.query.planner import INSTANT_TIME, plan_incremental, plan_snapshot
+from hoodie.query.planner import plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
 from hoodie.query.slices import base_files_only, group_merges, run_slice_task
 from hoodie.spark.partitions import PartitionScheme
 from hoodie.storage.base import Storage
 from hoodie.storage.local import LocalStorage
 from hoodie.table.file_group import FileSlice
-from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.slice_reader.merge import MergeSliceTask
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
@@ -82,22 +82,32 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
         assert request.begin is not None
         plan = plan_incremental(table, request.begin, request.end, ignore_missing)
         schema = output_schema(table, None, plan.slices)
-        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan), ignore_corrupt)
-        if not plan.filter_rows or COMMIT_TIME_COLUMN not in df.columns:
+        # merged slices keep their base rows of the range only, as in process
+        rows = plan.rows_in_range if plan.filter_rows else None
+        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan), ignore_corrupt, rows)
+        if rows is None or COMMIT_TIME_COLUMN not in df.columns:
             return df
-        commit_time = F.col(COMMIT_TIME_COLUMN)
-        if plan.time_basis == INSTANT_TIME:
-            # the InstantTime key of every row: a second-precision time is the end of its second
-            key = F.when(F.length(commit_time) == 14, F.concat(commit_time, F.lit("999"))).otherwise(commit_time)
-            keep = (key > F.lit(InstantTime(plan.begin).key)) & (key <= F.lit(InstantTime(plan.end).key))
-        else:
-            keep = commit_time.isin(sorted(plan.commit_times))
-        return df.where(keep)
+        return df.where(_in_range(rows))
     slices = plan_snapshot(table, request.as_of, None, ignore_missing)
     if request.query_type == "read_optimized":
         slices = base_files_only(slices)
     schema = output_schema(table, request.as_of, slices)
     return scan_with_merge(spark, table, slices, schema, InstantFilter.of_timeline(table.timeline, upto=request.as_of), ignore_corrupt)
+
+
+def _in_range(rows: CommitTimes) -> Column:
+    """``rows`` as a filter of the commit-time column (:meth:`CommitTimes.filter`)."""
+    commit_time = F.col(COMMIT_TIME_COLUMN)
+    if rows.only is not None:
+        return commit_time.isin(sorted(rows.only))
+    # the InstantTime key of every row: a second-precision time is the end of its second
+    key = F.when(F.length(commit_time) == 14, F.concat(commit_time, F.lit("999"))).otherwise(commit_time)
+    keep = key.isNotNull()
+    if rows.after is not None:
+        keep &= key > F.lit(InstantTime(rows.after).key)
+    if rows.upto is not None:
+        keep &= key <= F.lit(InstantTime(rows.upto).key)
+    return keep
 
 
 def _conf_true(spark: SparkSession, key: str) -> bool:
@@ -111,19 +121,21 @@ def scan_with_merge(
     schema: pa.Schema | None,
     visible: InstantFilter,
     ignore_corrupt: bool = False,
+    base_rows: CommitTimes | None = None,
 ) -> DataFrame:
     """Base-only slices through the native Parquet scan; slices with log files merged on
     executors, a few slices at a time (memory bounded by those slices' logs and one base
     file), as the in-process reader merges them; both unioned under ``schema``.
-    ``ignore_corrupt`` reads around damaged base files and committed log blocks (Spark's
-    ``ignoreCorruptFiles``) instead of failing."""
+    ``base_rows`` keeps only those base rows of a slice with logs before its merge (an
+    incremental read). ``ignore_corrupt`` reads around damaged base files and committed
+    log blocks (Spark's ``ignoreCorruptFiles``) instead of failing."""
     plain = [s for s in slices if not s.log_files]
     with_logs = [s for s in slices if s.log_files]
     df = scan(spark, table, plain, schema, ignore_corrupt)
     if not with_logs or schema is None:
         return df
     merge = MergeConfig.for_table(table.config)
-    tasks = [MergeSliceTask(table.storage, s, schema, merge, visible, None, ignore_corrupt) for s in with_logs]
+    tasks = [MergeSliceTask(table.storage, s, schema, merge, visible, None, ignore_corrupt, base_rows) for s in with_logs]
     merged = _merged_scan(spark, tasks, schema)
     return merged if not plain else df.unionByName(merged)
 

@@ -10,7 +10,8 @@ default file group reader (version 2) does it:
 2. each base-file row is merged with the buffered version of its key (final merge);
    the winner takes the row's place, or the row disappears when a delete wins; a key
    met again further down the base file is not merged a second time (Java removes the
-   buffered record on first use);
+   buffered record on first use). An incremental read merges only the base rows
+   committed in its range (``base_rows``), as Apache Hudi does;
 3. the buffered data records whose key no base row had follow, in first-seen order.
 
 The usual slice (data blocks only, one integer, floating or string ordering field, or
@@ -44,11 +45,11 @@ from hoodie.errors import FormatError, SchemaError
 from hoodie.formats.bloom_footer import FooterIndex
 from hoodie.formats.conform import conform
 from hoodie.formats.log.blocks import DeleteBlock
-from hoodie.formats.meta_columns import RECORD_KEY
+from hoodie.formats.meta_columns import COMMIT_TIME, RECORD_KEY
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import BaseFile, FileSlice
 from hoodie.table.slice_reader.base_file import BaseFileTask, read_base_file_and_footer, read_base_file_task
-from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.slice_reader.log_scan import LogScanStats, ReplayBlock, decode_pending, replay_blocks, scan_log
 from hoodie.table.slice_reader.merge_rules import (
     BufferedRecord,
@@ -125,11 +126,13 @@ def _as_predicate(visible: Visible) -> Callable[[str], bool]:
     return visible
 
 
-def _working_schema(schema: pa.Schema, merge: MergeConfig, columns: Sequence[str] | None) -> pa.Schema:
+def _working_schema(schema: pa.Schema, merge: MergeConfig, columns: Sequence[str] | None, base_rows: CommitTimes | None) -> pa.Schema:
     """``schema`` restricted to ``columns`` plus what the merge itself reads."""
     if columns is None:
         return schema
     needed = set(columns) | {RECORD_KEY, IS_DELETED, OPERATION, *merge.ordering_fields, *_key_fields(merge)}
+    if base_rows is not None:
+        needed.add(COMMIT_TIME)
     if merge.delete_marker:
         needed.add(merge.delete_marker[0])
     return pa.schema([f for f in schema if f.name in needed])
@@ -235,11 +238,14 @@ def merge_slice(
     keep_base_footer: bool = False,
     replayed: tuple[Sequence[ReplayBlock], LogScanStats] | None = None,
     ignore_corrupt: bool = False,
+    base_rows: CommitTimes | None = None,
 ) -> MergedSlice:
     """Merge ``file_slice`` into its live records, conformed to ``schema``.
 
     ``visible`` says which instants' log blocks count (a predicate or a set; see
-    :class:`~.instants.InstantFilter`). ``columns`` projects the result (the merge
+    :class:`~.instants.InstantFilter`). ``base_rows``, when given, keeps only the base
+    rows of those commit times before the merge (an incremental read: see
+    :mod:`hoodie.query.incremental`). ``columns`` projects the result (the merge
     still reads the key, ordering and delete-marker columns it needs). A slice without
     a base file merges its log records only. The records of keys no base row had come
     last (``stats.inserted`` of them): compaction hashes only those into the bloom filter
@@ -251,7 +257,7 @@ def merge_slice(
     now corrupt (see :mod:`~.log_scan`), with a warning, instead of raising.
     """
     merge.require_mergeable(f"file group {file_slice.file_id} in partition {file_slice.partition_path!r}")
-    working = _working_schema(schema, merge, columns)
+    working = _working_schema(schema, merge, columns, base_rows)
     missing = [f for f in _key_fields(merge) if f not in working.names]
     if missing:
         raise SchemaError(f"merging file group {file_slice.file_id} needs the record key column(s) {', '.join(missing)}")
@@ -262,6 +268,8 @@ def merge_slice(
         blocks, scan = replayed
         stats = MergeStats(scan=scan)
     base, footer = _read_base(storage, file_slice.base_file, working, keep_base_footer, ignore_corrupt)
+    if base_rows is not None:
+        base = base_rows.filter(base)
     stats.base_records = base.num_rows
     out = None
     data_blocks = [b for b in blocks if not isinstance(b, DeleteBlock)]
@@ -413,6 +421,7 @@ class MergeSliceTask:
     visible: InstantFilter
     columns: tuple[str, ...] | None = None
     ignore_corrupt: bool = False  # read around damaged committed log blocks (ignoreCorruptFiles)
+    base_rows: CommitTimes | None = None  # base rows merged (an incremental read's range); None: all
 
 
 def run_merge_task(task: MergeSliceTask, ctx: TaskContext | None = None) -> pa.Table:
@@ -429,7 +438,8 @@ def run_merge_tasks(tasks: Sequence[MergeSliceTask], ctx: TaskContext | None = N
     replayed = replay_together(tasks[0].storage, [t.file_slice for t in tasks], [t.visible for t in tasks], tasks[0].ignore_corrupt)
     parts = [
         merge_slice(
-            task.storage, task.file_slice, task.schema, task.merge, task.visible, columns=task.columns, replayed=r, ignore_corrupt=task.ignore_corrupt
+            task.storage, task.file_slice, task.schema, task.merge, task.visible,
+            columns=task.columns, replayed=r, ignore_corrupt=task.ignore_corrupt, base_rows=task.base_rows,
         ).records
         for task, r in zip(tasks, replayed)
     ]
