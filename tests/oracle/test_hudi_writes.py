@@ -5,7 +5,8 @@ metadata table on or off, either index, and compaction and cleaning inline or no
 partitioned by the timestamp key generator; after every write hoodie's snapshot,
 read-optimized, incremental and time-travel reads return exactly Apache Hudi's, meta
 columns included, and the data equals the model's (commit-time merging for 0.15's
-default payload, event-time for 1.x's).
+default payload, event-time for 1.x's). hoodie's key generator, given the same options,
+makes the record keys and partition paths Apache Hudi wrote.
 """
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
 from oracle_reads import path_valued, run_sequence, table_version
 from sequences import DATE_KEYS, SERVICES, Layout, Model, batch, steps
+
+import hoodie
+from hoodie.config.options import HoodieConfig
+from hoodie.writer.keygen import KeyGenerator
 
 #: the table version each Apache Hudi writes (by default, 0.15 merges in commit-time
 #: order, OverwriteWithLatestAvroPayload, and 1.2 in event-time order: see Model)
@@ -64,3 +69,8 @@ def test_hoodie_reads_what_apache_hudi_writes(
     model = Model.of(layout, commit_time=version == HUDI_0_15)
     run_sequence(oracle, path, layout, model, extra, sequence, write, f"Apache Hudi {version}", path_valued(version, options))
     assert table_version(path) == WRITES_VERSION[version]
+    # hoodie's key generator, given Apache Hudi's options, keys each row as Apache Hudi did
+    table = hoodie.read(str(path))
+    keygen = KeyGenerator.from_config(HoodieConfig.of(options))
+    assert keygen.record_keys(table).to_pylist() == table.column("_hoodie_record_key").to_pylist()
+    assert keygen.partition_paths(table).to_pylist() == table.column("_hoodie_partition_path").to_pylist()
