@@ -167,17 +167,16 @@ class Model:
         return cls(partitioned=layout.partitioning != "none", mor=layout.is_mor, commit_time=commit_time)
 
 
-def steps(first: str = "bulk_insert", stale: bool = True) -> list[tuple[str, list[dict[str, Any]]]]:
+def steps(first: str = "bulk_insert") -> list[tuple[str, list[dict[str, Any]]]]:
     """(operation, records) of the sequence every oracle test writes: a bulk insert (or
     ``first``), an upsert of updates, inserts and in-batch duplicates, a delete (with a key never
-    written), an upsert of survivors with a stale update (a smaller ``ts`` than stored; not when
-    ``stale`` is False), and
+    written), an upsert of survivors with a stale update (a smaller ``ts`` than stored), and
     an insert_overwrite of the partition ``la`` (of the whole table, unpartitioned)."""
     inserts = [record(n, 1) for n in range(24)]
     upsert = [record(n, 2) for n in range(0, 24, 3)] + [record(n, 1) for n in range(24, 30)]
     upsert += [record(1, 3), record(1, 4)]  # one key twice: ts 4 wins
     delete = [record(n, 9) for n in (2, 5, 24, 99)]
-    again = [record(n, 5) for n in (0, 1, 4, 7, 25)] + ([record(3, 0)] if stale else [])  # k003 is stored at ts 2
+    again = [record(n, 5) for n in (0, 1, 4, 7, 25)] + [record(3, 0)]  # k003 is stored at ts 2
     overwrite = [record(n, 7) for n in (1, 4, 31, 34)]  # all in la
     return [(first, inserts), ("upsert", upsert), ("delete", delete), ("upsert", again), ("insert_overwrite", overwrite)]
 

@@ -49,8 +49,7 @@ def test_apache_hudi_reads_what_hoodie_writes(
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
     write = _write_by_hoodie(path, layout.options("hoodie_written", **extra))
-    # (a stale update meeting an inline compaction is a known difference: test_differences.py)
-    run_sequence(oracle, path, layout, Model.of(layout), extra, steps(stale=not extra), write, "hoodie")
+    run_sequence(oracle, path, layout, Model.of(layout), extra, steps(), write, "hoodie")
 
 
 def _write_by_hoodie(path: Path, options: dict[str, str]) -> Callable[[str, list[dict[str, Any]]], Completed]:
@@ -146,8 +145,7 @@ def test_apache_hudi_reads_through_a_killed_write_a_savepoint_and_a_restore(
         writes.append(done)
         check_reads(oracle, path, layout, model, writes, f"write {len(writes) - 1} ({op})")
 
-    # (no stale update: with compaction inline it is a known difference, test_differences.py)
-    (first, inserts), (_, upsert), (_, delete), (_, again), (_, overwrite) = steps(stale=False)
+    (first, inserts), (_, upsert), (_, delete), (_, again), (_, overwrite) = steps()
     step(first, inserts)
     step("upsert", upsert)
 

@@ -121,7 +121,7 @@ def test_apache_hudi_writes_through_hoodies_timeline_server(
 ) -> None:
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
-    sequence = steps("insert", stale="hoodie.compact.inline" not in extra)
+    sequence = steps("insert")
     counted, markers = _write_through_hoodies_server(oracle, path, layout, extra, "REMOTE_ONLY", sequence)
     served = {endpoint.removeprefix("/v1/hoodie/view/") for endpoint, _ in counted}
     assert set(VIEW_CALLS) <= served, f"view endpoints not called: {sorted(set(VIEW_CALLS) - served)}; called: {sorted(served)}"

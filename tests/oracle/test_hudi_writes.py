@@ -63,9 +63,8 @@ def test_hoodie_reads_what_apache_hudi_writes(
         return completed[0]  # (an inline compaction completes after it, with a later instant)
 
     # Apache Hudi 0.15's upsert loses the arrays of the records its bulk_insert wrote
-    # (docs/apache-hudi.md): its tables start with an insert; a stale update meeting an
-    # inline compaction is a known difference (test_differences.py)
-    sequence = steps("insert" if version == HUDI_0_15 else "bulk_insert", stale="hoodie.compact.inline" not in extra)
+    # (docs/apache-hudi.md): its tables start with an insert
+    sequence = steps("insert" if version == HUDI_0_15 else "bulk_insert")
     model = Model.of(layout, commit_time=version == HUDI_0_15)
     run_sequence(oracle, path, layout, model, extra, sequence, write, f"Apache Hudi {version}", path_valued(version, options))
     assert table_version(path) == WRITES_VERSION[version]
