@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 from hoodie.errors import FormatError
@@ -160,3 +161,16 @@ def _java_hash(text: str) -> int:
     for ch in text:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def test_physical_values_as_the_column_type() -> None:
+    from hoodie.metadata_table.records import as_arrow_type
+
+    micros = 1709280056000008
+    assert as_arrow_type(micros, pa.timestamp("us", "UTC")) == dt.datetime(2024, 3, 1, 8, 0, 56, 8, tzinfo=UTC)
+    assert as_arrow_type(micros, pa.timestamp("us")) == dt.datetime(2024, 3, 1, 8, 0, 56, 8)
+    assert as_arrow_type(19737, pa.date32()) == dt.date(2024, 1, 15)
+    assert as_arrow_type(b"\x09\xc4", pa.decimal128(10, 2)) == Decimal("25.00")
+    assert as_arrow_type(b"\xff\x38", pa.decimal128(10, 2)) == Decimal("-2.00")
+    assert as_arrow_type(1000, pa.time64("us")) == dt.time(0, 0, 0, 1000)
+    assert as_arrow_type(7, pa.int64()) == 7 and as_arrow_type(True, pa.timestamp("us")) is True

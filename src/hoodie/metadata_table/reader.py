@@ -26,7 +26,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
 
 from hoodie.errors import DamagedTableError, FormatError, TableError
 from hoodie.formats.bloom import BloomFilter, deserialize_filter
@@ -44,7 +48,15 @@ from hoodie.metadata_table.keys import (
     file_group_index,
     partition_identifier,
 )
-from hoodie.metadata_table.records import BloomFilterInfo, ColumnStats, MetadataRecord, RecordLocation, decode_value, merge
+from hoodie.metadata_table.records import (
+    BloomFilterInfo,
+    ColumnStats,
+    MetadataRecord,
+    RecordLocation,
+    as_arrow_type,
+    decode_value,
+    merge,
+)
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
@@ -55,6 +67,7 @@ from hoodie.timeline.instant import Action
 __all__ = ["FILES", "KeyLocation", "MetadataTableReader"]
 
 FILES = "files"
+_DECIMAL_WRAPPER = pa.decimal128(30, 15)  # DecimalWrapper's value: decimal(30, 15)
 COLUMN_STATS = "column_stats"
 BLOOM_FILTERS = "bloom_filters"
 RECORD_INDEX = "record_index"
@@ -112,6 +125,7 @@ class MetadataTableReader:
             raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
         self._visible = self._visibility()
         self._slices: dict[str, list[FileSlice]] = {}
+        self._schema: pa.Schema | None = None
         self._utc = data_table.config.props.get("hoodie.table.timeline.timezone", "LOCAL").upper() == "UTC"
 
     @classmethod
@@ -217,13 +231,34 @@ class MetadataTableReader:
         """The statistics of ``columns`` in one data file (columns without any are left out)."""
         keys = {column_stats_key(partition, file_name, c): c for c in columns}
         records = self._read(COLUMN_STATS, _Query(keys=tuple(keys)))
-        return {keys[k]: r.payload for k, r in records.items() if isinstance(r.payload, ColumnStats) and not r.is_deleted}
+        return {keys[k]: self._typed(r.payload) for k, r in records.items() if isinstance(r.payload, ColumnStats) and not r.is_deleted}
 
     def column_stats_of(self, column: str, partition: str | None = None) -> list[ColumnStats]:
         """The statistics of ``column`` in every file (of ``partition``, when given): one
         key-prefix scan."""
         records = self._read(COLUMN_STATS, _Query(prefixes=(column_stats_prefix(column, partition),)))
-        return [r.payload for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
+        return [self._typed(r.payload) for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
+
+    def _typed(self, stats: ColumnStats) -> ColumnStats:
+        """``stats`` with values of the column's type: Hudi 0.x stores some logical types
+        in the wrapper of their physical type (a timestamp's microseconds in a
+        ``LongWrapper``) and its readers cast them by the table's schema, as here."""
+        if self._schema is None:
+            self._schema = self.data_table.data_schema() or pa.schema([])
+        index = self._schema.get_field_index(stats.column_name or "")
+        if index < 0:
+            return stats
+        kind = self._schema.field(index).type
+
+        def typed(value: Any) -> Any:
+            if not pa.types.is_decimal(kind):
+                return as_arrow_type(value, kind)
+            # Hudi 0.x may keep a decimal's DecimalWrapper encoding (scale 15) in a
+            # BytesWrapper; its reader decodes such bytes at that scale, as here
+            value = as_arrow_type(value, _DECIMAL_WRAPPER)
+            return value.quantize(Decimal(1).scaleb(-kind.scale)) if isinstance(value, Decimal) else value
+
+        return replace(stats, min=typed(stats.min), max=typed(stats.max))
 
     def bloom_filter(self, partition: str, file_name: str) -> BloomFilter | None:
         """The bloom filter of one data file, or None when the index has none."""

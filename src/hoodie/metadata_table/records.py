@@ -33,6 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 
 from hoodie.errors import FormatError
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON
@@ -228,25 +229,43 @@ def unwrap(value: Any) -> Any:
     return inner
 
 
+#: Hudi 1.x's ``ValueType`` ordinals of logical types, as the Arrow type of their values
+#: (10 DECIMAL takes its scale from ``additionalInfo``; the others keep the wrapper's value)
+_VALUE_TYPES = {
+    12: pa.date32(), 13: pa.time32("ms"), 14: pa.time64("us"),
+    15: pa.timestamp("ms", "UTC"), 16: pa.timestamp("us", "UTC"), 17: pa.timestamp("ns", "UTC"),
+    18: pa.timestamp("ms"), 19: pa.timestamp("us"), 20: pa.timestamp("ns"),
+}
+
+
 def _logical(value: Any, ordinal: int, info: str | None) -> Any:
-    """A 1.x value stored in a primitive wrapper, as the logical type ``valueType`` names
-    (Hudi's ``ValueType`` ordinals: 10 DECIMAL with ``precision,scale``, 12 DATE, 13/14
-    TIME_MILLIS/MICROS, 15-17 TIMESTAMP_MILLIS/MICROS/NANOS in UTC, 18-20 the local ones;
-    the others keep the wrapper's value)."""
-    if value is None:
-        return None
-    if ordinal == 10 and isinstance(value, bytes):
-        scale = int((info or "0,0").split(",")[1])
-        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale)
-    if ordinal == 12 and isinstance(value, int):
-        return _EPOCH_DAY + dt.timedelta(days=value)
-    if ordinal in (13, 14) and isinstance(value, int):
-        micros = value * 1000 if ordinal == 13 else value
-        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
-    if 15 <= ordinal <= 20 and isinstance(value, int):
-        micros = value * 1000 if ordinal in (15, 18) else value // 1000 if ordinal in (17, 20) else value
+    """A 1.x value stored in a primitive wrapper, as the logical type ``valueType`` names."""
+    if ordinal == 10:
+        precision, scale = (int(x) for x in (info or "38,0").split(","))
+        return as_arrow_type(value, pa.decimal128(min(precision, 38), scale))
+    kind = _VALUE_TYPES.get(ordinal)
+    return value if kind is None else as_arrow_type(value, kind)
+
+
+def as_arrow_type(value: Any, kind: pa.DataType) -> Any:
+    """A stored value as the Python value of a column of Arrow type ``kind``: the
+    physical values Hudi 0.x stores for timestamps, dates, times and decimals become
+    ``datetime``, ``date``, ``time`` and ``Decimal`` (others are returned as they are)."""
+    if isinstance(value, list):
+        return [as_arrow_type(v, kind) for v in value]
+    if isinstance(value, bool) or not isinstance(value, (int, bytes)):
+        return value
+    if pa.types.is_timestamp(kind) and isinstance(value, int):
+        micros = {"s": value * 1_000_000, "ms": value * 1000, "us": value, "ns": value // 1000}[kind.unit]
         when = _EPOCH + dt.timedelta(microseconds=micros)
-        return when if ordinal <= 17 else when.replace(tzinfo=None)
+        return when if kind.tz is not None else when.replace(tzinfo=None)
+    if pa.types.is_date(kind) and isinstance(value, int):
+        return _EPOCH_DAY + dt.timedelta(days=value if pa.types.is_date32(kind) else value // 86_400_000)
+    if pa.types.is_time(kind) and isinstance(value, int):
+        micros = {"s": value * 1_000_000, "ms": value * 1000, "us": value, "ns": value // 1000}[kind.unit]
+        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+    if pa.types.is_decimal(kind) and isinstance(value, bytes):
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-kind.scale)
     return value
 
 
