@@ -268,11 +268,11 @@ class MetadataTableReader:
             return None
         info = record.payload
         if not isinstance(info, BloomFilterInfo):
-            raise FormatError(f"metadata table {self.base_path}: the bloom filter record of {partition}/{file_name} is of type {record.type}")
+            raise FormatError(f"metadata table {self.base_path}: the bloom filter record of {file_name} in partition {partition!r} is of type {record.type}")
         try:
             return deserialize_filter(info.filter, info.type_code)
         except FormatError as exc:
-            raise FormatError(f"metadata table {self.base_path}: bloom filter of {partition}/{file_name}: {exc}") from exc
+            raise FormatError(f"metadata table {self.base_path}: bloom filter of {file_name} in partition {partition!r}: {exc}") from exc
 
     # --- record index ----------------------------------------------------------------------
     def record_locations(self, keys: Iterable[str]) -> dict[str, KeyLocation]:

@@ -106,7 +106,7 @@ class BlockHeader:
         if header.checksum_type not in (0, 1, 2):
             raise FormatError(f"{where}: unknown checksum type {header.checksum_type}")
         if header.on_disk_data_size_with_header < HEADER_SIZE or header.on_disk_size < header.on_disk_data_size_with_header:
-            raise FormatError(f"{where}: block sizes {header.on_disk_size_without_header}/{header.on_disk_data_size_with_header} are inconsistent")
+            raise FormatError(f"{where}: block sizes {header.on_disk_size_without_header} and {header.on_disk_data_size_with_header} are inconsistent")
         if header.uncompressed_size_without_header < 0 or (header.checksum_type and header.bytes_per_checksum <= 0):
             raise FormatError(f"{where}: block header holds a negative size")
         return header

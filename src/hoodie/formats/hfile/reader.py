@@ -155,7 +155,7 @@ class HFileReader:
             raise FormatError(f"{self.name}: HFile trailer at byte {start}: {exc}") from None
         self.trailer = dataclasses.replace(t, major_version=major, minor_version=minor)
         if not 0 <= t.load_on_open_offset <= t.file_info_offset < start:
-            raise FormatError(f"{self.name}: HFile trailer offsets {t.load_on_open_offset}/{t.file_info_offset} lie outside the file")
+            raise FormatError(f"{self.name}: HFile trailer offsets {t.load_on_open_offset} and {t.file_info_offset} lie outside the file")
         # the load-on-open section (root data index, meta index, file info, ...) in one read
         section = self._src.read_at(t.load_on_open_offset, start - t.load_on_open_offset)
         root, pos = self._section_block(section, 0, ROOT_INDEX)
