@@ -5,9 +5,10 @@ default cleaning. Every listing of a partition folder must come from the file-sy
 (``table/fs_view.py``) or the synced listings it is given (``table/synced_listings.py``),
 and their number per partition stays a small constant per commit:
 
-* in process, a write lists each partition it writes once (its view, before it writes),
-  and a clean after it once more (its own view, after the commit: the commit changed the
-  partition); the first clean's walk of the table reuses the listings its view holds;
+* in process, a write lists each partition it writes once (its view, before it writes);
+  the inline services after it share the write's listings, brought up to date by its
+  commit metadata (``SharedListings``), so a clean lists nothing more, its first walk of
+  the table included: one listing per partition per commit;
 * with the embedded timeline server, the server keeps its listings in step with the
   timeline: once a partition has files it is never listed again, whatever the commits.
 """
@@ -91,15 +92,15 @@ def test_ten_upserts_with_default_cleaning_list_each_partition_once_a_commit(tmp
     assert max(storage.listed.values()) <= 10, storage.listed
 
 
-def test_a_clean_after_every_commit_lists_each_partition_once_more(tmp_path: Path) -> None:
-    """Cleaning after every commit (2 commits retained): the write's view and the clean's
-    view list each partition once each, so at most 2 listings per partition per commit."""
+def test_a_clean_after_every_commit_lists_no_partition_again(tmp_path: Path) -> None:
+    """Cleaning after every commit (2 commits retained): the clean's view takes the
+    listings of the write before it, so still one listing per partition per commit."""
     path = str(tmp_path / "t")
     storage = ListingsByCaller(path)
     for round_ in range(10):
         _upsert(path, storage, round_, **{"hoodie.cleaner.commits.retained": "2"})
     assert set(storage.callers) <= set(VIEW_MODULES), storage.callers
-    assert max(storage.listed.values()) <= 2 * 10, storage.listed
+    assert max(storage.listed.values()) <= 10, storage.listed
     cleans = sorted((tmp_path / "t" / ".hoodie").glob("*.clean"))
     assert len(cleans) >= 7  # the cleans ran (and deleted the older slices)
 
@@ -165,3 +166,33 @@ def test_a_view_lists_a_partition_once_and_again_after_forget(mor) -> None:  # t
     second = append_rollback_block(table, view, "a", group.file_id, t1, table.timeline.new_instant_time(), "00000000000002")
     assert parse_log_file_name(Path(second).name).version == parse_log_file_name(Path(first).name).version + 1  # type: ignore[union-attr]
     assert storage.listed["a"] == 2  # the first block on the view's listing, the second on a new one
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_the_services_after_a_write_see_what_it_and_the_compaction_before_them_wrote(
+    tmp_path: Path, table_type: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The listings a write shares with its services were taken before it wrote: the
+    clean (one file version kept) must still see the write's new files, and on
+    merge-on-read the base files the inline compaction before it wrote, or it would take
+    an older slice for the latest (or the view would find committed files missing)."""
+    path = str(tmp_path / "t")
+    storage = ListingsByCaller(path)
+    options = {
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+        "hoodie.cleaner.fileversions.retained": "1",
+        "hoodie.compact.inline": "true",
+        "hoodie.compact.inline.max.delta.commits": "1",
+    }
+    for round_ in range(4):
+        _upsert(path, storage, round_, **options)
+        assert not [r for r in caplog.records if r.levelname == "WARNING"], caplog.text
+        table = HoodieTable.open(path)
+        for partition in PARTITIONS[:20]:
+            for group in table.view().file_groups(partition):
+                assert len(group.slices) == 1, group  # the older slices went, the latest stayed
+        rows = hoodie.read(path).to_pylist()
+        assert len(rows) == 100 and {r["ts"] for r in rows} == {round_}
+    assert max(storage.listed.values()) <= 4, storage.listed
+    assert len(sorted((tmp_path / "t" / ".hoodie").glob("*.clean"))) == 3

@@ -18,20 +18,25 @@ since the last one (Hudi's incremental timeline sync):
 Files of pending instants may or may not be in a listing; views ignore them until their
 instant completes, when its write stats bring them in. Listings live in a
 :class:`~hoodie.table.view_stores.ViewStore`; this module never writes to storage.
+
+:class:`SharedListings` gives one operation in process (a write and the inline services
+after it) such listings in memory when no timeline server serves its views: the clean
+after a write reuses the partitions the write listed, brought up to date by the write's
+commit metadata, instead of listing them again.
 """
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hoodie.errors import HoodieError
 from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, under
-from hoodie.table.fs_view import walk_partitions
-from hoodie.table.view_stores import ViewStore
+from hoodie.table.fs_view import FileSystemView, walk_partitions
+from hoodie.table.view_stores import MemoryStore, ViewStore
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
@@ -62,11 +67,15 @@ class _Underway:
 class SyncedListings:
     """The listings of one table's partitions in ``store``, synced from the timeline."""
 
-    def __init__(self, storage: Storage, base_path: str, store: ViewStore, incremental: bool = True) -> None:
+    def __init__(self, storage: Storage, base_path: str, store: ViewStore, incremental: bool = True, keep_empty: bool = False) -> None:
         self.storage = storage
         self.base_path = base_path
         self.store = store
         self.incremental = incremental
+        # keep the listing of a partition with no files (yet): one operation's own listings
+        # do (a write's new partition, grown by its commit); a server's, asked for any
+        # partition name, keep a partition once it has files
+        self.keep_empty = keep_empty
         self.timeline: ActiveTimeline | None = None
         self._partitions: set[str] | None = None  # None until the table is walked once
         self._generation = 0  # bumped by every change a sync or rebuild makes
@@ -112,10 +121,10 @@ class SyncedListings:
                     if self._generation != generation:
                         continue  # a sync ran meanwhile: this listing may predate what it applied
                     underway.entries = entries
-                    if not entries:
-                        return []  # not kept: a partition is kept once it has files
+                    if not entries and not self.keep_empty:
+                        return []
                     value = self._store(partition_path, entries)
-                    if self._partitions is not None:
+                    if self._partitions is not None and entries:
                         self._partitions.add(partition_path)
                     return _entries(directory, value)
             finally:
@@ -211,6 +220,28 @@ class SyncedListings:
         for name in names:
             entries.pop(name, None)
         self.store.put(partition, _encode(entries.items()))
+
+
+class SharedListings:
+    """The latest views of one operation in process, from listings it keeps in memory and
+    in step with the timeline (a write, then its inline compaction and clean: each view is
+    made from a newer timeline, whose completed instants are applied before it answers).
+    Only committed data comes from here: rollback and undo, which look for files of
+    pending instants, list storage through a local view
+    (:meth:`~hoodie.table.table.HoodieTable.local_view`)."""
+
+    def __init__(self, storage: Storage, base_path: str) -> None:
+        self.listings = SyncedListings(storage, base_path, MemoryStore(), keep_empty=True)
+
+    def __reduce__(self) -> tuple[type[SharedListings], tuple[Storage, str]]:
+        # a copy elsewhere (another process) starts empty: it lists what it is asked for
+        return SharedListings, (self.listings.storage, self.listings.base_path)
+
+    def view(self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView]) -> FileSystemView:
+        """The latest view of ``timeline`` (``local``, the view listing storage, is not
+        needed: nothing here can fail over)."""
+        self.listings.sync(timeline)
+        return FileSystemView(self.listings.storage, base_path, timeline, listings=self.listings)
 
 
 def _entries(directory: str, value: bytes) -> list[FileInfo]:

@@ -26,6 +26,7 @@ from hoodie.storage.paths import under
 from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.properties_file import load_table_config, properties_exist, store_table_config
 from hoodie.table.remote_view import ViewSource
+from hoodie.table.synced_listings import SharedListings
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
@@ -39,8 +40,9 @@ class HoodieTable:
     storage: Storage
     config: TableConfig
     timeline: ActiveTimeline
-    # where the latest views come from when a timeline server serves them (None: listings)
-    view_source: ViewSource | None = None
+    # where the latest views come from: a timeline server, the listings an operation shares
+    # in process (SharedListings), or None: a listing of storage for each view
+    view_source: ViewSource | SharedListings | None = None
 
     # --- open / create ----------------------------------------------------------------------
     @staticmethod
@@ -93,7 +95,7 @@ class HoodieTable:
         """The same table with a freshly loaded config and timeline."""
         return HoodieTable.open(self.base_path, self.storage).served_by(self.view_source)
 
-    def served_by(self, source: ViewSource | None) -> HoodieTable:
+    def served_by(self, source: ViewSource | SharedListings | None) -> HoodieTable:
         """The same table with its latest views from ``source``."""
         return replace(self, view_source=source)
 
@@ -123,8 +125,9 @@ class HoodieTable:
     # --- views and schema -------------------------------------------------------------------
     def view(self, as_of: str | None = None, ignore_missing_files: bool = False) -> TableView:
         """The file groups of the table as of ``as_of`` (default: the latest completed
-        instant): from the timeline server of :attr:`view_source` for the latest view,
-        else (and for time travel and reads around missing files) from listings."""
+        instant): from :attr:`view_source` for the latest view (a timeline server, or the
+        listings an operation shares), else (and for time travel and reads around missing
+        files) from listings of storage."""
         if self.view_source is None or as_of is not None or ignore_missing_files:
             return self.local_view(as_of, ignore_missing_files)
         return self.view_source.view(self.base_path, self.timeline, self.local_view)

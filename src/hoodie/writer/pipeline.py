@@ -48,6 +48,7 @@ from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import TableView
 from hoodie.table.remote_view import REMOTE_FIRST, REMOTE_ONLY, ViewSource
+from hoodie.table.synced_listings import SharedListings
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import WriteStat
 from hoodie.timeline.compaction_plan import file_groups_in_pending_compaction
@@ -152,8 +153,9 @@ def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[
     partitions = flow.partitions()  # a refused batch leaves no trace, not even an instant
     calls_before = prepared.table.storage.counters.snapshot()
     server = write_server(prepared, flow)
-    # the views of the write and of the services after it come from its server
-    prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared.config, server)))
+    # the views of the write and of the services after it come from its server, or from
+    # listings they share (the clean after the write does not list its partitions again)
+    prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
     txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services)
     try:
         with flow.running(txn.instant_time):
@@ -214,7 +216,7 @@ def _execute(
         txn.mark_inflight({p: [] for p in partitions})
         # with a timeline server, each task asks it for the latest slices of its own partitions
         aligned: Mapping[str, list[FileSlice]] = (
-            ServedLatestSlices(prepared.table, tuple(partitions)) if prepared.table.view_source is not None and replaced is None
+            ServedLatestSlices(prepared.table, tuple(partitions)) if isinstance(prepared.table.view_source, ViewSource) and replaced is None
             else _latest(view, partitions, replaced)
         )
         return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), aligned), replaced
@@ -285,12 +287,13 @@ def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAdd
     return server
 
 
-def view_source(config: HoodieConfig, server: ServerAddress | None) -> ViewSource | None:
-    """Where the write's views come from: its timeline server (REMOTE_ONLY if asked for,
-    else REMOTE_FIRST with a local view on failure), or listings without one."""
+def view_source(prepared: PreparedWrite, server: ServerAddress | None) -> ViewSource | SharedListings:
+    """Where the write's views (and those of the services after it) come from: its
+    timeline server (REMOTE_ONLY if asked for, else REMOTE_FIRST with a local view on
+    failure), or without one listings the write and its services share in process."""
     if server is None:
-        return None
-    return ViewSource(server, REMOTE_ONLY if config.get(o.VIEW_TYPE) == REMOTE_ONLY else REMOTE_FIRST)
+        return SharedListings(prepared.table.storage, prepared.table.base_path)
+    return ViewSource(server, REMOTE_ONLY if prepared.config.get(o.VIEW_TYPE) == REMOTE_ONLY else REMOTE_FIRST)
 
 
 def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
