@@ -91,3 +91,57 @@ def test_url_encoded_partition_paths_escape_like_hive() -> None:
     })
     batch = pa.table({"id": [1, 2], "p": ["2024/01/02 10:00", "a+b,é"]})
     assert g.partition_paths(batch).to_pylist() == ["2024%2F01%2F02 10%3A00", "a+b,é"]
+
+
+def _timestamps(**opts: str) -> KeyGenerator:
+    return kg(**{
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "at",
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+        **opts,
+    })
+
+
+DATES = {"hoodie.keygen.timebased.timestamp.type": "DATE_STRING", "hoodie.keygen.timebased.input.dateformat": "yyyy-MM-dd HH:mm:ss"}
+
+
+# (options, values of "at", partition paths): what Apache Hudi 0.15's writer made of them
+@pytest.mark.parametrize(("opts", "values", "paths"), [
+    # no time zone: a null date is the epoch's
+    ({**DATES, "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd"}, pa.array(["2024-03-01 10:00:00", None]), ["2024/03/01", "1970/01/01"]),
+    # the key generator's zone is the input's and the output's: the hour stays; a null is the epoch in that zone
+    (
+        {**DATES, "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH", "hoodie.keygen.timebased.timezone": "America/Los_Angeles"},
+        pa.array(["2024-03-01 10:00:00", None]),
+        ["2024-03-01-10", "1969-12-31-16"],
+    ),
+    # epoch values: a null is one unit after the epoch
+    (
+        {"hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS", "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH",
+         "hoodie.keygen.timebased.timezone": "America/Los_Angeles"},
+        pa.array([1700000000000, None], pa.int64()),
+        ["2023-11-14-14", "1969-12-31-16"],
+    ),
+    (
+        {"hoodie.keygen.timebased.timestamp.type": "UNIX_TIMESTAMP", "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH"},
+        pa.array([1700000000, None], pa.int64()),
+        ["2023-11-14-22", "1970-01-01-00"],
+    ),
+])
+def test_timestamp_partitions_of_nulls_and_zones_are_apache_hudis(opts: dict[str, str], values: pa.Array, paths: list[str]) -> None:
+    assert _timestamps(**opts).partition_paths(pa.table({"id": [1, 2], "at": values})).to_pylist() == paths
+
+
+def test_a_date_string_the_input_format_does_not_read_is_refused_naming_it() -> None:
+    g = _timestamps(**DATES, **{"hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd"})
+    batch = pa.table({"id": ["a", "b"], "at": ["2024-03-01 10:00:00", "01/03/2024"]})
+    with pytest.raises(RecordError, match=r"'at' of record key 'b' has the value '01/03/2024', which does not match .*input.dateformat='yyyy-MM-dd HH:mm:ss'"):
+        g.partition_paths(batch)
+
+
+def test_the_output_zone_alone_leaves_the_input_in_utc_and_is_recorded_as_such() -> None:
+    g = _timestamps(**DATES, **{"hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH", "hoodie.keygen.timebased.output.timezone": "Asia/Tokyo"})
+    assert g.partition_paths(pa.table({"id": [1], "at": ["2024-03-01 10:00:00"]})).to_pylist() == ["2024-03-01-19"]
+    props = g.table_properties()
+    assert props["hoodie.keygen.timebased.output.timezone"] == "Asia/Tokyo" and "hoodie.keygen.timebased.timezone" not in props
+    assert _timestamps(**DATES).table_properties()["hoodie.keygen.timebased.timezone"] == "UTC"

@@ -118,10 +118,26 @@ TS_OUTPUT_FORMAT = _opt(
 )
 TS_TIMEZONE = _opt(
     "hoodie.keygen.timebased.timezone",
-    "UTC",
+    None,
     str,
-    "Time zone of the timestamp key generator.",
-    ("hoodie.deltastreamer.keygen.timebased.timezone", "hoodie.keygen.timebased.output.timezone"),
+    "Time zone of the timestamp key generator, in which DATE_STRING values are read and partition dates written "
+    "(UTC when neither this nor the input/output time zones are set).",
+    ("hoodie.deltastreamer.keygen.timebased.timezone",),
+)
+TS_INPUT_TIMEZONE = _opt(
+    "hoodie.keygen.timebased.input.timezone",
+    None,
+    str,
+    "Time zone DATE_STRING values without an offset are read in, when hoodie.keygen.timebased.timezone is not set (UTC if neither).",
+    ("hoodie.deltastreamer.keygen.timebased.input.timezone",),
+)
+TS_OUTPUT_TIMEZONE = _opt(
+    "hoodie.keygen.timebased.output.timezone",
+    None,
+    str,
+    "Time zone partition dates are written in, when hoodie.keygen.timebased.timezone is not set "
+    "(otherwise DATE_STRING values' own zone, and UTC for epoch values).",
+    ("hoodie.deltastreamer.keygen.timebased.output.timezone",),
 )
 TS_SCALAR_UNIT = _opt(
     "hoodie.keygen.timebased.timestamp.scalar.time.unit",

@@ -6,8 +6,10 @@ options. Bad keys (null or empty) raise :class:`RecordError` naming the field an
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,7 +71,10 @@ class KeyGenerator:
     ts_type: str | None = None
     ts_input_format: str = ""
     ts_output_format: str = "yyyy-MM-dd"
-    ts_timezone: str = "UTC"
+    # Java's three zones: the key generator's sets both of the others
+    ts_timezone: str | None = "UTC"
+    ts_input_timezone: str | None = None
+    ts_output_timezone: str | None = None
     ts_scalar_unit: str = "SECONDS"
 
     @classmethod
@@ -101,7 +106,12 @@ class KeyGenerator:
                 raise ConfigError(f"TimestampBasedKeyGenerator takes one partition field, got {partition_fields!r}")
             if config.get(o.TS_TYPE) is None:
                 raise ConfigError(f"TimestampBasedKeyGenerator needs {o.TS_TYPE.key}")
-            _check_time_zone(config.get(o.TS_TIMEZONE) or "UTC")
+            for zone_option in (o.TS_TIMEZONE, o.TS_INPUT_TIMEZONE, o.TS_OUTPUT_TIMEZONE):
+                zone = config.get(zone_option)
+                if zone:
+                    _check_time_zone(zone_option, zone)
+        # without any zone, UTC: recorded in hoodie.properties, it holds Java's writers to it too
+        zones_given = any(config.get(z) for z in (o.TS_TIMEZONE, o.TS_INPUT_TIMEZONE, o.TS_OUTPUT_TIMEZONE))
         return cls(
             class_name=class_name,
             record_key_fields=tuple(key_fields),
@@ -111,7 +121,9 @@ class KeyGenerator:
             ts_type=config.get(o.TS_TYPE),
             ts_input_format=config.get(o.TS_INPUT_FORMAT) or "",
             ts_output_format=config.get(o.TS_OUTPUT_FORMAT) or "yyyy-MM-dd",
-            ts_timezone=config.get(o.TS_TIMEZONE) or "UTC",
+            ts_timezone=config.get(o.TS_TIMEZONE) or (None if zones_given else "UTC"),
+            ts_input_timezone=config.get(o.TS_INPUT_TIMEZONE) or None,
+            ts_output_timezone=config.get(o.TS_OUTPUT_TIMEZONE) or None,
             ts_scalar_unit=config.get(o.TS_SCALAR_UNIT) or "SECONDS",
         )
 
@@ -171,7 +183,7 @@ class KeyGenerator:
     def _field_text(self, batch: pa.Table, field: str) -> pa.Array:
         """One partition field's value in the partition path (before a hive-style prefix)."""
         column = batch.column(field)
-        text = self._timestamp_partition(column, field) if self.class_name == TIMESTAMP else _as_text(column, field)
+        text = self._timestamp_partition(batch, field) if self.class_name == TIMESTAMP else _as_text(column, field)
         text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
         if self.url_encode:
             text = pa.array([escape_path_name(v) for v in text.to_pylist()], pa.string())
@@ -208,13 +220,30 @@ class KeyGenerator:
             f"folder inside the table (partition path {path!r}): {problem}; nothing was written{hint}"
         )
 
-    def _timestamp_partition(self, col: pa.ChunkedArray | pa.Array, field: str) -> pa.Array:
+    def _timestamp_partition(self, batch: pa.Table, field: str) -> pa.Array:
+        """The formatted dates of ``field``, as Java's TimestampBasedKeyGenerator makes
+        them: DATE_STRING values read in the input zone, dates written in the output zone
+        (the key generator's zone sets both), a null value taken as the instant one unit
+        after the epoch (Java's default partition value), a DATE_STRING value that does
+        not match the input format refused."""
+        col = batch.column(field)
         ts_type = self.ts_type
+        zone_in = self.ts_timezone or self.ts_input_timezone
+        zone_out = self.ts_timezone or self.ts_output_timezone
         if ts_type == "DATE_STRING":
             if not self.ts_input_format:
                 raise ConfigError(f"{o.TS_INPUT_FORMAT.key} is required for DATE_STRING")
             fmt = java_date_format_to_strftime(self.ts_input_format)
-            ts = pc.strptime(pc.cast(col, pa.string()), format=fmt, unit="us", error_is_null=True)
+            text = pc.cast(col, pa.string())
+            ts = pc.strptime(text, format=fmt, unit="us", error_is_null=True)
+            unparsed = pc.and_(pc.is_valid(text), pc.is_null(ts))
+            if pc.any(unparsed).as_py():
+                raise self._date_error(batch, field, pc.index(unparsed, True).as_py())
+            # Java formats its default instant in the first zone set and reads it back in the input zone
+            default = dt.datetime.fromtimestamp(0.001, _zone(zone_in or zone_out or "UTC")).strftime(fmt)
+            ts = pc.fill_null(ts, pc.strptime(pa.scalar(default), format=fmt, unit="us"))
+            ts = pc.assume_timezone(ts, zone_in or "UTC")
+            zone_out = zone_out or zone_in or "UTC"  # (Java: the zone the value was read in)
         else:
             unit = {"UNIX_TIMESTAMP": "s", "EPOCHMILLISECONDS": "ms", "EPOCHMICROSECONDS": "us"}.get(ts_type or "")
             if ts_type == "SCALAR":
@@ -222,18 +251,27 @@ class KeyGenerator:
             if unit is None:
                 raise ConfigError(f"unsupported {o.TS_TYPE.key} {ts_type!r}")
             if pa.types.is_timestamp(col.type):
-                ts = col
-            elif unit == "days":
-                ts = pc.cast(pc.multiply(pc.cast(col, pa.int64()), 86400), pa.timestamp("s"))
+                ts = pc.fill_null(col, pa.scalar(1, pa.int64()).cast(col.type))
             else:
-                ts = pc.cast(pc.cast(col, pa.int64()), pa.timestamp(unit))
+                epoch = pc.fill_null(pc.cast(col, pa.int64()), 1)  # Java's default partition value: 1
+                ts = pc.cast(pc.multiply(epoch, 86400), pa.timestamp("s")) if unit == "days" else pc.cast(epoch, pa.timestamp(unit))
+            zone_out = zone_out or "UTC"
         if isinstance(ts, pa.ChunkedArray):
             ts = ts.combine_chunks()
         if ts.type.tz is None:
-            ts = pc.assume_timezone(ts, "UTC") if ts_type == "DATE_STRING" else ts.cast(pa.timestamp(ts.type.unit, "UTC"))
+            ts = ts.cast(pa.timestamp(ts.type.unit, "UTC"))
         out_fmt = java_date_format_to_strftime(self.ts_output_format)
-        return pc.strftime(ts, format=out_fmt, locale="C") if self.ts_timezone.upper() == "UTC" else pc.strftime(
-            ts.cast(pa.timestamp(ts.type.unit, self.ts_timezone)), format=out_fmt, locale="C"
+        return pc.strftime(ts.cast(pa.timestamp(ts.type.unit, zone_out)), format=out_fmt, locale="C")
+
+    def _date_error(self, batch: pa.Table, field: str, row: int) -> RecordError:
+        one = batch.slice(row, 1)
+        try:
+            key = f"record key {self.record_keys(one)[0].as_py()!r}"
+        except RecordError:
+            key = f"row {row}"
+        return RecordError(
+            f"partition field {field!r} of {key} has the value {one.column(field)[0].as_py()!r}, which does not match "
+            f"{o.TS_INPUT_FORMAT.key}={self.ts_input_format!r}; nothing was written"
         )
 
     def _check_fields(self, batch: pa.Table, fields: tuple[str, ...], role: str) -> None:
@@ -256,7 +294,13 @@ class KeyGenerator:
             props["hoodie.keygen.timebased.output.dateformat"] = self.ts_output_format
             if self.ts_input_format:
                 props["hoodie.keygen.timebased.input.dateformat"] = self.ts_input_format
-            props["hoodie.keygen.timebased.timezone"] = self.ts_timezone
+            for key, zone in (
+                ("hoodie.keygen.timebased.timezone", self.ts_timezone),
+                ("hoodie.keygen.timebased.input.timezone", self.ts_input_timezone),
+                ("hoodie.keygen.timebased.output.timezone", self.ts_output_timezone),
+            ):
+                if zone:
+                    props[key] = zone
             # Java persists the scalar unit too (HoodieTableConfig's persisted key
             # generator options): later writes must read SCALAR values in the same unit
             props["hoodie.keygen.timebased.timestamp.scalar.time.unit"] = self.ts_scalar_unit
@@ -296,12 +340,22 @@ def _java_double(v: float) -> str:
     return r.replace("inf", "Infinity").replace("nan", "NaN")
 
 
-def _check_time_zone(name: str) -> None:
+def _check_time_zone(option: o.Option[str | None], name: str) -> None:
     """Refuse a time zone Arrow cannot format in before any record is keyed (the error
     names the option, the value and what is expected, not Arrow's)."""
     try:
         pc.strftime(pa.array([0], pa.timestamp("s", name)), format="%Y")
-    except (pa.ArrowInvalid, ValueError):
+        _zone(name)
+    except (pa.ArrowInvalid, ValueError, KeyError):
         raise ConfigError(
-            f"invalid value {name!r} for option {o.TS_TIMEZONE.key}: expected a time zone name (UTC, Europe/Paris) or an offset (+08:00)"
+            f"invalid value {name!r} for option {option.key}: expected a time zone name (UTC, Europe/Paris) or an offset (+08:00)"
         ) from None
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """A time zone by name (Europe/Paris) or offset (+08:00), as Arrow takes them."""
+    offset = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", name)
+    if offset:
+        sign = -1 if offset.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3))))
+    return ZoneInfo(name)

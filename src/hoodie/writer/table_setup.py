@@ -41,6 +41,8 @@ _TABLE_TO_OPTION = {
     "hoodie.keygen.timebased.output.dateformat": o.TS_OUTPUT_FORMAT.key,
     "hoodie.keygen.timebased.input.dateformat": o.TS_INPUT_FORMAT.key,
     "hoodie.keygen.timebased.timezone": o.TS_TIMEZONE.key,
+    "hoodie.keygen.timebased.input.timezone": o.TS_INPUT_TIMEZONE.key,
+    "hoodie.keygen.timebased.output.timezone": o.TS_OUTPUT_TIMEZONE.key,
     "hoodie.keygen.timebased.timestamp.scalar.time.unit": o.TS_SCALAR_UNIT.key,
     "hoodie.populate.meta.fields": o.POPULATE_META_FIELDS.key,
 }
