@@ -115,6 +115,18 @@ DATES = {"hoodie.keygen.timebased.timestamp.type": "DATE_STRING", "hoodie.keygen
         pa.array(["2024-03-01 10:00:00", None]),
         ["2024-03-01-10", "1969-12-31-16"],
     ),
+    # the input zone alone: read there, written in it; a time the clocks repeat is the earlier
+    (
+        {**DATES, "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH", "hoodie.keygen.timebased.input.timezone": "Asia/Tokyo"},
+        pa.array(["2024-03-01 10:00:00", None]),
+        ["2024-03-01-10", "1970-01-01-09"],
+    ),
+    (
+        {**DATES, "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH",
+         "hoodie.keygen.timebased.input.timezone": "America/Los_Angeles", "hoodie.keygen.timebased.output.timezone": "UTC"},
+        pa.array(["2024-11-03 01:30:00", None]),
+        ["2024-11-03-08", "1970-01-01-00"],
+    ),
     # epoch values: a null is one unit after the epoch
     (
         {"hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS", "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd-HH",
@@ -145,3 +157,10 @@ def test_the_output_zone_alone_leaves_the_input_in_utc_and_is_recorded_as_such()
     props = g.table_properties()
     assert props["hoodie.keygen.timebased.output.timezone"] == "Asia/Tokyo" and "hoodie.keygen.timebased.timezone" not in props
     assert _timestamps(**DATES).table_properties()["hoodie.keygen.timebased.timezone"] == "UTC"
+
+
+def test_a_date_string_at_a_time_the_clocks_skip_is_refused_naming_it() -> None:
+    g = _timestamps(**DATES, **{"hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd", "hoodie.keygen.timebased.timezone": "America/Los_Angeles"})
+    batch = pa.table({"id": ["a", "b"], "at": ["2024-03-01 10:00:00", "2024-03-10 02:30:00"]})
+    with pytest.raises(RecordError, match=r"'at' of record key 'b' has the value '2024-03-10 02:30:00', which is a time the clocks skip in America/"):
+        g.partition_paths(batch)

@@ -208,10 +208,7 @@ class KeyGenerator:
         if self.hive_style:
             texts = [f"{f}={t}" for f, t in zip(self.partition_fields, texts)]
         path = "/".join(texts)
-        try:
-            key = f"record key {self.record_keys(one)[0].as_py()!r}"
-        except RecordError:
-            key = f"row {row}"
+        key = self._record_name(one, row)
         hint = ""
         if not self.url_encode and isinstance(value, str) and partition_path_problem(escape_path_name(value)) is None:
             hint = "; hoodie.datasource.write.partitionpath.urlencode=true would encode it"
@@ -238,11 +235,17 @@ class KeyGenerator:
             ts = pc.strptime(text, format=fmt, unit="us", error_is_null=True)
             unparsed = pc.and_(pc.is_valid(text), pc.is_null(ts))
             if pc.any(unparsed).as_py():
-                raise self._date_error(batch, field, pc.index(unparsed, True).as_py())
+                problem = f"does not match {o.TS_INPUT_FORMAT.key}={self.ts_input_format!r}"
+                raise self._date_error(batch, field, pc.index(unparsed, True).as_py(), problem)
             # Java formats its default instant in the first zone set and reads it back in the input zone
             default = dt.datetime.fromtimestamp(0.001, _zone(zone_in or zone_out or "UTC")).strftime(fmt)
-            ts = pc.fill_null(ts, pc.strptime(pa.scalar(default), format=fmt, unit="us"))
-            ts = pc.assume_timezone(ts, zone_in or "UTC")
+            ts = ts_local = pc.fill_null(ts, pc.strptime(pa.scalar(default), format=fmt, unit="us"))
+            # a time the clocks repeat is the earlier; one they skip is refused (as Joda-Time, Java's reader)
+            zone = zone_in or "UTC"
+            ts = pc.assume_timezone(ts, zone, ambiguous="earliest", nonexistent="earliest")
+            skipped = pc.not_equal(ts, pc.assume_timezone(ts_local, zone, ambiguous="earliest", nonexistent="latest"))
+            if pc.any(skipped).as_py():
+                raise self._date_error(batch, field, pc.index(skipped, True).as_py(), f"is a time the clocks skip in {zone}")
             zone_out = zone_out or zone_in or "UTC"  # (Java: the zone the value was read in)
         else:
             unit = {"UNIX_TIMESTAMP": "s", "EPOCHMILLISECONDS": "ms", "EPOCHMICROSECONDS": "us"}.get(ts_type or "")
@@ -263,16 +266,18 @@ class KeyGenerator:
         out_fmt = java_date_format_to_strftime(self.ts_output_format)
         return pc.strftime(ts.cast(pa.timestamp(ts.type.unit, zone_out)), format=out_fmt, locale="C")
 
-    def _date_error(self, batch: pa.Table, field: str, row: int) -> RecordError:
-        one = batch.slice(row, 1)
+    def _record_name(self, one: pa.Table, row: int) -> str:
+        """The record key of ``one`` (row ``row`` of a batch), or the row when the batch
+        does not hold the key fields."""
         try:
-            key = f"record key {self.record_keys(one)[0].as_py()!r}"
+            return f"record key {self.record_keys(one)[0].as_py()!r}"
         except RecordError:
-            key = f"row {row}"
-        return RecordError(
-            f"partition field {field!r} of {key} has the value {one.column(field)[0].as_py()!r}, which does not match "
-            f"{o.TS_INPUT_FORMAT.key}={self.ts_input_format!r}; nothing was written"
-        )
+            return f"row {row}"
+
+    def _date_error(self, batch: pa.Table, field: str, row: int, problem: str) -> RecordError:
+        one = batch.slice(row, 1)
+        value = one.column(field)[0].as_py()
+        return RecordError(f"partition field {field!r} of {self._record_name(one, row)} has the value {value!r}, which {problem}; nothing was written")
 
     def _check_fields(self, batch: pa.Table, fields: tuple[str, ...], role: str) -> None:
         missing = [f for f in fields if f not in batch.column_names]
