@@ -144,3 +144,23 @@ def test_a_doubled_slash_below_the_table_does_not_hide_a_link(table: Path) -> No
     refused(table / "p" / "linked", lambda: storage.read_bytes(doubled))
     refused(table / "p" / "linked", lambda: storage.delete(doubled))
     assert (outside / "precious").read_bytes() == b"mine"
+
+
+def test_the_folders_remembered_are_bounded_and_a_forgotten_one_is_checked_again(table: Path) -> None:
+    """A long-lived process (a timeline server) touches every partition of its tables:
+    the guard remembers at most MAX_FOLDERS folders, and one it forgot that has become a
+    link since is refused when next used."""
+    from hoodie.storage.links import MAX_FOLDERS
+
+    storage = LocalStorage()
+    first = table / "p0000"
+    first.mkdir()
+    storage.list_dir(str(first))
+    for i in range(1, MAX_FOLDERS + 100):
+        folder = table / f"p{i:04d}"
+        folder.mkdir()
+        storage.list_dir(str(folder))
+    assert len(storage.links._tables) <= MAX_FOLDERS
+    first.rmdir()  # (by another process: this one was not told)
+    first.symlink_to(table.parent / "outside")
+    refused(first, lambda: storage.list_dir(str(first)))

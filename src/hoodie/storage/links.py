@@ -21,16 +21,23 @@ The rule, for a path on the local file system:
 Object stores have no links; only local storage uses this guard. The check costs one
 ``lstat`` per folder the first time a process uses it: folders found safe are
 remembered (a folder is forgotten when this process deletes it), folders not yet made,
-or outside any table, are looked at again each time.
+or outside any table, are looked at again each time. At most :data:`MAX_FOLDERS` are
+remembered, the least recently used forgotten first (a long-lived process, a timeline
+server, touches every partition of its tables): a forgotten folder costs its ``lstat``
+again.
 """
 from __future__ import annotations
 
 import os
 import re
 import stat
+import threading
+from collections import OrderedDict
 
 from hoodie.errors import UnsafePathError
 from hoodie.storage.paths import META_FOLDER
+
+MAX_FOLDERS = 2048
 
 
 class LinkGuard:
@@ -39,7 +46,9 @@ class LinkGuard:
     def __init__(self) -> None:
         # folder -> the outermost table folder at or above it, every folder between them
         # checked to be a real folder (not a link)
-        self._tables: dict[str, str] = {}
+        # (least recently used first)
+        self._tables: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()  # the server's threads share one guard
 
     def folder(self, path: str) -> str | None:
         """The table ``path`` (a folder, existing or not) lies in, or None when it lies in
@@ -50,12 +59,15 @@ class LinkGuard:
     def _folder(self, path: str) -> str | None:
         unknown: list[str] = []  # ``path`` and the folders above it not yet known, deepest first
         at = path
-        while (table := self._tables.get(at)) is None:
-            parent, _, name = at.rpartition("/")
-            if not name:
-                break  # the file system root
-            unknown.append(at)
-            at = parent or "/"
+        with self._lock:
+            while (table := self._tables.get(at)) is None:
+                parent, _, name = at.rpartition("/")
+                if not name:
+                    break  # the file system root
+                unknown.append(at)
+                at = parent or "/"
+            if table is not None:
+                self._tables.move_to_end(at)
         for folder in reversed(unknown):
             if table is None:
                 if not os.path.lexists(f"{folder}/{META_FOLDER}"):
@@ -68,7 +80,10 @@ class LinkGuard:
                     return table  # not remembered: whoever makes it next may make a link
                 if stat.S_ISLNK(mode):
                     raise _refused(folder, table)
-            self._tables[folder] = table
+            with self._lock:
+                self._tables[folder] = table
+                if len(self._tables) > MAX_FOLDERS:
+                    self._tables.popitem(last=False)
         return table
 
     def parent(self, path: str) -> str | None:
@@ -94,8 +109,9 @@ class LinkGuard:
     def forget(self, folder: str) -> None:
         """``folder`` and what lay under it were deleted: check them again when used."""
         folder = _absolute(folder)
-        for known in [k for k in self._tables if k == folder or k.startswith(folder + "/")]:
-            del self._tables[known]
+        with self._lock:
+            for known in [k for k in self._tables if k == folder or k.startswith(folder + "/")]:
+                del self._tables[known]
 
 
 def _absolute(path: str) -> str:

@@ -39,7 +39,7 @@ from hoodie.layout import (
 )
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import relative, relative_to, under
-from hoodie.table.committed import CommittedFiles
+from hoodie.table.committed import CommittedFiles, CommittedSource
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
@@ -140,6 +140,7 @@ class FileSystemView:
         ignore_missing_files: bool = False,
         listings: PartitionListings | None = None,
         archived: Sequence[tuple[Instant, CommitMetadata]] = (),
+        committed: CommittedSource | None = None,
     ) -> None:
         self.storage = storage
         self.listings = listings
@@ -163,12 +164,10 @@ class FileSystemView:
         self._undone: frozenset[str] | None = None  # instants rollbacks undid (_rolled_back)
         # the archived timeline's completed writes, when given (hoodie validate): their
         # files are checked too, and the file groups their replace commits replaced hidden
+        # (a source of committed files given instead answers for the completed writes of
+        # the latest view: a timeline server's, kept in its store)
         archived = [(i, m) for i, m in archived if as_of is None or i.time <= InstantTime(as_of)]
-        self._replaced: dict[str, set[str]] = self.timeline.replaced_file_groups(completed)
-        for _, metadata in archived:
-            for partition, ids in metadata.replaced_file_ids().items():
-                self._replaced.setdefault(partition, set()).update(ids)
-        self.committed = CommittedFiles(timeline, completed, archived)
+        self.committed: CommittedSource = committed if committed is not None else CommittedFiles(timeline, completed, archived)
         self._layout2 = timeline.layout_version >= 2
         # Pending compactions (a completed one loads as a commit): a v6 writer names the
         # logs it appends meanwhile after the compaction instant, whose base is not there yet.
@@ -218,7 +217,7 @@ class FileSystemView:
         listed = set(found)
         for partition in self.committed.partitions():
             if partition not in listed:
-                self._checked(partition, [], self._replaced.get(partition, set()))
+                self._checked(partition, [], self.committed.replaced(partition))
         return sorted(found)
 
     # --- file groups ------------------------------------------------------------------------
@@ -289,13 +288,13 @@ class FileSystemView:
         """The file groups of the partition that the view's completed replace commits
         replaced, as storage still has them (the cleaner deletes their files, and may have
         deleted some already: they are not checked against what their commits wrote)."""
-        replaced = self._replaced.get(partition_path, set())
+        replaced = self.committed.replaced(partition_path)
         if not replaced:
             return []
         return self._group_listing(partition_path, self._listing(partition_path), replaced.__contains__)
 
     def _build_partition(self, partition_path: str) -> list[FileGroup]:
-        replaced = self._replaced.get(partition_path, set())
+        replaced = self.committed.replaced(partition_path)
         groups = self._group_listing(partition_path, self._listing(partition_path), lambda file_id: file_id not in replaced)
         return self._checked(partition_path, groups, replaced)
 

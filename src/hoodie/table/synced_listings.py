@@ -16,8 +16,11 @@ since the last one (Hudi's incremental timeline sync):
   be decoded: everything is listed again (a rebuild).
 
 Files of pending instants may or may not be in a listing; views ignore them until their
-instant completes, when its write stats bring them in. Listings live in a
-:class:`~hoodie.table.view_stores.ViewStore`; this module never writes to storage.
+instant completes, when its write stats bring them in. Listings, the set of partitions
+and what completed writes wrote (:mod:`hoodie.table.synced_commits`, what a server's
+views check the listings against) all live in one
+:class:`~hoodie.table.view_stores.ViewStore`: what the owner keeps besides is a fixed
+overhead, whatever the size of the table. This module never writes to storage.
 
 :class:`SharedListings` gives one operation in process (a write and the inline services
 after it) such listings in memory when no timeline server serves its views: the clean
@@ -30,18 +33,22 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from hoodie.errors import HoodieError
 from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, under
 from hoodie.table.fs_view import FileSystemView, walk_partitions
+from hoodie.table.synced_commits import StoredCommits, ViewCommits
 from hoodie.table.view_stores import MemoryStore, ViewStore
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
 INCREMENTAL = "incremental"
 REBUILD = "rebuild"
+_PARTITIONS = "/partitions"  # the partition set, once the table was walked (no partition path starts with "/")
+T = TypeVar("T")
 
 
 _FOLDER = -1  # the size a listing keeps for a folder (a partition may hold deeper ones)
@@ -77,7 +84,7 @@ class SyncedListings:
         # partition name, keep a partition once it has files
         self.keep_empty = keep_empty
         self.timeline: ActiveTimeline | None = None
-        self._partitions: set[str] | None = None  # None until the table is walked once
+        self.commits = StoredCommits(store)
         self._generation = 0  # bumped by every change a sync or rebuild makes
         self._underway: dict[str, _Underway] = {}  # partitions being listed, by whom first asked
         self._lock = threading.RLock()
@@ -85,14 +92,37 @@ class SyncedListings:
     # --- what views ask -----------------------------------------------------------------------
     def partition_paths(self) -> list[str]:
         with self._lock:
-            if self._partitions is None:
+            known = self._partitions()
+            if known is None:
                 found = set()
                 # a partition listed already (a write's) is not listed again by the walk
                 for partition, entries in walk_partitions(self.storage, self.base_path, self._kept):
                     self._store(partition, entries)
                     found.add(partition)
-                self._partitions = found
-            return sorted(self._partitions)
+                self.store.put(_PARTITIONS, json.dumps(sorted(found)).encode())
+                known = found
+            return sorted(known)
+
+    def committed_files(self, timeline: ActiveTimeline) -> ViewCommits:
+        """What the completed writes of ``timeline`` (the latest synced) wrote, for its view."""
+        return ViewCommits([i.timestamp for i in timeline.completed_writes()], self._with_commits)
+
+    def _with_commits(self, read: Callable[[StoredCommits], T]) -> T:
+        with self._lock:
+            if not self.commits.loaded:
+                assert self.timeline is not None, "synced with a timeline before a view asks"
+                self.commits.load(self.timeline)
+            return read(self.commits)
+
+    def _partitions(self) -> set[str] | None:
+        """The partition set (None until the table is walked once)."""
+        value = self.store.get(_PARTITIONS)
+        return set(json.loads(value)) if value is not None else None
+
+    def _add_partitions(self, partitions: Iterable[str]) -> None:
+        known = self._partitions()
+        if known is not None and not known.issuperset(partitions):
+            self.store.put(_PARTITIONS, json.dumps(sorted(known.union(partitions))).encode())
 
     def list_partition(self, partition_path: str) -> list[FileInfo]:
         directory = under(self.base_path, partition_path)
@@ -124,8 +154,8 @@ class SyncedListings:
                     if not entries and not self.keep_empty:
                         return []
                     value = self._store(partition_path, entries)
-                    if self._partitions is not None and entries:
-                        self._partitions.add(partition_path)
+                    if entries:
+                        self._add_partitions([partition_path])
                     return _entries(directory, value)
             finally:
                 with self._lock:
@@ -168,10 +198,11 @@ class SyncedListings:
             return INCREMENTAL if fresh else None
 
     def rebuild(self) -> None:
-        """Forget every listing: each partition is listed again on next use."""
+        """Forget every listing (each partition is listed again on next use) and what
+        completed writes wrote (read again from the timeline on next use)."""
         with self._lock:
             self.store.clear()
-            self._partitions = None
+            self.commits.loaded = False
             self._generation += 1
 
     def _must_rebuild(self, old: ActiveTimeline, new: ActiveTimeline, fresh: list[Instant]) -> bool:
@@ -191,8 +222,13 @@ class SyncedListings:
 
     def _apply(self, timeline: ActiveTimeline, instant: Instant) -> None:
         if instant.action in Action.WRITE_ACTIONS:
-            for partition, stats in timeline.commit_metadata(instant).partition_to_write_stats.items():
+            metadata = timeline.commit_metadata(instant)  # decoded for this sync only
+            written = metadata.partition_to_write_stats
+            self._add_partitions(written)
+            for partition, stats in written.items():
                 self._grow(partition, [(s.file_name, _size_after(s.file_name, s.logOffset, s.fileSizeInBytes)) for s in stats if s.file_name])
+            if self.commits.loaded:  # (else loaded from the whole timeline on first use)
+                self.commits.add(timeline, instant, metadata)
         elif instant.action == Action.CLEAN:
             for partition, pm in timeline.clean_metadata(instant).partition_metadata.items():
                 self._shrink(partition, [f.rsplit("/", 1)[-1] for f in pm.success_delete_files])
@@ -201,8 +237,6 @@ class SyncedListings:
                 self.store.delete(partition)
 
     def _grow(self, partition: str, files: list[tuple[str, int]]) -> None:
-        if self._partitions is not None:
-            self._partitions.add(partition)
         value = self.store.get(partition)
         if value is None:
             return  # listed when first asked for

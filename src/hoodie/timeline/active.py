@@ -11,7 +11,7 @@ import hashlib
 import random
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -43,6 +43,9 @@ class ActiveTimeline:
     layout_version: int
     timeline_dir: str
     instants: tuple[Instant, ...]
+    # whether decoded commit metadata is kept (False: a long-lived owner, a timeline
+    # server, keeps what it needs in its own bounded store instead)
+    keeps_metadata: bool = field(default=True, compare=False, repr=False)
     # decoded commit metadata by instant file: a completed instant's content never changes
     _metadata: dict[str, CommitMetadata] = field(default_factory=dict, compare=False, repr=False, hash=False)
     # instant times each rollback undoes, by the rollback's file read
@@ -89,11 +92,18 @@ class ActiveTimeline:
         completed instants carries over, since a completed instant's file never changes."""
         rel = self.timeline_dir[len(under(self.base_path, HOODIE_FOLDER)) :].strip("/")
         fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
+        if not self.keeps_metadata:
+            fresh = fresh.without_metadata_cache()
         kept = {fresh.instant_path(i) for i in fresh.instants if i.is_completed}
         fresh._metadata.update((path, meta) for path, meta in self._metadata.items() if path in kept)
         on = {fresh._rollback_file(rb) for rb in fresh.filter([Action.ROLLBACK])}
         fresh._undone.update((path, undone) for path, undone in self._undone.items() if path in on)  # never change
         return fresh
+
+    def without_metadata_cache(self) -> ActiveTimeline:
+        """This snapshot, and those reloaded from it, decoding commit metadata each time it
+        is asked for instead of keeping it."""
+        return replace(self, keeps_metadata=False, _metadata={})
 
     def timeline_hash(self) -> str:
         """Java's ``computeTimelineHash``: lower-hex SHA-256 over ``<time>_<action>_<STATE>``
@@ -172,7 +182,7 @@ class ActiveTimeline:
         cached = self._metadata.get(path)
         if cached is None:
             cached = CommitMetadata.decode(self.read_content(instant), instant.timestamp, completed=instant.is_completed)
-            if instant.is_completed:
+            if instant.is_completed and self.keeps_metadata:
                 self._metadata[path] = cached
         return cached
 

@@ -15,6 +15,11 @@ queue is bounded: past ``max_pending`` a request is refused at once (:class:`Ove
 instead of growing it. So are the names kept for one directory: past ``max_dir_bytes``
 (``hoodie.markers.timeline_server_based.dir.max_bytes``) a marker is refused
 (:class:`TooManyMarkers`), and a directory whose files already hold more is not loaded.
+Nor are names kept for instants that are over: when a new instant's directory is first
+asked for, the table's timeline is read once and the directories of instants it shows
+completed or no longer has (rolled back) are forgotten (their files stay; a directory asked
+for again is loaded again), so a long-running server keeps the names of the instants in
+progress only.
 
 This module owns the batching and the in-memory state; the file format is
 :mod:`hoodie.markers.timeline_based`'s, and which directories may be touched is decided
@@ -23,12 +28,14 @@ by the caller.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hoodie.config import options as o
+from hoodie.errors import HoodieError
 from hoodie.markers.timeline_based import (
     MARKERS_TYPE_FILE,
     TIMELINE_SERVER_BASED,
@@ -39,6 +46,10 @@ from hoodie.markers.timeline_based import (
 )
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.active import ActiveTimeline
+
+log = logging.getLogger(__name__)
 
 
 class Overloaded(Exception):
@@ -147,6 +158,11 @@ class MarkerDirState:
         self.names.difference_update(names)
         self.bytes -= sum(_line_bytes(n) for n in names)
 
+    @property
+    def idle(self) -> bool:
+        """No batch is writing the directory's files."""
+        return not self._in_use and not self.writing and (self.type_writing is None or self.type_writing.done())
+
     def file(self, index: int) -> tuple[str, bytes]:
         """(path, content) of file ``index``."""
         return under(self.marker_dir, markers_file_name(index)), render_markers(self.lines[index])
@@ -230,10 +246,32 @@ class MarkerService:
     async def _state(self, storage: Storage, marker_dir: str) -> MarkerDirState:
         state = self._dirs.get(marker_dir)
         if state is None:
+            await self._forget_finished(storage, marker_dir)
             state = MarkerDirState(storage, marker_dir, max(1, self.batching.threads), self.batching.max_dir_bytes)
             await self._io(state.load)
             state = self._dirs.setdefault(marker_dir, state)
         return state
+
+    async def _forget_finished(self, storage: Storage, marker_dir: str) -> None:
+        """Forget the directories of the table of ``marker_dir`` (a new instant's) whose
+        instants its timeline shows completed or no longer has."""
+        temp = marker_dir.rsplit("/", 1)[0]  # <table>/.hoodie/.temp
+        held = [d for d in self._dirs if d.rsplit("/", 1)[0] == temp]
+        if not held:
+            return
+        base_path = temp.rsplit("/", 2)[0]
+        try:
+            timeline = await self._io(lambda: HoodieTable.open(base_path, storage).timeline)
+        except (HoodieError, OSError) as e:
+            log.warning("the timeline server keeps the marker names of %s: its timeline cannot be read (%s)", temp, e)
+            return  # kept: forgetting a directory is never needed for a marker to be made
+        assert isinstance(timeline, ActiveTimeline)
+        pending = {i.timestamp for i in timeline.instants if not i.is_completed}
+        for d in held:
+            state = self._dirs.get(d)
+            # (a batch still writing a finished instant's file keeps it until the next time)
+            if state is not None and d.rsplit("/", 1)[1] not in pending and state.idle:
+                del self._dirs[d]
 
     async def _flush_forever(self) -> None:
         assert self._slots is not None

@@ -1,8 +1,10 @@
 """The timeline server's file-system views: one synced view per served table, and the
 ``/v1/hoodie/view/...`` endpoints that answer from it.
 
-A table's view keeps its partition listings in the configured store
-(:class:`~hoodie.table.view_stores.StoreSettings`) and its timeline snapshot. A request
+A table's view keeps its partition listings and what the completed writes wrote in the
+configured store (:class:`~hoodie.table.view_stores.StoreSettings`), and its timeline
+snapshot, which keeps no decoded commit metadata: what the server holds per table is its
+store plus a fixed overhead. A request
 whose ``timelinehash`` differs from the snapshot's makes the server load the timeline
 again (one listing of ``.hoodie``) and sync the listings from what completed since
 (:class:`~hoodie.table.synced_listings.SyncedListings`), counted by kind in
@@ -101,13 +103,16 @@ class TableViews:
         return False
 
     def _refresh(self) -> None:
-        timeline = self._timeline.reload() if self._timeline is not None else HoodieTable.open(self.base_path, self.storage).timeline
+        # the server's timeline decodes commit metadata when asked and keeps none: what its
+        # views need of it is kept in the store (the listings, and what writes wrote)
+        timeline = self._timeline.reload() if self._timeline is not None else HoodieTable.open(self.base_path, self.storage).timeline.without_metadata_cache()
         kind = self.listings.sync(timeline)
         if kind is not None:
             self._on_sync(kind)
         fresh = timeline.timeline_hash()
         if self._view is None or fresh != self._hash:
-            self._view = FileSystemView(self.storage, self.base_path, timeline, listings=self.listings)
+            committed = self.listings.committed_files(timeline)
+            self._view = FileSystemView(self.storage, self.base_path, timeline, listings=self.listings, committed=committed)
             self._timeline, self._hash = timeline, fresh
             self._answered = {fresh}
 
