@@ -46,7 +46,7 @@ def test_hoodie_reads_the_metadata_table_apache_hudi_writes(
     seen: dict[str, int] = {}
     # (Apache Hudi 0.15's upsert loses the arrays of the records its bulk_insert wrote:
     # its sequence starts with an insert, as in test_hudi_writes.py)
-    for op, records in steps("insert" if version == HUDI_0_15 else "bulk_insert", stale=False):
+    for op, records in steps("insert" if version == HUDI_0_15 else "bulk_insert"):
         completed = oracle.write(path, batch(records), {**options, "hoodie.datasource.write.operation": op})
         assert completed, f"Apache Hudi {version} completed no instant for a write ({op})"
         model.apply(completed[0].instant, op, records)
