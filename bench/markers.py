@@ -26,7 +26,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hoodie.markers import DirectMarkers, TimelineServerMarkers
+from hoodie.markers import DirectMarkers, ServerClient, TimelineServerMarkers
 from hoodie.storage import LatencyStorage, Storage
 from hoodie.storage.local import LocalStorage
 from hoodie.timeline_server import MarkerBatching, TimelineServer
@@ -51,7 +51,7 @@ def run(mode: str, storage: Storage, base: str, args: argparse.Namespace) -> dic
         if server is None:
             list(pool.map(lambda markers: [direct.create(*m) for m in markers], work))
         else:
-            remote = TimelineServerMarkers(storage, base, INSTANT, server.address)
+            remote = TimelineServerMarkers(storage, base, INSTANT, ServerClient(server.address))
             list(pool.map(remote.create_all, work))
     created = time.perf_counter() - t0
     files = sum(1 for p in Path(direct.marker_dir).rglob("*") if p.is_file())

@@ -18,7 +18,7 @@ from table_options import KEY_PART_OPTIONS, key_part_batch
 import hoodie
 from hoodie.errors import TimelineError
 from hoodie.layout import marker_name, parse_base_file_name, parse_log_file_name
-from hoodie.markers import DirectMarkers, TimelineServerMarkers
+from hoodie.markers import DirectMarkers, ServerClient, TimelineServerMarkers
 from hoodie.markers.timeline_based import MARKERS_TYPE_FILE, TIMELINE_SERVER_BASED, markers_file_name, render_markers
 from hoodie.services.cleaning import CleanSettings, clean, plan_clean, run_clean
 from hoodie.services.restore import restore_to
@@ -112,7 +112,7 @@ def ask_the_server(table: Table, instant: str, names: list[str]) -> None:
     """Anyone holding the token asks the timeline server for the markers."""
     with TimelineServer() as server:
         server.add_table(str(table.path))
-        markers = TimelineServerMarkers(LocalStorage(), str(table.path), instant, server.address)
+        markers = TimelineServerMarkers(LocalStorage(), str(table.path), instant, ServerClient(server.address))
         for name in names:
             partition, rest = name.split("/", 1)
             data_file, io_type = rest.rsplit(".marker.", 1)

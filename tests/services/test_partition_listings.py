@@ -25,6 +25,7 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.layout import parse_log_file_name
+from hoodie.server_calls import ServerClient
 from hoodie.services.cleaning import CleanResult, CleanSettings, clean
 from hoodie.services.rollback import append_rollback_block
 from hoodie.storage.base import FileInfo
@@ -136,7 +137,7 @@ def test_the_cleaner_takes_replaced_file_groups_from_the_servers_view(cow, tmp_p
     try:
         server.add_table(cow.path, LocalStorage())
         storage = ListingsByCaller(cow.path)
-        table = HoodieTable.open(cow.path, storage).served_by(ViewSource(server.address, REMOTE_ONLY))
+        table = HoodieTable.open(cow.path, storage).served_by(ViewSource(ServerClient(server.address), REMOTE_ONLY))
         result = clean(table, CleanSettings(commits_retained=2))
     finally:
         server.stop()

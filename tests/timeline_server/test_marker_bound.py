@@ -17,7 +17,7 @@ import hoodie
 from hoodie.config import options as o
 from hoodie.errors import WriteError
 from hoodie.markers import DirectMarkers, TimelineServerMarkers
-from hoodie.server_calls import STATUS_FULL, ServerCallError, call_server, is_down
+from hoodie.server_calls import STATUS_FULL, ServerCallError, ServerClient, call_server
 from hoodie.storage.local import LocalStorage
 from hoodie.timeline_server import MarkerBatching, TimelineServer
 from hoodie.timeline_server.embedded import PROCESS, stop_embedded
@@ -43,13 +43,13 @@ def _marker_bytes(marker_dir: Path) -> int:
 
 
 def test_markers_past_the_bound_are_refused_naming_the_option(table: str) -> None:
-    with TimelineServer(batching=MarkerBatching(threads=3, max_dir_bytes=BOUND)) as server:
+    with TimelineServer(batching=MarkerBatching(threads=3, max_dir_bytes=BOUND)) as server, ServerClient(server.address) as client:
         server.add_table(table)
         marker_dir = DirectMarkers(LocalStorage(), table, INSTANT).marker_dir
         accepted, refusal = 0, None
         for i in range(200):  # 200 names of 52 bytes are more than twice the bound
             try:
-                assert call_server(server.address, "POST", "/v1/hoodie/marker/create", {"markerdirpath": marker_dir, "markername": _name(i)}) is True
+                assert client.call("POST", "/v1/hoodie/marker/create", {"markerdirpath": marker_dir, "markername": _name(i)}) is True
                 accepted += 1
             except ServerCallError as e:
                 refusal = e
@@ -58,7 +58,7 @@ def test_markers_past_the_bound_are_refused_naming_the_option(table: str) -> Non
         assert OPTION in refusal.reason and str(BOUND) in refusal.reason and marker_dir in refusal.reason
         assert accepted == BOUND // len(_name(0) + "\n")
         assert _marker_bytes(Path(marker_dir)) <= BOUND
-        assert not is_down(server.address), "a refusal is no failure of the server"
+        assert not client.is_down, "a refusal is no failure of the server"
         # what it has is still answered; a name it has is no new marker
         names = call_server(server.address, "GET", "/v1/hoodie/marker/all", {"markerdirpath": marker_dir})
         assert names == [_name(i) for i in range(accepted)]
@@ -76,15 +76,15 @@ def test_markers_past_the_bound_are_refused_naming_the_option(table: str) -> Non
 
 
 def test_the_client_fails_instead_of_falling_back(table: str) -> None:
-    with TimelineServer(batching=MarkerBatching(threads=2, max_dir_bytes=BOUND)) as server:
+    with TimelineServer(batching=MarkerBatching(threads=2, max_dir_bytes=BOUND)) as server, ServerClient(server.address) as client:
         server.add_table(table)
-        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, server.address)
+        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, client)
         wanted = [("sf", f"f{i:05d}_0-1-0_{INSTANT}.parquet", "CREATE") for i in range(200)]
         with pytest.raises(WriteError, match=f"refused a marker of instant {INSTANT}: .*{OPTION}"):
             markers.create_all(wanted)
         with pytest.raises(WriteError, match=OPTION):
             markers.create("la", f"g_0-1-0_{INSTANT}.parquet", "CREATE")
-        assert not is_down(server.address)
+        assert not client.is_down
         assert not list(Path(markers.direct.marker_dir).rglob("*.marker.*")), "no marker made directly"
 
 

@@ -17,7 +17,7 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import ConfigError
-from hoodie.markers import DirectMarkers, ServerAddress, TimelineServerMarkers
+from hoodie.markers import DirectMarkers, ServerAddress, ServerClient, TimelineServerMarkers
 from hoodie.server_calls import TOKEN_HEADER, call_server
 from hoodie.storage.local import LocalStorage
 from hoodie.timeline_server import MarkerBatching, TimelineServer
@@ -48,7 +48,7 @@ def test_markers_of_many_tasks_are_batched_into_few_files(table: str) -> None:
     batching = MarkerBatching(interval_ms=20, threads=4)
     with TimelineServer(batching=batching) as server:
         server.add_table(table)
-        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, server.address)
+        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, ServerClient(server.address))
         names = [f"f{i:03d}_0-{i}-0_{INSTANT}.parquet" for i in range(300)]
         with ThreadPoolExecutor(16) as pool:
             list(pool.map(lambda n: markers.create("sf", n, "CREATE"), names))
@@ -69,7 +69,7 @@ def test_a_restarted_server_refuses_what_an_earlier_one_accepted(table: str) -> 
     name = f"f0_0-1-0_{INSTANT}.parquet"
     with TimelineServer() as first:
         first.add_table(table)
-        TimelineServerMarkers(LocalStorage(), table, INSTANT, first.address).create("sf", name, "CREATE")
+        TimelineServerMarkers(LocalStorage(), table, INSTANT, ServerClient(first.address)).create("sf", name, "CREATE")
     with TimelineServer() as second:
         second.add_table(table)
         params = {"markerdirpath": DirectMarkers(LocalStorage(), table, INSTANT).marker_dir, "markername": f"sf/{name}.marker.CREATE"}
@@ -163,7 +163,7 @@ def test_markers_fall_back_to_direct_when_the_server_is_gone(table: str, caplog:
     address = server.address
     server.stop()
     gone = ServerAddress(address.host, address.port, address.token, timeout_s=1.0, retries=1, retry_interval_s=0.01)
-    markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, gone)
+    markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, ServerClient(gone))
     markers.create("sf", f"f0_0-1-0_{INSTANT}.parquet", "CREATE")
     assert [e.file_name for e in DirectMarkers(LocalStorage(), table, INSTANT).entries()] == [f"f0_0-1-0_{INSTANT}.parquet"]
     assert os.path.exists(Path(markers.direct.marker_dir) / "sf" / f"f0_0-1-0_{INSTANT}.parquet.marker.CREATE")
@@ -173,7 +173,7 @@ def test_markers_fall_back_to_direct_when_the_server_is_gone(table: str, caplog:
 def test_a_task_s_markers_in_one_request(table: str) -> None:
     with TimelineServer() as server:
         server.add_table(table)
-        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, server.address)
+        markers = TimelineServerMarkers(LocalStorage(), table, INSTANT, ServerClient(server.address))
         wanted = [("sf", f"f{i}_0-1-0_{INSTANT}.parquet", "CREATE") for i in range(600)]  # three requests
         markers.create_all(wanted)
         assert sorted(e.file_name for e in DirectMarkers(LocalStorage(), table, INSTANT).entries()) == sorted(f for _, f, _ in wanted)

@@ -14,7 +14,7 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import HoodieError, UnsafePathError
-from hoodie.server_calls import ServerAddress, ServerCallError, call_server, is_down
+from hoodie.server_calls import ServerAddress, ServerCallError, ServerClient, call_server
 from hoodie.services import create_savepoint, restore_to
 from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
@@ -177,7 +177,7 @@ def test_a_server_answer_naming_paths_outside_the_table_is_not_used(tmp_path: Pa
         good = call_server(server.address, "GET", LATEST_SLICES, {"basepath": table.base_path, "partition": "sf"})
         assert isinstance(good, list) and good
         good[0]["baseFile"]["fullPath"] = "/etc/.."
-        monkeypatch.setattr("hoodie.table.remote_view.call_server", lambda *a, **k: good)
+        monkeypatch.setattr(ServerClient, "call", lambda *a, **k: good)
         with pytest.raises(HoodieError, match="timeline server base file"):
             remote.latest_slices("sf")
         # the remote-first view refuses the answer and reads the partition itself
@@ -264,13 +264,13 @@ def test_a_table_the_server_refuses_leaves_the_server_up_for_other_tables(tmp_pa
     with TimelineServer() as server:
         server.add_table(linked)
         server.add_table(clean)
-        views = {}
+        views, client = {}, ServerClient(server.address)  # one client, as a write's
         for path in (linked, clean):
             table = HoodieTable.open(path)
-            views[path] = PriorityFileSystemView(RemoteFileSystemView(server.address, table.base_path, table.timeline), table.local_view)
+            views[path] = PriorityFileSystemView(RemoteFileSystemView(client, table.base_path, table.timeline), table.local_view)
         with pytest.raises(UnsafePathError, match="symbolic link"):
             views[linked].latest_slices("la")
-        assert not is_down(server.address)
+        assert not client.is_down
         served = server.metrics.requests.labels(LATEST_SLICES, "200")._value.get()
         assert views[clean].latest_slices("la") == HoodieTable.open(clean).local_view().latest_slices("la")
         assert server.metrics.requests.labels(LATEST_SLICES, "200")._value.get() == served + 1

@@ -10,7 +10,7 @@ creating a marker through a timeline server, direct if the server fails.
 from __future__ import annotations
 
 from hoodie.markers.direct import DirectMarkers, MarkerEntry, log_file_written_by
-from hoodie.markers.remote import ServerAddress, TimelineServerMarkers
+from hoodie.markers.remote import ServerAddress, ServerClient, TimelineServerMarkers
 from hoodie.markers.timeline_based import TIMELINE_SERVER_BASED
 from hoodie.storage.base import Storage
 
@@ -20,6 +20,7 @@ __all__ = [
     "DirectMarkers",
     "MarkerEntry",
     "ServerAddress",
+    "ServerClient",
     "TimelineServerMarkers",
     "log_file_written_by",
     "marker_writer",
@@ -28,9 +29,9 @@ __all__ = [
 DIRECT = "DIRECT"  # hoodie.write.markers.type values: DIRECT, TIMELINE_SERVER_BASED
 
 
-def marker_writer(storage: Storage, base_path: str, instant: str, server: ServerAddress | None) -> DirectMarkers | TimelineServerMarkers:
-    """What creates the markers of ``instant``'s data files: the timeline server at
-    ``server``, or marker files directly (None)."""
+def marker_writer(storage: Storage, base_path: str, instant: str, server: ServerClient | None) -> DirectMarkers | TimelineServerMarkers:
+    """What creates the markers of ``instant``'s data files: the timeline server
+    ``server`` is a client of, or marker files directly (None)."""
     if server is None:
         return DirectMarkers(storage, base_path, instant)
     return TimelineServerMarkers(storage, base_path, instant, server)

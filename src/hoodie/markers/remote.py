@@ -7,36 +7,44 @@ answer in time, the marker is created directly instead
 (:class:`~hoodie.markers.direct.DirectMarkers`) and the write goes on; the commit and
 rollback read both kinds. A marker the server refuses because its instant has more
 markers than the server keeps for one fails the write, with the server's reason (which
-names the option that sets the bound). This module owns the client and the fallback; it
-must not know how the server stores the names.
+names the option that sets the bound). The markers of several files are asked for
+together in the background (:meth:`TimelineServerMarkers.request_all`); what was made and
+what is under way is kept by the write's client of the server
+(:class:`~hoodie.server_calls.ServerClient`), closed by its owner with the write. This
+module owns the marker requests and the fallback; it must not know how the server stores
+the names.
 """
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 
 from hoodie.errors import WriteError
 from hoodie.layout import marker_name
 from hoodie.markers.direct import DirectMarkers
-from hoodie.server_calls import STATUS_FULL, ServerAddress, ServerCallError, call_server, is_down, went_down
+from hoodie.server_calls import STATUS_FULL, ServerAddress, ServerCallError, ServerClient
 from hoodie.storage.base import Storage
+
+__all__ = ["ServerAddress", "ServerClient", "TimelineServerMarkers"]
 
 MARKER_CREATE = "/v1/hoodie/marker/create"
 MARKER_CREATE_ALL = "/v1/hoodie/marker/create-all"
 # Marker names a create-all request carries at most (well inside the server's body limit).
 CHUNK = 256
-
-# Markers this process has had made, per marker directory: the markers of a task's
-# buckets are asked for together before the first file is written (create_all), and a
-# handle's own create then finds its marker made.
-_MADE: dict[str, set[str]] = {}
 _MAX_DIRS = 64
-_MADE_LOCK = threading.Lock()
-# Requests for markers on their way (request_all), by (marker directory, marker name): a
-# handle's create waits for the one its marker is in.
-_PENDING: dict[tuple[str, str], Future[None]] = {}
-_REQUESTS: list[ThreadPoolExecutor] = []
+
+
+@dataclass
+class _MarkersAsked:
+    """What one client had made: the markers of a task's buckets are asked for together
+    before the first file is written (create_all), and a handle's own create then finds
+    its marker made, or waits for the request it is in."""
+
+    made: dict[str, set[str]] = field(default_factory=dict)  # by marker directory
+    # requests on their way (request_all), by (marker directory, marker name)
+    pending: dict[tuple[str, str], Future[None]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass(frozen=True)
@@ -46,27 +54,36 @@ class TimelineServerMarkers:
     storage: Storage
     base_path: str
     instant: str
-    server: ServerAddress
+    client: ServerClient
+
+    @property
+    def server(self) -> ServerAddress:
+        return self.client.address
 
     @property
     def direct(self) -> DirectMarkers:
         return DirectMarkers(self.storage, self.base_path, self.instant)
 
+    @property
+    def _asked(self) -> _MarkersAsked:
+        return self.client.kept("markers", _MarkersAsked)
+
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> None:
         name = marker_name(partition_path, data_file_name, io_type)
         marker_dir = self.direct.marker_dir
-        with _MADE_LOCK:
-            pending = _PENDING.pop((marker_dir, name), None)
+        asked = self._asked
+        with asked.lock:
+            pending = asked.pending.pop((marker_dir, name), None)
         if pending is not None:
             pending.result()  # made by it, through the server or directly; its error if neither
             return
-        with _MADE_LOCK:
-            if name in _MADE.get(marker_dir, ()):
+        with asked.lock:
+            if name in asked.made.get(marker_dir, ()):
                 return  # made by create_all
-        if not is_down(self.server):
+        if not self.client.is_down:
             try:
                 # False: the name was there already (a retried task attempt), as for direct markers
-                call_server(self.server, "POST", MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
+                self.client.call("POST", MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
                 return
             except ServerCallError as e:
                 self._failed(e)
@@ -77,12 +94,11 @@ class TimelineServerMarkers:
         the first file, say) while the server writes the batch, and :meth:`create` of each
         of the markers waits for it, so no data file is written before its marker."""
         marker_dir = self.direct.marker_dir
-        with _MADE_LOCK:
-            if not _REQUESTS:
-                _REQUESTS.append(ThreadPoolExecutor(8, thread_name_prefix="hoodie-marker-requests"))
-            future = _REQUESTS[0].submit(self.create_all, markers)
+        asked = self._asked
+        with asked.lock:
+            future = self.client.submit(self.create_all, markers)
             for marker in markers:
-                _PENDING[(marker_dir, marker_name(*marker))] = future
+                asked.pending[(marker_dir, marker_name(*marker))] = future
 
     def create_all(self, markers: list[tuple[str, str, str]]) -> None:
         """Make the markers (partition, data file name, IO type) of several files at
@@ -94,21 +110,22 @@ class TimelineServerMarkers:
         names = [marker_name(*m) for m in markers]
         made: set[str] = set()
         for start in range(0, len(names), CHUNK):
-            if is_down(self.server):
+            if self.client.is_down:
                 break
             chunk = names[start : start + CHUNK]
             try:
-                call_server(self.server, "POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
+                self.client.call("POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
             except ServerCallError as e:
                 self._failed(e)
                 break
             made.update(chunk)
-        with _MADE_LOCK:
-            if marker_dir not in _MADE and len(_MADE) >= _MAX_DIRS:
-                _MADE.clear()  # a long-lived worker writes many instants
-                for key in [k for k, f in _PENDING.items() if f.done()]:
-                    del _PENDING[key]  # of tasks that failed before their files
-            _MADE.setdefault(marker_dir, set()).update(made)
+        asked = self._asked
+        with asked.lock:
+            if marker_dir not in asked.made and len(asked.made) >= _MAX_DIRS:
+                asked.made.clear()  # a long-lived client writes many instants
+                for key in [k for k, f in asked.pending.items() if f.done()]:
+                    del asked.pending[key]  # of tasks that failed before their files
+            asked.made.setdefault(marker_dir, set()).update(made)
         for marker, name in zip(markers, names):
             if name not in made:
                 self.direct.create(*marker)
@@ -119,4 +136,4 @@ class TimelineServerMarkers:
         markers than it keeps for one): then the write stops, naming the bound."""
         if error.status == STATUS_FULL:
             raise WriteError(f"timeline server {self.server.host}:{self.server.port} refused a marker of instant {self.instant}: {error.reason}") from None
-        went_down(self.server, error, "creating markers directly")
+        self.client.went_down(error, "creating markers directly")

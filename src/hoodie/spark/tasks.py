@@ -32,6 +32,7 @@ from hoodie.writer.context import WriteContext
 from hoodie.writer.handles import BucketTask, make_markers_first, run_bucket
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.partition_groups import GroupSpec, plan_partitions
+from hoodie.writer.pipeline import ServedLatestSlices
 from hoodie.writer.planner import WritePlan
 from hoodie.writer.prepare import add_keys
 from hoodie.writer.schema import (
@@ -142,7 +143,10 @@ def write_bucket_task(key: tuple[pa.Scalar, ...], records: pa.Table, plan: Broad
     write_plan = plan.value
     records = _in_input_order(records).drop_columns([SEQ_COLUMN])
     before = wctx.storage.counters.snapshot()
-    stat = run_bucket(BucketTask(write_plan.bucket(bucket_id), records), current_task_context(partition_id=bucket_id), wctx)
+    try:
+        stat = run_bucket(BucketTask(write_plan.bucket(bucket_id), records), current_task_context(partition_id=bucket_id), wctx)
+    finally:
+        _close_clients(wctx, None)
     return pa.table({
         "bucket": pa.array([bucket_id], pa.int32()),
         "stat": pa.array([json.dumps(stat.to_json())], pa.string()),
@@ -189,6 +193,13 @@ def write_partitions_task(
     partition), and the task holds two partitions at most. With direct markers it holds one.
     """
     slices = latest.value
+    try:
+        yield from _write_partitions(batches, spec, slices)
+    finally:
+        _close_clients(spec.group.wctx, slices)
+
+
+def _write_partitions(batches: Iterator[pa.RecordBatch], spec: PartitionWriteSpec, slices: Mapping[str, list[FileSlice]]) -> Iterator[pa.RecordBatch]:
     ordinals = {p: i for i, p in enumerate(sorted(slices))}
     calls = _CallsSince(spec.group.wctx.storage.counters)
     ahead = isinstance(spec.group.wctx.marker_writer(), TimelineServerMarkers)
@@ -206,6 +217,16 @@ def write_partitions_task(
         planned = this
     if planned is not None:
         yield from _write_planned(planned, spec, calls)
+
+
+def _close_clients(wctx: WriteContext, latest: object) -> None:
+    """A task's copies of the write's timeline-server clients (its markers', and the
+    served latest slices' it was given): their connections and background calls end with
+    the task (each task gets copies of its own)."""
+    if wctx.marker_server is not None:
+        wctx.marker_server.close()
+    if isinstance(latest, ServedLatestSlices):
+        latest.close()
 
 
 def _partition_runs(batches: Iterator[pa.RecordBatch], keys: KeySpec | None) -> Iterator[tuple[str, pa.Table]]:

@@ -8,8 +8,9 @@ each file is rebuilt under the client's own base path from its checked partition
 name, so a server cannot make a client read outside its table.
 
 :class:`PriorityFileSystemView` (Hudi's ``PriorityBasedFileSystemView``) asks the server
-first; once a call fails after its retries, it and every later view of this process for
-that server run use a local view built from storage, and the failure is logged once.
+first; once a call fails after its retries, it and every later view made with the same
+client (:class:`~hoodie.server_calls.ServerClient`, its owner's: a write's) use a local
+view built from storage, and the failure is logged once.
 This module owns the client side; what the server keeps is ``timeline_server``'s.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 from hoodie.errors import FormatError, UnsafePathError
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.server_calls import TABLE_TROUBLE, ServerAddress, ServerCallError, call_server, is_down, went_down
+from hoodie.server_calls import TABLE_TROUBLE, ServerAddress, ServerCallError, ServerClient
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogExtent, LogFile
 from hoodie.table.fs_view import FileSystemView, MissingFile
@@ -115,10 +116,12 @@ def group_from_dto(dto: dict[str, Any], base_path: str, partition: str) -> FileG
 
 # --- the views ---------------------------------------------------------------------------------
 class RemoteFileSystemView:
-    """The latest view of a table as a timeline server answers it."""
+    """The latest view of a table as a timeline server answers it, through ``server``'s
+    client (given an address, a client of the view's own)."""
 
-    def __init__(self, server: ServerAddress, base_path: str, timeline: ActiveTimeline) -> None:
-        self.server = server
+    def __init__(self, server: ServerClient | ServerAddress, base_path: str, timeline: ActiveTimeline) -> None:
+        self.client = server if isinstance(server, ServerClient) else ServerClient(server)
+        self.server = self.client.address
         self.base_path = base_path
         self.timeline = timeline
         self.missing: list[MissingFile] = []
@@ -132,7 +135,7 @@ class RemoteFileSystemView:
         return self.timeline.completed(Action.WRITE_ACTIONS)
 
     def _get(self, path: str, **params: str) -> Any:
-        return call_server(self.server, "GET", path, {**self._params, **params})
+        return self.client.call("GET", path, {**self._params, **params})
 
     def all_partition_paths(self) -> list[str]:
         answer = self._get(ALL_PARTITIONS)
@@ -163,7 +166,7 @@ class RemoteFileSystemView:
         wanted = sorted({p for p in partitions if p not in self._latest})
         for start in range(0, len(wanted), PARTITIONS_PER_REQUEST):
             chunk = wanted[start : start + PARTITIONS_PER_REQUEST]
-            answer = call_server(self.server, "POST", LATEST_SLICES_OF, {}, {**self._params, "partitions": chunk})
+            answer = self.client.call("POST", LATEST_SLICES_OF, {}, {**self._params, "partitions": chunk})
             if not isinstance(answer, dict) or set(answer) != set(chunk):
                 raise FormatError(f"timeline server answered the slices of other partitions than the {len(chunk)} asked for")
             for p in chunk:
@@ -198,13 +201,13 @@ class PriorityFileSystemView:
         return self.remote.visible_instants
 
     def _call(self, remote: Callable[[], T], local: Callable[[FileSystemView], T]) -> T:
-        if self._local is None and not is_down(self.remote.server):
+        if self._local is None and not self.remote.client.is_down:
             try:
                 return remote()
             except (ServerCallError, FormatError, UnsafePathError) as e:
                 error = e if isinstance(e, ServerCallError) else ServerCallError(f"timeline server {self.remote.server.host}:{self.remote.server.port}: {e}")
                 if error.status != TABLE_TROUBLE:
-                    went_down(self.remote.server, error, "building file-system views locally")
+                    self.remote.client.went_down(error, "building file-system views locally")
                 # else the server refused this table's content (a link, damaged metadata):
                 # the server is fine for every other table, and the local view of this one
                 # meets the same trouble and says so itself
@@ -237,9 +240,9 @@ class PriorityFileSystemView:
 @dataclass(frozen=True)
 class ViewSource:
     """Where a table's views come from when not from a local listing: the timeline server
-    at ``server``, asked only (``REMOTE_ONLY``) or first (``REMOTE_FIRST``)."""
+    ``server`` is a client of, asked only (``REMOTE_ONLY``) or first (``REMOTE_FIRST``)."""
 
-    server: ServerAddress
+    server: ServerClient
     view_type: str = REMOTE_FIRST
 
     def view(self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView]) -> RemoteFileSystemView | PriorityFileSystemView:

@@ -30,6 +30,7 @@ DataFrame on Spark (:mod:`hoodie.spark.write`). A flow runs the steps of
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, replace
@@ -43,7 +44,7 @@ from hoodie.engine.base import Engine
 from hoodie.errors import ConcurrentWriteError, ConfigError, TableServiceError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
-from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress
+from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress, ServerClient
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import TableView
@@ -149,10 +150,28 @@ class RecordFlow(Protocol, Generic[Tagged]):
 def run_write(prepared: PreparedWrite, data_schema: pa.Schema, flow: RecordFlow[Tagged]) -> str:
     """Write ``flow``'s records as one commit (see the module docstring); returns its
     instant time."""
-    s = prepared.settings
     partitions = flow.partitions()  # a refused batch leaves no trace, not even an instant
     calls_before = prepared.table.storage.counters.snapshot()
-    server = write_server(prepared, flow)
+    address = write_server(prepared, flow)
+    # the write's client of its server (connections, down state, background calls) is
+    # the write's: closed once the write and the services after it are done
+    server = ServerClient(address) if address is not None else None
+    try:
+        return _write_through(prepared, data_schema, flow, partitions, calls_before, server)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _write_through(
+    prepared: PreparedWrite,
+    data_schema: pa.Schema,
+    flow: RecordFlow[Tagged],
+    partitions: list[str],
+    calls_before: Counter[str],
+    server: ServerClient | None,
+) -> str:
+    s = prepared.settings
     # the views of the write and of the services after it come from its server, or from
     # listings they share (the clean after the write does not list its partitions again)
     prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
@@ -202,7 +221,7 @@ def _execute(
     flow: RecordFlow[Tagged],
     partitions: list[str],
     txn: WriteTransaction,
-    marker_server: ServerAddress | None,
+    marker_server: ServerClient | None,
 ) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
     s = prepared.settings
     view = prepared.table.view()
@@ -251,6 +270,13 @@ class ServedLatestSlices(Mapping[str, list[FileSlice]]):
     def __getstate__(self) -> dict[str, object]:
         return {"table": self.table, "partitions": self.partitions, "_view": None}
 
+    def close(self) -> None:
+        """End the connections of the client of the server that answers (a task's copy):
+        the helper running the task calls it when the task is done."""
+        source = self.table.view_source
+        if isinstance(source, ViewSource):
+            source.server.close()
+
     def __getitem__(self, partition: str) -> list[FileSlice]:
         if partition not in self.partitions:
             raise KeyError(partition)
@@ -287,7 +313,7 @@ def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAdd
     return server
 
 
-def view_source(prepared: PreparedWrite, server: ServerAddress | None) -> ViewSource | SharedListings:
+def view_source(prepared: PreparedWrite, server: ServerClient | None) -> ViewSource | SharedListings:
     """Where the write's views (and those of the services after it) come from: its
     timeline server (REMOTE_ONLY if asked for, else REMOTE_FIRST with a local view on
     failure), or without one listings the write and its services share in process."""
@@ -349,7 +375,7 @@ def planner_for(prepared: PreparedWrite) -> Planner:
     )
 
 
-def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema, marker_server: ServerAddress | None = None) -> WriteContext:
+def write_context(prepared: PreparedWrite, instant: str, data_schema: pa.Schema, marker_server: ServerClient | None = None) -> WriteContext:
     """What every write task needs, shipped once per task."""
     table, s = prepared.table, prepared.settings
     return WriteContext(
