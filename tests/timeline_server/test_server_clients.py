@@ -17,8 +17,7 @@ import hoodie.markers.remote
 import hoodie.server_calls
 import hoodie.table.remote_view
 from hoodie.server_calls import ServerAddress, ServerClient
-from hoodie.timeline_server import TimelineServer
-from hoodie.timeline_server import embedded
+from hoodie.timeline_server import TimelineServer, embedded
 from hoodie.timeline_server.embedded import PROCESS, running_applications, stop_embedded
 
 CLIENT_MODULES = (hoodie.server_calls, hoodie.markers.remote, hoodie.table.remote_view)
