@@ -265,11 +265,14 @@ def main() -> None:
                 every = ", ".join(f"{r['p99_ms']:.2f}" for r in done)
                 print(f"  {kind:>17}: p50 {median['p50_ms']:6.2f} ms, p99 {median['p99_ms']:6.2f} ms (median run; p99 of each run: {every}) "
                       f"over {median['requests']} requests (target: p99 < 10 ms)")
-        print(f"(c) server memory: {args.memory_partitions} partitions made by {args.commits} commits, spillable bound {args.spillable_mb:g} MiB")
         if args.wide_table and Path(args.wide_table, ".hoodie").exists():
             wide = HoodieTable.open(args.wide_table).base_path
+            made = f"the table in {args.wide_table}"
         else:
+            print(f"(c) making a table of {args.memory_partitions} partitions by {args.commits} commits", flush=True)
             wide = make_wide_table(Path(args.wide_table) if args.wide_table else root / "wide", args.memory_partitions, args.commits)
+            made = f"{args.memory_partitions} partitions made by {args.commits} commits"
+        print(f"(c) server memory: {made}, spillable bound {args.spillable_mb:g} MiB")
         for kind in STORE_TYPES:
             r = run_memory(kind, wide, base, args, root)
             grown = (r["rss_after"] - r["rss_before"]) / 2**20
