@@ -1,7 +1,7 @@
 """``hoodie.write`` and ``hoodie.read``: the in-process entry points (no JVM)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -23,9 +23,20 @@ def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any]
     return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage, timeline_server=process_server_for).write(data)
 
 
-def read(path: str, options: Mapping[str, Any] | None = None, *, engine: Engine | None = None, storage: Storage | None = None) -> pa.Table:
+def read(
+    path: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    filters: Sequence[Any] | None = None,
+    engine: Engine | None = None,
+    storage: Storage | None = None,
+) -> pa.Table:
     """Read the table at ``path``: snapshot (default), time travel (``as.of.instant``) or
-    incremental (``hoodie.datasource.query.type=incremental`` with begin/end instants)."""
+    incremental (``hoodie.datasource.query.type=incremental`` with begin/end instants).
+
+    ``filters`` keep the rows they match, in pyarrow's form (``[("fare", ">", 10)]``, a
+    list of such lists for OR); files the metadata table's column statistics rule out are
+    not read (``hoodie.enable.data.skipping``)."""
     from hoodie.query import read_table
 
-    return read_table(path, options, storage=storage, engine=engine)
+    return read_table(path, options, storage=storage, engine=engine, filters=filters)

@@ -8,32 +8,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import shutil
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mdt_checks import check_column_stats, check_files, check_record_index, stored_files
-from shared import cases_or_skip, shared_dir
+from mdt_checks import check_column_stats, check_files, check_record_index, mdt_tables, stored_files
+from shared import cases_or_skip
 
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import FormatError, TableError
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.table.table import HoodieTable
 
-TABLES = shared_dir() / "conformance" / "tables"
-
-
-def _mdt_tables() -> list[str]:
-    out = []
-    for z in sorted(TABLES.rglob("*.zip")) if TABLES.is_dir() else []:
-        with zipfile.ZipFile(z) as zf:
-            if f"{z.stem}/.hoodie/metadata/.hoodie/hoodie.properties" in zf.namelist():
-                out.append(z.relative_to(TABLES).with_suffix("").as_posix())
-    return out
-
-
-MDT_TABLES = _mdt_tables()
+MDT_TABLES = mdt_tables()
 CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
 
 

@@ -5,12 +5,14 @@ file), the record index the file group each live key is read from."""
 from __future__ import annotations
 
 import datetime as dt
+import zipfile
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from shared import shared_dir
 
 import hoodie
 from hoodie.formats.bloom import deserialize_filter
@@ -19,6 +21,17 @@ from hoodie.metadata_table import KeyLocation, MetadataTableReader
 from hoodie.table.table import HoodieTable
 
 BLOOM_KEY, BLOOM_TYPE_KEY = b"org.apache.hudi.bloomfilter", b"hoodie_bloom_filter_type_code"
+
+
+def mdt_tables() -> list[str]:
+    """The conformance tables that hold a metadata table, by name."""
+    tables = shared_dir() / "conformance" / "tables"
+    out = []
+    for z in sorted(tables.rglob("*.zip")) if tables.is_dir() else []:
+        with zipfile.ZipFile(z) as zf:
+            if f"{z.stem}/.hoodie/metadata/.hoodie/hoodie.properties" in zf.namelist():
+                out.append(z.relative_to(tables).with_suffix("").as_posix())
+    return out
 
 
 def stored_files(table: HoodieTable, partition: str) -> dict[str, int]:

@@ -304,7 +304,13 @@ UPSERT_PARALLELISM = _opt("hoodie.upsert.shuffle.parallelism", 0, int_in(0), "Sh
 INSERT_PARALLELISM = _opt("hoodie.insert.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for insert (0 = automatic).")
 BULK_INSERT_PARALLELISM = _opt("hoodie.bulkinsert.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for bulk_insert (0 = automatic).")
 DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for delete (0 = automatic).")
-METADATA_ENABLE = _opt("hoodie.metadata.enable", False, boolean, "Maintain the metadata table (not yet supported; an existing one is disabled on write).")
+METADATA_ENABLE = _opt(
+    "hoodie.metadata.enable",
+    False,
+    boolean,
+    "Writes: maintain the metadata table (not yet supported; an existing one is disabled on write). "
+    "Reads: use an existing one's column statistics for data skipping (on unless set false, as Apache Hudi's readers default it).",
+)
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, boolean, "Accepted for compatibility.")
 
 SINGLE_WRITER = "SINGLE_WRITER"
@@ -414,7 +420,12 @@ EXTRACT_PARTITION_VALUES = _opt(
     only_value(boolean, False, "partition columns are read from the data files"),
     "Take partition column values from the partition path; not supported (false only).",
 )
-DATA_SKIPPING = _opt("hoodie.enable.data.skipping", False, boolean, "Accepted for compatibility (needs the metadata table); reads are unchanged.")
+DATA_SKIPPING = _opt(
+    "hoodie.enable.data.skipping",
+    True,
+    boolean,
+    "Reads with filters skip the files whose column statistics in the metadata table rule the filter out (Apache Hudi 1.x's default; 0.x's was false).",
+)
 FILE_INDEX_ENABLE = _opt("hoodie.file.index.enable", True, boolean, "Accepted for compatibility; reads are unchanged.")
 
 _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}

@@ -229,9 +229,20 @@ class MetadataTableReader:
     # --- column statistics, bloom filters ----------------------------------------------------
     def column_stats(self, partition: str, file_name: str, columns: Iterable[str]) -> dict[str, ColumnStats]:
         """The statistics of ``columns`` in one data file (columns without any are left out)."""
-        keys = {column_stats_key(partition, file_name, c): c for c in columns}
-        records = self._read(COLUMN_STATS, _Query(keys=tuple(keys)))
-        return {keys[k]: self._typed(r.payload) for k, r in records.items() if isinstance(r.payload, ColumnStats) and not r.is_deleted}
+        return self.column_stats_many([(partition, file_name)], columns).get((partition, file_name), {})
+
+    def column_stats_many(self, files: Iterable[tuple[str, str]], columns: Iterable[str]) -> dict[tuple[str, str], dict[str, ColumnStats]]:
+        """The statistics of ``columns`` in each of ``files`` ((partition, file name)
+        pairs), in one lookup: files without any statistics are left out, as are columns
+        without any in a file."""
+        names = tuple(dict.fromkeys(columns))
+        keys = {column_stats_key(p, f, c): (p, f, c) for p, f in dict.fromkeys(files) for c in names}
+        out: dict[tuple[str, str], dict[str, ColumnStats]] = {}
+        for k, r in self._read(COLUMN_STATS, _Query(keys=tuple(keys))).items():
+            if isinstance(r.payload, ColumnStats) and not r.is_deleted:
+                p, f, c = keys[k]
+                out.setdefault((p, f), {})[c] = self._typed(r.payload)
+        return out
 
     def column_stats_of(self, column: str, partition: str | None = None) -> list[ColumnStats]:
         """The statistics of ``column`` in every file (of ``partition``, when given): one

@@ -10,7 +10,8 @@ dispatches. The query layer never writes.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -18,6 +19,7 @@ from hoodie.engine import Engine
 from hoodie.query.incremental import read_incremental
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot, why_snapshot_is_empty
+from hoodie.query.skipping import RowFilter
 from hoodie.query.snapshot import read_optimized, read_snapshot
 from hoodie.storage.base import Storage
 from hoodie.table.slice_reader.for_compaction import merge_slice_for_compaction
@@ -39,6 +41,7 @@ __all__ = [
     "MergeStats",
     "MergedSlice",
     "ReadRequest",
+    "RowFilter",
     "merge_slice",
     "merge_slice_for_compaction",
     "plan_incremental",
@@ -57,19 +60,27 @@ def read_table(
     options: Mapping[str, str] | None = None,
     storage: Storage | None = None,
     engine: Engine | None = None,
+    filters: Sequence[Any] | None = None,
 ) -> pa.Table:
     """``hoodie.read(path, options)``: read the table at ``path`` as Hudi's options say.
 
     ``hoodie.datasource.query.type`` picks ``snapshot`` (default; with ``as.of.instant``
     for time travel), ``read_optimized`` (base files only) or ``incremental`` (needs
     ``hoodie.datasource.read.begin.instanttime``; ``...end.instanttime`` is optional).
+    ``filters`` (pyarrow's DNF, as ``pq.read_table`` takes them) keep the matching rows;
+    snapshot and read-optimized reads skip the files the metadata table's column
+    statistics rule out (``hoodie.enable.data.skipping``, :mod:`hoodie.query.skipping`).
     """
     request = ReadRequest.of(options)
+    row_filter = RowFilter.of(filters)
     table = HoodieTable.open(path, storage)
     missing, corrupt = request.ignore_missing_files, request.ignore_corrupt_files
     if request.query_type == "incremental":
         assert request.begin is not None
-        return read_incremental(table, request.begin, request.end, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
-    if request.query_type == "read_optimized":
-        return read_optimized(table, request.as_of, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
-    return read_snapshot(table, request.as_of, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
+        rows = read_incremental(table, request.begin, request.end, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
+        return row_filter.apply(rows) if row_filter is not None else rows
+    read = read_optimized if request.query_type == "read_optimized" else read_snapshot
+    return read(
+        table, request.as_of, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt,
+        row_filter=row_filter, data_skipping=request.data_skipping,
+    )

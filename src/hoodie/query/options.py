@@ -1,7 +1,8 @@
 """Hudi's read options, parsed and checked once for every engine.
 
-``hoodie.datasource.query.type`` (snapshot, read_optimized, incremental), ``as.of.instant``
-and the incremental range ``hoodie.datasource.read.{begin,end}.instanttime``; every
+``hoodie.datasource.query.type`` (snapshot, read_optimized, incremental), ``as.of.instant``,
+the incremental range ``hoodie.datasource.read.{begin,end}.instanttime`` and whether
+filters skip files (``hoodie.enable.data.skipping``, ``hoodie.metadata.enable``); every
 inconsistency is a :class:`~hoodie.errors.ConfigError` naming the options involved.
 """
 from __future__ import annotations
@@ -26,6 +27,9 @@ class ReadRequest:
     end: str | None
     ignore_missing_files: bool = False
     ignore_corrupt_files: bool = False
+    # hoodie.enable.data.skipping, and hoodie.metadata.enable: true for reads unless set
+    # false (Apache Hudi's readers default it so, whatever its writers do)
+    data_skipping: bool = True
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> ReadRequest:
@@ -43,7 +47,9 @@ class ReadRequest:
         elif begin is not None or end is not None:
             key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
             raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
-        return cls(query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)))
+        metadata = config.get(opts.METADATA_ENABLE) if config.has(opts.METADATA_ENABLE) else True
+        skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(metadata)
+        return cls(query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping)
 
 
 def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:

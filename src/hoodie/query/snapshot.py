@@ -15,6 +15,7 @@ import pyarrow as pa
 from hoodie.engine import Engine
 from hoodie.query.planner import PartitionFilter, as_instant, plan_snapshot
 from hoodie.query.reader import output_schema
+from hoodie.query.skipping import RowFilter, prune_slices
 from hoodie.query.slices import base_files_only, read_file_slices
 from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.table import HoodieTable
@@ -28,6 +29,8 @@ def read_snapshot(
     engine: Engine | None = None,
     ignore_missing_files: bool = False,
     ignore_corrupt_files: bool = False,
+    row_filter: RowFilter | None = None,
+    data_skipping: bool = True,
 ) -> pa.Table:
     """Every live record of ``table`` (as of ``as_of``), as one Arrow table.
 
@@ -36,12 +39,15 @@ def read_snapshot(
     ``ignore_corrupt_files`` (Spark's ``ignoreMissingFiles`` / ``ignoreCorruptFiles``),
     a warning naming it and a read of the rest.
 
+    ``row_filter`` keeps the rows it matches; with ``data_skipping`` the slices whose
+    files' column statistics rule it out are not read (:mod:`hoodie.query.skipping`).
+
     The result has the query schema of :func:`hoodie.query.reader.output_schema`
     (optionally projected to ``columns``); an empty table keeps that schema, and a table
     with no schema at all (created, never written, no create schema) reads as an empty
     ``pa.table``.
     """
-    return _read(table, as_of, columns, partition_filter, engine, False, ignore_missing_files, ignore_corrupt_files)
+    return _read(table, as_of, columns, partition_filter, engine, False, ignore_missing_files, ignore_corrupt_files, row_filter, data_skipping)
 
 
 def read_optimized(
@@ -52,11 +58,13 @@ def read_optimized(
     engine: Engine | None = None,
     ignore_missing_files: bool = False,
     ignore_corrupt_files: bool = False,
+    row_filter: RowFilter | None = None,
+    data_skipping: bool = True,
 ) -> pa.Table:
     """The base files of the latest slices only: on merge-on-read tables, the state as of
     the last compaction of each file group (log files are not read). Damaged files as
-    for :func:`read_snapshot`."""
-    return _read(table, as_of, columns, partition_filter, engine, True, ignore_missing_files, ignore_corrupt_files)
+    for :func:`read_snapshot`, and so are ``row_filter`` and ``data_skipping``."""
+    return _read(table, as_of, columns, partition_filter, engine, True, ignore_missing_files, ignore_corrupt_files, row_filter, data_skipping)
 
 
 def _read(
@@ -68,6 +76,8 @@ def _read(
     read_optimized: bool,
     ignore_missing_files: bool,
     ignore_corrupt_files: bool,
+    row_filter: RowFilter | None,
+    skip: bool,
 ) -> pa.Table:
     as_of = as_instant(as_of) if as_of is not None else None
     slices = plan_snapshot(table, as_of, partition_filter, ignore_missing_files)
@@ -76,6 +86,14 @@ def _read(
     schema = output_schema(table, as_of, slices)
     if schema is None:
         return pa.table({})
+    if row_filter is not None:
+        row_filter.check_columns(schema)
+        if skip:
+            slices = prune_slices(table, slices, row_filter)
     visible = InstantFilter.of_timeline(table.timeline, upto=as_of)
     what = "read_optimized: read base files" if read_optimized else "snapshot: read file slices"
-    return read_file_slices(table, slices, schema, visible, columns, engine, what, ignore_corrupt_files)
+    if row_filter is None:
+        return read_file_slices(table, slices, schema, visible, columns, engine, what, ignore_corrupt_files)
+    # filter before projecting: the filter may name columns the projection leaves out
+    rows = row_filter.apply(read_file_slices(table, slices, schema, visible, None, engine, what, ignore_corrupt_files))
+    return rows.select(list(columns)) if columns is not None else rows

@@ -1,0 +1,149 @@
+"""Row filters of a read and data skipping: which file slices a filter rules out by the
+column statistics of the table's metadata table.
+
+A read's ``filters`` are in pyarrow's disjunctive normal form, as ``pq.read_table`` takes
+them: a list of ``(column, op, value)`` predicates ANDed together, or a list of such
+lists ORed. The rows a read returns are always filtered by the whole expression; data
+skipping only spares the files that cannot hold a matching row, so a read with skipping
+equals the same read without it.
+
+A slice is skipped only when *every* file it reads (its base file and each log file:
+Apache Hudi records statistics for both) has statistics that rule out every conjunction.
+A file or column without statistics, statistics of a value type that do not compare with
+the filter's value, or a predicate these rules do not cover (``not in``, a null value)
+keep the slice. Statistics are looked up by the names of the files of the planned
+(latest committed) slices only, so those of older or uncommitted files never count.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodie.errors import ConfigError, SchemaError
+from hoodie.metadata_table.reader import COLUMN_STATS, MetadataTableReader
+from hoodie.metadata_table.records import ColumnStats
+from hoodie.table.file_group import FileSlice
+from hoodie.table.table import HoodieTable
+
+__all__ = ["RowFilter", "prune_slices"]
+
+Predicate = tuple[str, str, Any]
+_OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """A read's filter in disjunctive normal form: ``conjunctions`` ORed, each a tuple of
+    predicates ANDed."""
+
+    conjunctions: tuple[tuple[Predicate, ...], ...]
+
+    @classmethod
+    def of(cls, filters: Sequence[Any] | None) -> RowFilter | None:
+        """``filters`` as pyarrow takes them (``[(col, op, value), ...]`` or a list of such
+        lists), checked; None or empty means no filter."""
+        if not filters:
+            return None
+        if not isinstance(filters, (list, tuple)):
+            raise ConfigError(f"filters must be a list of (column, op, value) tuples or a list of such lists, not {filters!r}")
+        nested = all(isinstance(f, list) for f in filters)
+        groups = filters if nested else [filters]
+        out = []
+        for group in groups:
+            preds = []
+            for p in group:
+                if not (isinstance(p, (list, tuple)) and len(p) == 3 and isinstance(p[0], str)):
+                    raise ConfigError(f"invalid filter predicate {p!r}: expected (column, op, value)")
+                op = str(p[1]).lower()
+                if op not in _OPS:
+                    raise ConfigError(f"invalid filter operator {p[1]!r} in {p!r}: expected one of {', '.join(sorted(_OPS))}")
+                if op in ("in", "not in") and not isinstance(p[2], (list, tuple, set, frozenset)):
+                    raise ConfigError(f"filter {p!r}: {op!r} needs a list of values")
+                preds.append((p[0], op, p[2]))
+            if not preds:
+                raise ConfigError(f"invalid filters {filters!r}: an empty conjunction")
+            out.append(tuple(preds))
+        return cls(tuple(out))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(c for conj in self.conjunctions for c, _, _ in conj))
+
+    def check_columns(self, schema: pa.Schema) -> None:
+        unknown = [c for c in self.columns if schema.get_field_index(c) < 0]
+        if unknown:
+            raise SchemaError(f"filter on unknown column(s) {', '.join(map(repr, unknown))}; the table has {', '.join(schema.names)}")
+
+    def expression(self) -> pc.Expression:
+        """The filter as a pyarrow compute expression (nulls never match, as in SQL)."""
+        return pq.filters_to_expression([list(conj) for conj in self.conjunctions])
+
+    def apply(self, rows: pa.Table) -> pa.Table:
+        if rows.num_columns == 0:
+            return rows
+        self.check_columns(rows.schema)
+        return rows.filter(self.expression())
+
+    def may_match(self, stats: Mapping[str, ColumnStats]) -> bool:
+        """Whether a file with these column statistics may hold a matching row."""
+        return any(all(_may_match(stats.get(c), op, v) for c, op, v in conj) for conj in self.conjunctions)
+
+
+def _all_null(s: ColumnStats) -> bool:
+    return s.value_count is not None and s.null_count is not None and s.value_count == s.null_count
+
+
+def _may_match(s: ColumnStats | None, op: str, value: Any) -> bool:
+    if s is None or op == "not in":
+        return True
+    values = list(value) if op == "in" else [value]
+    if any(v is None for v in values):
+        return True
+    if _all_null(s):
+        return False  # only nulls: no comparison holds
+    lo, hi = s.min, s.max
+    if lo is None or hi is None:
+        return True
+    try:
+        if op in ("=", "=="):
+            return bool(lo <= value <= hi)
+        if op == "in":
+            return any(lo <= v <= hi for v in values)
+        if op == "!=":
+            return not (lo == hi == value)
+        if op == "<":
+            return bool(lo < value)
+        if op == "<=":
+            return bool(lo <= value)
+        if op == ">":
+            return bool(hi > value)
+        return bool(hi >= value)
+    except TypeError:
+        return True  # a value type the statistics do not compare with: keep the file
+
+
+def _files(s: FileSlice) -> Iterable[str]:
+    if s.base_file is not None:
+        yield s.base_file.file_name
+    for lf in s.log_files:
+        yield lf.file_name
+
+
+def prune_slices(table: HoodieTable, slices: Sequence[FileSlice], row_filter: RowFilter) -> list[FileSlice]:
+    """The slices of ``slices`` that may hold a row ``row_filter`` matches, by the column
+    statistics of the table's metadata table; all of them when it has no complete
+    ``column_stats`` partition."""
+    if not slices or COLUMN_STATS not in table.config.metadata_partitions:
+        return list(slices)
+    reader = MetadataTableReader(table)
+    stats = reader.column_stats_many(((s.partition_path, f) for s in slices for f in _files(s)), row_filter.columns)
+
+    def keep(s: FileSlice) -> bool:
+        return any(row_filter.may_match(stats.get((s.partition_path, f), {})) for f in _files(s))
+
+    return [s for s in slices if keep(s)]
