@@ -7,6 +7,8 @@ knows file layouts or decides what a service does.
 * :mod:`~hoodie.cli.main` — the typer application and its commands' signatures;
 * :mod:`~hoodie.cli.timeline`, :mod:`~hoodie.cli.show`, :mod:`~hoodie.cli.read` — one
   module per inspecting command: collect plain data from the API, then render it;
+* :mod:`~hoodie.cli.metadata` — ``hoodie metadata ...``: the metadata table through
+  :mod:`hoodie.metadata_table` (its reader and its stats), with each command's duration;
 * :mod:`~hoodie.cli.explain`, :mod:`~hoodie.cli.compaction`, :mod:`~hoodie.cli.clean`,
   :mod:`~hoodie.cli.archive`, :mod:`~hoodie.cli.savepoint`, :mod:`~hoodie.cli.restore` —
   one module per table-service command: call the service's plan or run function, then

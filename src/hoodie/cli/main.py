@@ -2,7 +2,7 @@
 
 Each command here declares its flags, opens the table and hands both to the module that
 owns the command (:mod:`~hoodie.cli.timeline`, :mod:`~hoodie.cli.show`,
-:mod:`~hoodie.cli.read` to inspect; :mod:`~hoodie.cli.compaction`, :mod:`~hoodie.cli.clean`,
+:mod:`~hoodie.cli.read`, :mod:`~hoodie.cli.metadata` to inspect; :mod:`~hoodie.cli.compaction`, :mod:`~hoodie.cli.clean`,
 :mod:`~hoodie.cli.archive`, :mod:`~hoodie.cli.savepoint`, :mod:`~hoodie.cli.restore` and
 :mod:`~hoodie.cli.explain` for the table services), which gathers and prints. Hudi options
 for the services (``-o key=value``) are validated by :mod:`~hoodie.cli.options`. Command
@@ -23,6 +23,7 @@ from hoodie.cli import archive as archive_cmd
 from hoodie.cli import clean as clean_cmd
 from hoodie.cli import compaction as compaction_cmd
 from hoodie.cli import explain as explain_cmd
+from hoodie.cli import metadata as metadata_cmd
 from hoodie.cli import read as read_cmd
 from hoodie.cli import restore as restore_cmd
 from hoodie.cli import savepoint as savepoint_cmd
@@ -72,8 +73,14 @@ savepoint_app = HoodieTyper(
     help="Create, delete and list savepoints (commits a table can be restored to).",
     no_args_is_help=True,
 )
+metadata_app = HoodieTyper(
+    name="metadata",
+    help="Inspect the table's metadata table (.hoodie/metadata): partitions, files, state.",
+    no_args_is_help=True,
+)
 app.add_typer(compaction_app)
 app.add_typer(savepoint_app)
+app.add_typer(metadata_app)
 
 
 def _version_callback(value: bool) -> None:
@@ -281,6 +288,40 @@ def explain(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -
     with reporting_errors():
         config = parse_options(options)
         explain_cmd.print_explain(HoodieTable.open(path), config, as_json)
+
+
+@metadata_app.command("list-partitions")
+def metadata_list_partitions(
+    path: PathArg,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Also list the partitions on storage; fail (exit 1) when the two differ.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the partitions the metadata table holds, and how long that took."""
+    with reporting_errors():
+        metadata_cmd.list_partitions(path, compare, as_json)
+
+
+@metadata_app.command("list-files")
+def metadata_list_files(
+    path: PathArg,
+    partition: Annotated[
+        str | None,
+        typer.Option("--partition", "-p", metavar="P", help="The partition (relative path; '.' or none: a non-partitioned table's root).", show_default=False),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the files and sizes the metadata table holds for a partition, and how long that took."""
+    with reporting_errors():
+        metadata_cmd.list_files(path, partition, as_json)
+
+
+@metadata_app.command("stats")
+def metadata_stats(path: PathArg, as_json: JsonOpt = False) -> None:
+    """Show the metadata table's partitions (complete or not), latest slices and pending instants."""
+    with reporting_errors():
+        metadata_cmd.stats(path, as_json)
 
 
 @app.command("timeline-server")

@@ -1,0 +1,177 @@
+"""``hoodie metadata list-partitions | list-files | stats``: a table's metadata table.
+
+``list-partitions`` and ``list-files`` ask :class:`hoodie.metadata_table.MetadataTableReader`
+what the merged ``files`` partition says (the answer a reader using the metadata table
+gets, no listing of storage); ``list-partitions --compare`` lists storage beside it and
+fails (exit code 1) when the two differ. ``stats`` renders
+:func:`hoodie.metadata_table.metadata_table_stats`. Each command prints how long it took
+(``duration_s`` in JSON): opening the table and the metadata table, and the lookup.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TypeVar
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from hoodie.cli.errors import EXIT_FAILURE, UsageError
+from hoodie.cli.output import human_size, print_json, print_table, stdout_console
+from hoodie.metadata_table import MetadataTableReader, MetadataTableStats, SliceStats, metadata_table_stats
+from hoodie.table import HoodieTable
+
+T = TypeVar("T")
+NON_PARTITIONED_LABEL = "(non-partitioned)"
+ROOT_NAMES = ("", ".")  # how users name a non-partitioned table's only partition
+
+
+def _timed(work: Callable[[], T]) -> tuple[T, float]:
+    start = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - start
+
+
+def _took(seconds: float) -> str:
+    return f"{seconds:.3f} s"
+
+
+def _label(partition: str) -> str:
+    return partition or NON_PARTITIONED_LABEL
+
+
+def _say(line: str) -> None:
+    stdout_console().print(Text(line), soft_wrap=True)
+
+
+# --- list-partitions ------------------------------------------------------------------------------
+
+
+def list_partitions(path: str, compare: bool, as_json: bool) -> None:
+    """The data partitions the metadata table lists (and storage's, with ``compare``)."""
+    partitions, seconds = _timed(lambda: MetadataTableReader(HoodieTable.open(path)).all_partition_paths())
+    # what storage holds, even where committed files are gone (that is a difference to show)
+    on_storage = HoodieTable.open(path).local_view(ignore_missing_files=True).all_partition_paths() if compare else None
+    only_mdt = sorted(set(partitions) - set(on_storage)) if on_storage is not None else []
+    only_storage = sorted(set(on_storage) - set(partitions)) if on_storage is not None else []
+    if as_json:
+        out: dict[str, Any] = {"path": path, "partitions": partitions, "duration_s": seconds}
+        if on_storage is not None:
+            out.update(storage_partitions=on_storage, only_in_metadata_table=only_mdt, only_on_storage=only_storage)
+        print_json(out)
+    else:
+        listing = Table(title=f"Partitions in the metadata table of {path}", title_justify="left")
+        listing.add_column("Partition", overflow="fold")
+        if on_storage is not None:
+            listing.add_column("Metadata table")
+            listing.add_column("Storage")
+        for p in sorted(set(partitions) | set(on_storage or [])):
+            cells = [_label(p)]
+            if on_storage is not None:
+                cells += ["yes" if p in partitions else "no", "yes" if p in on_storage else "no"]
+            listing.add_row(*cells)
+        print_table(listing)
+        _say(f"{len(partitions)} partition(s) in the metadata table, listed in {_took(seconds)}")
+        if on_storage is not None:
+            verdict = "the same" if not (only_mdt or only_storage) else f"{len(only_mdt)} only in the metadata table, {len(only_storage)} only on storage"
+            _say(f"{len(on_storage)} partition(s) on storage: {verdict}")
+    if only_mdt or only_storage:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+# --- list-files -----------------------------------------------------------------------------------
+
+
+def list_files(path: str, partition: str | None, as_json: bool) -> None:
+    """The files (and sizes) the metadata table lists in one data partition."""
+
+    def lookup() -> tuple[str, dict[str, int]]:
+        reader = MetadataTableReader(HoodieTable.open(path))
+        known = reader.all_partition_paths()
+        wanted = _partition(path, partition, known)
+        return wanted, reader.files_in(wanted)
+
+    (wanted, files), seconds = _timed(lookup)
+    total = sum(files.values())
+    if as_json:
+        print_json({"path": path, "partition": wanted, "files": [{"name": n, "size": files[n]} for n in sorted(files)],
+                    "total_bytes": total, "duration_s": seconds})
+        return
+    listing = Table(title=f"Files of partition {_label(wanted)} in the metadata table of {path}", title_justify="left")
+    listing.add_column("File", overflow="fold")
+    listing.add_column("Size", justify="right")
+    listing.add_column("Bytes", justify="right")
+    for name in sorted(files):
+        listing.add_row(name, human_size(files[name]), str(files[name]))
+    print_table(listing)
+    _say(f"{len(files)} file(s), {human_size(total)}, listed in {_took(seconds)}")
+
+
+def _partition(path: str, partition: str | None, known: list[str]) -> str:
+    """The partition ``--partition`` names (the root of a non-partitioned table when
+    omitted there), checked against the metadata table's partitions."""
+    if partition is None:
+        if known == [""]:
+            return ""
+        raise UsageError(f"--partition is required: the metadata table of {path} lists {_shown(known)}")
+    wanted = "" if partition.strip("/") in ROOT_NAMES else partition.strip("/")
+    if wanted not in known:
+        raise UsageError(f"no partition {partition!r} in the metadata table of {path} (partitions: {_shown(known)})")
+    return wanted
+
+
+def _shown(partitions: list[str]) -> str:
+    names = [repr(p) for p in partitions[:10]] + (["..."] if len(partitions) > 10 else [])
+    return ", ".join(names) or "none"
+
+
+# --- stats ----------------------------------------------------------------------------------------
+
+
+def stats(path: str, as_json: bool) -> None:
+    """Partitions, latest slices and timeline of the metadata table."""
+    report, seconds = _timed(lambda: metadata_table_stats(HoodieTable.open(path)))
+    if as_json:
+        print_json({**asdict(report), "partition_states": _states(report), "duration_s": seconds})
+        return
+    summary = Table(title=f"Metadata table {report.path}", title_justify="left")
+    for column in ("Partition", "State", "File groups", "Base size", "Base records", "Log files", "Log size", "Log blocks", "Log records"):
+        summary.add_column(column, justify="left" if column in ("Partition", "State") else "right")
+    for partition, state in _states(report).items():
+        slices = [s for s in report.slices if s.partition == partition]
+        summary.add_row(
+            partition, state, str(len(slices)), human_size(sum(s.base_file_size or 0 for s in slices)),
+            str(sum(s.base_records or 0 for s in slices)), str(sum(s.log_files for s in slices)),
+            human_size(sum(s.log_bytes for s in slices)), str(sum(s.log_blocks for s in slices)), str(sum(s.log_records for s in slices)),
+        )
+    print_table(summary)
+    if report.slices:
+        print_table(_slices_table(report.slices))
+    last = f"{report.last_completed[0]} ({report.last_completed[1]})" if report.last_completed else "none"
+    pending = ", ".join(f"{t} ({a}, {s})" for t, a, s in report.pending) or "none"
+    _say(f"Last completed instant: {last}; pending: {pending}")
+    corrupt = sum(s.corrupt_blocks for s in report.slices)
+    if corrupt:
+        _say(f"{corrupt} corrupt log block(s) (partial writes a reader skips)")
+    _say(f"Gathered in {_took(seconds)}")
+
+
+def _states(report: MetadataTableStats) -> dict[str, str]:
+    """Each metadata partition (on storage or named by the data table) and its state:
+    complete, inflight (being built), or on storage only (readers ignore it)."""
+    names = sorted(set(report.on_storage) | set(report.complete) | set(report.inflight))
+    return {p: "complete" if p in report.complete else "inflight" if p in report.inflight else "not listed" for p in names}
+
+
+def _slices_table(slices: tuple[SliceStats, ...]) -> Table:
+    out = Table(title="Latest slice of each file group", title_justify="left")
+    for column in ("Partition", "File group", "Base instant", "Base size", "Base records", "Logs", "Blocks", "Log records"):
+        out.add_column(column, overflow="fold", justify="left" if column in ("Partition", "File group", "Base instant") else "right")
+    for s in slices:
+        out.add_row(
+            s.partition, s.file_id, s.base_instant, human_size(s.base_file_size), "-" if s.base_records is None else str(s.base_records),
+            str(s.log_files), str(s.log_blocks), str(s.log_records),
+        )
+    return out
