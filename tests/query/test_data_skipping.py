@@ -6,6 +6,7 @@ Parquet footers of their base files; missing statistics, incomparable values and
 damaged metadata table never give a wrong answer."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import shutil
 from collections.abc import Callable
@@ -21,10 +22,11 @@ from shared import cases_or_skip
 
 import hoodie
 from hoodie.errors import ConfigError, FormatError, SchemaError
+from hoodie.layout import parse_log_file_name
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.records import ColumnStats
-from hoodie.query.skipping import RowFilter
-from hoodie.table.file_group import FileSlice
+from hoodie.query.skipping import RowFilter, prune_slices
+from hoodie.table.file_group import FileSlice, LogFile
 from hoodie.table.table import HoodieTable
 
 MDT_TABLES = mdt_tables()
@@ -197,3 +199,32 @@ def _stats(lo: Any, hi: Any, values: int | None = 10, nulls: int | None = 0) -> 
 def test_which_statistics_rule_a_predicate_out(pred: tuple[str, str, Any], stats: ColumnStats, may: bool) -> None:
     row_filter = RowFilter.of([pred])
     assert row_filter is not None and row_filter.may_match({"c": stats}) is may
+
+
+def test_a_slice_is_skipped_only_when_its_log_files_rule_the_filter_out_too(
+    conformance_table: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if "sample_table/cow/v9_txns_simple_meta" not in MDT_TABLES:
+        pytest.skip("conformance table sample_table/cow/v9_txns_simple_meta not found")
+    table = HoodieTable.open(str(conformance_table("sample_table/cow/v9_txns_simple_meta")))
+    latest = table.local_view().latest_slices_all()
+    row_filter = RowFilter.of([("txn_ts", ">=", 1700800000000)])
+    assert row_filter is not None
+    kept = prune_slices(table, latest, row_filter)
+    ruled_out = next(s for s in latest if s not in kept)
+    assert ruled_out.base_file is not None
+    # the same slice with a log file the metadata table has no statistics of: kept
+    name = f".{ruled_out.file_id}_{ruled_out.base_instant}.log.1_0-1-1"
+    log = LogFile(ruled_out.base_file.path + ".log", parse_log_file_name(name), 10)
+    with_log = dataclasses.replace(ruled_out, log_files=(log,))
+    assert prune_slices(table, [with_log], row_filter) == [with_log]
+    # ... and skipped when the log file's statistics rule the filter out as well
+    original = MetadataTableReader.column_stats_many
+
+    def with_log_stats(self: MetadataTableReader, files: Any, columns: Any) -> dict[tuple[str, str], dict[str, ColumnStats]]:
+        out = original(self, list(files), columns)
+        out[(ruled_out.partition_path, name)] = {"txn_ts": _stats(1, 2)}
+        return out
+
+    monkeypatch.setattr(MetadataTableReader, "column_stats_many", with_log_stats)
+    assert prune_slices(table, [with_log], row_filter) == []
