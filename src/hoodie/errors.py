@@ -55,6 +55,11 @@ class UnsafePathError(HoodieError):
     inside a table."""
 
 
+class RequestError(HoodieError):
+    """A request to the timeline server lacks a parameter its endpoint requires, or gives
+    one a value of the wrong kind; the message names the parameter and the value."""
+
+
 class TimelineError(HoodieError):
     """An instant could not be created, transitioned or found."""
 

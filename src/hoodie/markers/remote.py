@@ -20,6 +20,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from hoodie import server_api as api
 from hoodie.errors import WriteError
 from hoodie.layout import marker_name
 from hoodie.markers.direct import DirectMarkers
@@ -28,8 +29,6 @@ from hoodie.storage.base import Storage
 
 __all__ = ["ServerAddress", "ServerClient", "TimelineServerMarkers"]
 
-MARKER_CREATE = "/v1/hoodie/marker/create"
-MARKER_CREATE_ALL = "/v1/hoodie/marker/create-all"
 # Marker names a create-all request carries at most (well inside the server's body limit).
 CHUNK = 256
 _MAX_DIRS = 64
@@ -83,7 +82,7 @@ class TimelineServerMarkers:
         if not self.client.is_down:
             try:
                 # False: the name was there already (a retried task attempt), as for direct markers
-                self.client.call("POST", MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
+                api.call(self.client, api.MARKER_CREATE, {"markerdirpath": marker_dir, "markername": name})
                 return
             except ServerCallError as e:
                 self._failed(e)
@@ -114,7 +113,7 @@ class TimelineServerMarkers:
                 break
             chunk = names[start : start + CHUNK]
             try:
-                self.client.call("POST", MARKER_CREATE_ALL, {}, {"markerdirpath": marker_dir, "markernames": chunk})
+                api.call(self.client, api.MARKER_CREATE_ALL, {"markerdirpath": marker_dir, "markernames": chunk})
             except ServerCallError as e:
                 self._failed(e)
                 break

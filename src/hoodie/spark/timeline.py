@@ -16,10 +16,11 @@ import logging
 
 from pyspark.sql import SparkSession
 
+from hoodie import server_api as api
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
 from hoodie.markers import ServerAddress
-from hoodie.server_calls import ServerCallError, call_server
+from hoodie.server_calls import ServerCallError
 from hoodie.storage.base import Storage
 from hoodie.table.view_stores import StoreSettings
 from hoodie.timeline_server.embedded import client_address, embedded_server, running_applications, stop_embedded
@@ -32,7 +33,7 @@ _UNREACHABLE: set[str] = set()
 def probe(address: ServerAddress) -> str:
     """Empty if ``/health`` answers, else why not (runs in an executor)."""
     try:
-        call_server(address, "GET", "/health", {})
+        api.call_once(address, api.HEALTH, {})
     except ServerCallError as e:
         return str(e)
     return ""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hoodie import server_api as api
 from hoodie.errors import FormatError, UnsafePathError
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.server_calls import TABLE_TROUBLE, ServerAddress, ServerCallError, ServerClient
@@ -28,14 +29,12 @@ from hoodie.table.fs_view import FileSystemView, MissingFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
-LATEST_SLICES = "/v1/hoodie/view/slices/partition/latest/"
-# hoodie's: the latest slices of several partitions in one request (POST, JSON body)
-LATEST_SLICES_OF = "/v1/hoodie/view/slices/partitions/latest/"
+# (the paths, for callers that time or count a call by path)
+LATEST_SLICES = api.LATEST_SLICES.path
+LATEST_SLICES_OF = api.LATEST_SLICES_OF.path
+ALL_PARTITIONS = api.ALL_PARTITIONS.path
 # partitions a request names at most (well inside the server's body limit)
 PARTITIONS_PER_REQUEST = 256
-ALL_FILE_GROUPS = "/v1/hoodie/view/filegroups/all/partition/"
-REPLACED_FILE_GROUPS = "/v1/hoodie/view/filegroups/replaced/partition/"
-ALL_PARTITIONS = "/v1/hoodie/view/partitions/all/"  # hoodie's: Hudi's clients list partitions themselves
 
 REMOTE_ONLY = "REMOTE_ONLY"
 REMOTE_FIRST = "REMOTE_FIRST"
@@ -134,26 +133,26 @@ class RemoteFileSystemView:
     def visible_instants(self) -> list[Instant]:
         return self.timeline.completed(Action.WRITE_ACTIONS)
 
-    def _get(self, path: str, **params: str) -> Any:
-        return self.client.call("GET", path, {**self._params, **params})
+    def _get(self, endpoint: api.Endpoint, **params: str) -> Any:
+        return api.call(self.client, endpoint, {**self._params, **params})
 
     def all_partition_paths(self) -> list[str]:
-        answer = self._get(ALL_PARTITIONS)
+        answer = self._get(api.ALL_PARTITIONS)
         return [check_partition_path(str(p), "timeline server partition list") for p in _list(answer, "partitions")]
 
     def file_groups(self, partition_path: str) -> list[FileGroup]:
         if partition_path not in self._groups:
-            answer = self._get(ALL_FILE_GROUPS, partition=partition_path)
+            answer = self._get(api.ALL_FILE_GROUPS, partition=partition_path)
             self._groups[partition_path] = [group_from_dto(g, self.base_path, partition_path) for g in _list(answer, "file groups")]
         return self._groups[partition_path]
 
     def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
-        answer = self._get(REPLACED_FILE_GROUPS, partition=partition_path)
+        answer = self._get(api.REPLACED_FILE_GROUPS, partition=partition_path)
         return [group_from_dto(g, self.base_path, partition_path) for g in _list(answer, "replaced file groups")]
 
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
         if partition_path not in self._latest:
-            answer = self._get(LATEST_SLICES, partition=partition_path)
+            answer = self._get(api.LATEST_SLICES, partition=partition_path)
             self._latest[partition_path] = [slice_from_dto(s, self.base_path, partition_path) for s in _list(answer, "slices")]
         return self._latest[partition_path]
 
@@ -166,7 +165,7 @@ class RemoteFileSystemView:
         wanted = sorted({p for p in partitions if p not in self._latest})
         for start in range(0, len(wanted), PARTITIONS_PER_REQUEST):
             chunk = wanted[start : start + PARTITIONS_PER_REQUEST]
-            answer = self.client.call("POST", LATEST_SLICES_OF, {}, {**self._params, "partitions": chunk})
+            answer = api.call(self.client, api.LATEST_SLICES_OF, {**self._params, "partitions": chunk})
             if not isinstance(answer, dict) or set(answer) != set(chunk):
                 raise FormatError(f"timeline server answered the slices of other partitions than the {len(chunk)} asked for")
             for p in chunk:

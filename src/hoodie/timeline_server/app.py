@@ -1,5 +1,6 @@
 """The timeline server's HTTP interface (aiohttp): Apache Hudi's REST paths and parameter
-names, JSON bodies, plus ``/health`` and a Prometheus ``/metrics``.
+names, JSON bodies, plus ``/health`` and a Prometheus ``/metrics`` — routed and checked
+as :mod:`hoodie.server_api` describes them.
 
 Every ``/v1/`` request must carry the server's token (header ``X-Hoodie-Token``), and
 ``/health`` names the served tables only to a request that carries it (a server started
@@ -10,33 +11,31 @@ path). A refused request reads and writes nothing and is answered 4xx with a one
 reason; an oversized body 413; a full marker queue 503; a marker past the names kept
 for its directory 507.
 
-This module owns routing, checking and answering; the marker batching is
-:mod:`.markers`'s, the counters :mod:`.metrics`'s.
+This module owns serving the endpoints and the checks that depend on the served tables;
+the marker batching is :mod:`.markers`'s, the counters :mod:`.metrics`'s.
 """
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from hoodie.errors import HoodieError, UnsafePathError
-from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER, is_instant_time, parse_marker_name
+from hoodie import server_api as api
+from hoodie.errors import HoodieError, RequestError, UnsafePathError
+from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER
 from hoodie.server_calls import STATUS_FULL, TABLE_TROUBLE, TOKEN_HEADER
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import check_name, check_partition_path, under
-from hoodie.timeline_server.hudi_views import HUDI_ENDPOINTS, INSTANT_PARAMS, NEEDS, POST_ENDPOINTS
+from hoodie.storage.paths import under
 from hoodie.timeline_server.markers import MarkerService, Overloaded, TooManyMarkers
 from hoodie.timeline_server.metrics import ServerMetrics
-from hoodie.timeline_server.views import BODY_ENDPOINTS, ENDPOINTS, PARTITION_ENDPOINTS, TableViews, ViewBehind, answer
+from hoodie.timeline_server.views import TableViews, ViewBehind, answer
 
-MARKER_PREFIX = "/v1/hoodie/marker/"
-VIEW_PREFIX = "/v1/hoodie/view/"
 MAX_BODY_BYTES = 64 * 1024
 
 
@@ -55,10 +54,9 @@ class ServedTables:
     tables: dict[str, TableViews]
 
     def marker_dir(self, marker_dir: str) -> tuple[Storage, str]:
-        """The table storage and the checked marker directory ``marker_dir`` names."""
+        """The table storage and the marker directory ``marker_dir`` names (its instant
+        checked by the endpoint's description)."""
         head, _, instant = marker_dir.rstrip("/").rpartition("/")
-        if not is_instant_time(instant):
-            raise Refused(400, f"markerdirpath {marker_dir[:200]!r} does not end in an instant time")
         for base, views in self.tables.items():
             if head == under(base, HOODIE_FOLDER, TEMP_FOLDER):
                 return views.storage, under(head, instant)
@@ -71,13 +69,6 @@ class ServedTables:
         return views
 
 
-def _param(request: web.Request, name: str) -> str:
-    value = request.query.get(name)
-    if value is None:
-        raise Refused(400, f"missing parameter {name!r}")
-    return value
-
-
 async def _json_body(request: web.Request) -> dict[str, object]:
     try:
         body = await request.json()
@@ -88,49 +79,18 @@ async def _json_body(request: web.Request) -> dict[str, object]:
     return body
 
 
-def _check_hudi_params(params: dict[str, str]) -> None:
-    """Instants must be instant times and a file id a plain name (they only select what
-    the view holds, but an answer never echoes an unchecked value)."""
-    for name in INSTANT_PARAMS:
-        if name in params and not is_instant_time(params[name]):
-            raise Refused(400, f"{name} {params[name][:200]!r} is not an instant time of ASCII digits")
-    for instant in _instant_list(params.get("instants", "")):
-        if not is_instant_time(instant):
-            raise Refused(400, f"instants names {instant[:200]!r}, which is not an instant time of ASCII digits")
-    if "fileid" in params:
-        try:
-            check_name(params["fileid"], "fileid", "file id")
-        except UnsafePathError as e:
-            raise Refused(400, str(e)) from None
+async def _given(request: web.Request, endpoint: api.Endpoint) -> Mapping[str, object]:
+    """What a request gives, where its endpoint's description says it travels."""
+    return await _json_body(request) if endpoint.body else request.query
 
 
-def _instant_list(value: str) -> list[str]:
-    """The instants a comma-separated ``instants`` parameter names (none when empty)."""
-    return [i for i in value.split(",") if i] if value else []
-
-
-def _partition_list(value: str) -> list[str]:
-    """The partitions a JSON list names (``loadpartitions/``), unchecked yet."""
+def _checked(endpoint: api.Endpoint, given: Mapping[str, object]) -> dict[str, object]:
+    """The parameters ``endpoint`` describes, checked (an answer never echoes an
+    unchecked value); a bad one refused with 400."""
     try:
-        partitions = json.loads(value)
-    except ValueError:
-        partitions = None
-    if not isinstance(partitions, list) or not all(isinstance(p, str) for p in partitions):
-        raise Refused(400, f"partitions {value[:200]!r} is not a JSON list of partition paths")
-    return partitions
-
-
-def _checked_marker_name(name: str) -> str:
-    parsed = parse_marker_name(name)
-    if parsed is None:
-        raise Refused(400, f"markername {name[:200]!r} is not <partition>/<file>.marker.<CREATE|MERGE|APPEND>")
-    partition, file_name, _ = parsed
-    try:
-        check_partition_path(partition, "markername")
-        check_name(file_name, "markername")
-    except UnsafePathError as e:
+        return endpoint.checked(given)
+    except (RequestError, UnsafePathError) as e:
         raise Refused(400, str(e)) from None
-    return name
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -184,51 +144,18 @@ def _guard(token: str | None, metrics: ServerMetrics) -> Middleware:
     return guard
 
 
-def _view_handler(tables: ServedTables, endpoint: str) -> Handler:
+def _view_handler(tables: ServedTables, endpoint: api.Endpoint) -> Handler:
     """The handler of one ``/v1/hoodie/view/`` endpoint."""
 
     async def handler(request: web.Request) -> web.Response:
-        params: dict[str, object] = dict(request.query)
-        if endpoint in BODY_ENDPOINTS:
-            params = await _json_body(request)
-            partitions = params.get("partitions")
-            if not isinstance(partitions, list) or not all(isinstance(p, str) for p in partitions):
-                raise Refused(400, "partitions must be a list of partition paths")
-            checked = partitions
-        elif endpoint in PARTITION_ENDPOINTS:
-            checked = [_param(request, "partition").removesuffix("/")]  # (Java trims a trailing slash)
-            params["partition"] = checked[0]
-        elif endpoint in HUDI_ENDPOINTS:
-            needed = {name: _param(request, name) for name in NEEDS[endpoint]}
-            _check_hudi_params(needed)
-            # the answer uses the values checked here, not the query again
-            if "partition" in needed:
-                checked = [needed["partition"].removesuffix("/")]  # (Java trims one trailing slash)
-                params["partition"] = checked[0]
-            elif "partitions" in needed:
-                checked = _partition_list(needed["partitions"])
-                params["partitions"] = checked
-            else:
-                checked = []
-            if "instants" in needed:
-                params["instants"] = _instant_list(needed["instants"])
-        else:
-            checked = []
-        basepath = params.get("basepath")
-        if not isinstance(basepath, str):
-            raise Refused(400, "missing parameter 'basepath'")
-        last = params.get("lastinstantts")
-        if last and not (isinstance(last, str) and is_instant_time(last)):
-            raise Refused(400, f"lastinstantts {str(last)[:200]!r} is not an instant time of ASCII digits")
-        views = tables.views(basepath)
-        try:
-            for partition in checked:
-                check_partition_path(partition, "partition")
-        except UnsafePathError as e:
-            raise Refused(400, str(e)) from None
+        given = await _given(request, endpoint)
+        # what the endpoint does not describe passes as given (Hudi's clients send some);
+        # what it describes, only as checked here
+        params: dict[str, object] = {**given, **_checked(endpoint, given)}
+        views = tables.views(str(params["basepath"]))
         try:
             # listings and metadata reads block: off the loop that answers markers
-            result = await asyncio.get_running_loop().run_in_executor(None, answer, views, endpoint, params)
+            result = await asyncio.get_running_loop().run_in_executor(None, answer, views, endpoint.view, params)
         except ViewBehind as e:
             raise Refused(400, str(e)) from None
         return web.json_response(result)
@@ -249,59 +176,57 @@ def make_app(tables: ServedTables, markers: MarkerService, metrics: ServerMetric
         body, content_type = metrics.render()
         return web.Response(body=body, headers={"Content-Type": content_type})
 
+    async def marker_params(request: web.Request, endpoint: api.Endpoint) -> tuple[Storage, str, dict[str, object]]:
+        """The table storage and marker directory a marker request names, and its checked parameters."""
+        params = _checked(endpoint, await _given(request, endpoint))
+        return (*tables.marker_dir(str(params["markerdirpath"])), params)
+
     async def create_marker(request: web.Request) -> web.Response:
-        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
-        return web.json_response(await markers.create(storage, marker_dir, _checked_marker_name(_param(request, "markername"))))
+        storage, marker_dir, params = await marker_params(request, api.MARKER_CREATE)
+        return web.json_response(await markers.create(storage, marker_dir, str(params["markername"])))
 
     async def create_markers(request: web.Request) -> web.Response:
         """hoodie's extension: the markers of one task at once, JSON ``{"markerdirpath":
         ..., "markernames": [...]}``; answers a list of booleans in the same order."""
-        body = await _json_body(request)
-        marker_dir_path, names = body.get("markerdirpath"), body.get("markernames")
-        if not isinstance(marker_dir_path, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise Refused(400, "markerdirpath must be a string and markernames a list of strings")
-        storage, marker_dir = tables.marker_dir(marker_dir_path)
-        checked = [_checked_marker_name(n) for n in names]
-        results = await asyncio.gather(*(markers.create(storage, marker_dir, n) for n in checked))
+        storage, marker_dir, params = await marker_params(request, api.MARKER_CREATE_ALL)
+        names = cast(list[str], params["markernames"])
+        results = await asyncio.gather(*(markers.create(storage, marker_dir, n) for n in names))
         return web.json_response(list(results))
 
-    async def all_markers(request: web.Request) -> web.Response:
-        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
-        return web.json_response(await markers.names(storage, marker_dir))
-
-    def markers_of_type(*suffixes: str) -> Handler:
-        """The markers of a directory whose IO type is one of ``suffixes``."""
+    def markers_of_type(endpoint: api.Endpoint, *suffixes: str) -> Handler:
+        """The markers of a directory whose IO type is one of ``suffixes`` (all: none given)."""
 
         async def handler(request: web.Request) -> web.Response:
-            storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+            storage, marker_dir, _ = await marker_params(request, endpoint)
             names = await markers.names(storage, marker_dir)
-            return web.json_response([n for n in names if n.endswith(suffixes)])
+            return web.json_response([n for n in names if n.endswith(suffixes)] if suffixes else names)
 
         return handler
 
     async def marker_dir_exists(request: web.Request) -> web.Response:
-        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        storage, marker_dir, _ = await marker_params(request, api.MARKER_DIR_EXISTS)
         return web.json_response(await markers.exists(storage, marker_dir))
 
     async def delete_marker_dir(request: web.Request) -> web.Response:
-        storage, marker_dir = tables.marker_dir(_param(request, "markerdirpath"))
+        storage, marker_dir, _ = await marker_params(request, api.MARKER_DIR_DELETE)
         return web.json_response(await markers.delete_dir(storage, marker_dir))
 
     app = web.Application(middlewares=[_guard(token, metrics)], client_max_size=MAX_BODY_BYTES)
-    routes: dict[str, tuple[str, Handler]] = {
-        "/health": ("GET", health),
-        "/metrics": ("GET", prometheus),
-        MARKER_PREFIX + "create": ("POST", create_marker),
-        MARKER_PREFIX + "create-all": ("POST", create_markers),
-        MARKER_PREFIX + "all": ("GET", all_markers),
-        MARKER_PREFIX + "create-and-merge": ("GET", markers_of_type(".marker.CREATE", ".marker.MERGE")),
-        MARKER_PREFIX + "append": ("GET", markers_of_type(".marker.APPEND")),  # (table version 6's)
-        MARKER_PREFIX + "dir/exists": ("GET", marker_dir_exists),
-        MARKER_PREFIX + "dir/delete": ("POST", delete_marker_dir),
+    handlers: dict[api.Endpoint, Handler] = {
+        api.HEALTH: health,
+        api.METRICS: prometheus,
+        api.MARKER_CREATE: create_marker,
+        api.MARKER_CREATE_ALL: create_markers,
+        api.MARKERS_ALL: markers_of_type(api.MARKERS_ALL),
+        api.MARKERS_CREATE_AND_MERGE: markers_of_type(api.MARKERS_CREATE_AND_MERGE, ".marker.CREATE", ".marker.MERGE"),
+        api.MARKERS_APPEND: markers_of_type(api.MARKERS_APPEND, ".marker.APPEND"),
+        api.MARKER_DIR_EXISTS: marker_dir_exists,
+        api.MARKER_DIR_DELETE: delete_marker_dir,
+        **{endpoint: _view_handler(tables, endpoint) for endpoint in api.VIEW_ENDPOINTS},
     }
-    for endpoint in ENDPOINTS:
-        post = endpoint == "refresh/" or endpoint in BODY_ENDPOINTS or endpoint in POST_ENDPOINTS
-        routes[VIEW_PREFIX + endpoint] = ("POST" if post else "GET", _view_handler(tables, endpoint))
-    for path, (method, handler) in routes.items():
-        app.router.add_route(method, path, handler)
+    # every described endpoint is served, and nothing else
+    for endpoint in api.ENDPOINTS:
+        app.router.add_route(endpoint.method, endpoint.path, handlers.pop(endpoint))
+    if handlers:
+        raise AssertionError(f"handlers of endpoints hoodie.server_api does not describe: {sorted(e.path for e in handlers)}")
     return app

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hoodie import server_api as api
 from hoodie.layout import InstantTime
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice
 from hoodie.table.fs_view import FileSystemView
@@ -25,44 +26,11 @@ from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 from hoodie.timeline_server.hudi_groups import HudiView, at_or_before, visible_timeline, write_timeline
 
-# endpoint → the query parameters it needs besides basepath
-NEEDS: dict[str, tuple[str, ...]] = {
-    "compactions/pending/": (),
-    "logcompactions/pending/": (),
-    "clustering/pending/": (),
-    "datafiles/latest/partition": ("partition",),
-    "datafiles/beforeoron/latest/": ("partition", "maxinstant"),
-    "datafiles/all": ("partition",),
-    "datafile/latest/partition": ("partition", "fileid"),
-    "datafile/on/latest/": ("partition", "instant", "fileid"),
-    "slices/partition/latest/stateless/": ("partition",),
-    "slices/file/latest/": ("partition", "fileid"),
-    "slices/beforeoron/latest/": ("partition", "maxinstant"),
-    "slices/merged/beforeoron/latest/": ("partition", "maxinstant"),
-    "slices/all": ("partition",),
-    "filegroups/all/partition/stateless/": ("partition",),
-    "filegroups/replaced/before/": ("partition", "maxinstant"),
-    "filegroups/replaced/beforeoron/": ("partition", "maxinstant"),
-    "filegroups/replaced/afteroron/": ("partition", "mininstant"),
-    "filegroups/replaced/partition/": ("partition",),
-    "loadpartitions/": ("partitions",),  # (a JSON list of partition paths)
-    "loadallpartitions/": (),
-    "slices/uncompacted/partition/latest/": ("partition",),
-    "slices/range/latest/": ("instants",),  # (comma-separated instant times)
-    "slices/all/beforeoron/latest/": ("maxinstant",),
-    "datafiles/all/latest/": (),
-    "datafiles/range/latest/": ("instants",),
-    "basefiles/all/beforeoron/": ("maxinstant",),
-    # Apache Hudi 1.x's
-    "slices/partition/latest/inflight/": ("partition",),
-    "slices/merged/beforeoron/inflight/latest/": ("partition", "maxinstant", "currentinstant"),
-    "slice/merged/beforeoron/latest/": ("partition", "maxinstant", "fileid"),
-}
-HUDI_ENDPOINTS = tuple(NEEDS)
-#: the endpoints Hudi's client calls with POST (parameters in the query, as the others)
-POST_ENDPOINTS = ("loadpartitions/", "loadallpartitions/")
-# the parameters that name instants (checked as instant times by the caller)
-INSTANT_PARAMS = ("maxinstant", "mininstant", "instant", "currentinstant")
+# the endpoints answered here, by the part of their path after /v1/hoodie/view/
+_DESCRIBED = {e.view: e for e in api.HUDI_VIEWS}
+HUDI_ENDPOINTS = tuple(_DESCRIBED)
+# the endpoints that list partitions ahead of the requests that will ask for them
+_LOAD = ("loadpartitions/", "loadallpartitions/")
 
 
 def timeline_dto(timeline: ActiveTimeline, instants: list[Instant] | None = None) -> dict[str, Any]:
@@ -102,10 +70,10 @@ def answer_hudi(view: FileSystemView, endpoint: str, params: dict[str, Any]) -> 
     if endpoint == "clustering/pending/":
         hv.check_no_pending_clustering()
         return []
-    if endpoint in POST_ENDPOINTS:  # list the partitions now, side by side: later requests ask for them
+    if endpoint in _LOAD:  # list the partitions now, side by side: later requests ask for them
         view.prefetch_latest(view.all_partition_paths() if endpoint == "loadallpartitions/" else params["partitions"])
         return True
-    if "partition" not in NEEDS[endpoint]:
+    if not _DESCRIBED[endpoint].takes("partition"):
         return _whole_table(hv, endpoint, params)
     partition = str(params["partition"])
     if endpoint.startswith("filegroups/"):

@@ -152,15 +152,3 @@ def answer(views: TableViews, endpoint: str, params: dict[str, Any]) -> Any:
         return group_dtos(view.file_groups(partition), view.timeline)
     raise KeyError(endpoint)
 
-
-PARTITION_ENDPOINTS = ("slices/partition/latest/", "filegroups/all/partition/")
-BODY_ENDPOINTS = ("slices/partitions/latest/",)  # hoodie's: POST, JSON body with "partitions"
-ENDPOINTS = (
-    *PARTITION_ENDPOINTS,
-    *BODY_ENDPOINTS,
-    *HUDI_ENDPOINTS,
-    "partitions/all/",
-    "timeline/instants/all",
-    "timeline/instant/last",
-    "refresh/",
-)
