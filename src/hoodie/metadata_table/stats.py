@@ -19,7 +19,7 @@ from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import BlockType, CorruptBlock
 from hoodie.formats.log.reader import LogFileReader
 from hoodie.layout import HOODIE_FOLDER, METADATA_FOLDER
-from hoodie.storage.paths import under
+from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
@@ -64,7 +64,8 @@ def open_metadata_table(data_table: HoodieTable) -> HoodieTable:
     :class:`~hoodie.errors.TableError` saying so when it has none."""
     path = under(data_table.base_path, HOODIE_FOLDER, METADATA_FOLDER)
     if not HoodieTable.exists(path, data_table.storage):
-        raise TableError(f"{data_table.base_path} has no metadata table (no {HOODIE_FOLDER}/{METADATA_FOLDER}/{HOODIE_FOLDER}/hoodie.properties)")
+        marker = relative(HOODIE_FOLDER, METADATA_FOLDER, HOODIE_FOLDER, "hoodie.properties")
+        raise TableError(f"{data_table.base_path} has no metadata table (no {marker})")
     return HoodieTable.open(path, data_table.storage)
 
 
