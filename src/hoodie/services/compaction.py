@@ -12,6 +12,7 @@ alone) to its requested state, and run again under the same instant, as Hudi doe
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from collections.abc import Mapping
@@ -285,9 +286,11 @@ def run_compaction(
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
-    # a compaction's markers are CREATE markers: no partition is listed for them
+    # a compaction's markers are CREATE markers: no partition is listed for them (one local
+    # view, made only if a marker ever asks, as the commit of a write does)
+    local = functools.cache(table.local_view)
     DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(
-        stats, lambda p: table.local_view().partition_files(p), lambda: paths_completed_writes_name(timeline.reload())
+        stats, lambda p: local().partition_files(p), lambda: paths_completed_writes_name(timeline.reload())
     )
     metadata = CommitMetadata(
         partition_to_write_stats=by_partition,
