@@ -308,10 +308,62 @@ METADATA_ENABLE = _opt(
     "hoodie.metadata.enable",
     False,
     boolean,
-    "Writes: maintain the metadata table (not yet supported; an existing one is disabled on write). "
-    "Reads: use an existing one's column statistics for data skipping (on unless set false, as Apache Hudi's readers default it).",
+    "Writes: maintain the metadata table (.hoodie/metadata): initialise it from one listing when the table has none, "
+    "and apply every action to it before the action completes; false deletes an existing one. Default false for "
+    "writers for now (Apache Hudi's default is true). Reads: use an existing one's column statistics for data "
+    "skipping (on unless set false, as Apache Hudi's readers default it).",
 )
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, boolean, "Accepted for compatibility.")
+
+# --- metadata table -----------------------------------------------------------------------
+METADATA_COLUMN_STATS_ENABLE = _opt(
+    "hoodie.metadata.index.column.stats.enable", False, boolean, "Keep the metadata table's column_stats partition (with hoodie.metadata.enable)."
+)
+METADATA_COLUMN_STATS_COLUMNS: Option[tuple[str, ...]] = _opt(
+    "hoodie.metadata.index.column.stats.column.list",
+    (),
+    field_list,
+    "Comma-separated columns whose statistics column_stats keeps (empty: every column, as Apache Hudi 0.15).",
+)
+METADATA_COLUMN_STATS_FILE_GROUPS = _opt(
+    "hoodie.metadata.index.column.stats.file.group.count", 2, int_in(1), "File groups of the column_stats partition, fixed when it is built."
+)
+METADATA_BLOOM_FILTER_ENABLE = _opt(
+    "hoodie.metadata.index.bloom.filter.enable", False, boolean, "Keep the metadata table's bloom_filters partition (with hoodie.metadata.enable)."
+)
+METADATA_BLOOM_FILTER_COLUMNS: Option[tuple[str, ...]] = _opt(
+    "hoodie.metadata.index.bloom.filter.column.list",
+    (),
+    field_list,
+    "Columns the bloom_filters partition is built for (empty: the record key, the only one Apache Hudi 0.15 builds).",
+)
+METADATA_BLOOM_FILTER_FILE_GROUPS = _opt(
+    "hoodie.metadata.index.bloom.filter.file.group.count", 4, int_in(1), "File groups of the bloom_filters partition, fixed when it is built."
+)
+METADATA_RECORD_INDEX_ENABLE = _opt(
+    "hoodie.metadata.record.index.enable", False, boolean, "Keep the metadata table's record_index partition (with hoodie.metadata.enable)."
+)
+METADATA_RECORD_INDEX_MIN_FILE_GROUPS = _opt(
+    "hoodie.metadata.record.index.min.filegroup.count", 10, int_in(1), "Fewest file groups the record_index partition is built with."
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUPS = _opt(
+    "hoodie.metadata.record.index.max.filegroup.count", 10000, int_in(1), "Most file groups the record_index partition is built with."
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE = _opt(
+    "hoodie.metadata.record.index.max.filegroup.size",
+    1024 * 1024 * 1024,
+    int_in(1),
+    "Bytes a record_index file group is sized for when the partition is built (48 bytes a key, times the growth factor).",
+)
+METADATA_RECORD_INDEX_GROWTH_FACTOR = _opt(
+    "hoodie.metadata.record.index.growth.factor",
+    2.0,
+    number_in(1.0),
+    "How many times the keys of the table at build time the record_index partition's file groups are sized for.",
+)
+HFILE_BLOCK_SIZE = _opt(
+    "hoodie.hfile.block.size", 1024 * 1024, int_in(1), "Bytes of entries per data block of the HFiles the metadata table writes."
+)
 
 SINGLE_WRITER = "SINGLE_WRITER"
 CONCURRENCY_MODE = _opt(

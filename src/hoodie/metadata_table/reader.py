@@ -57,6 +57,7 @@ from hoodie.metadata_table.records import (
     decode_value,
     merge,
 )
+from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
@@ -66,11 +67,7 @@ from hoodie.timeline.instant import Action
 
 __all__ = ["FILES", "KeyLocation", "MetadataTableReader"]
 
-FILES = "files"
 _DECIMAL_WRAPPER = pa.decimal128(30, 15)  # DecimalWrapper's value: decimal(30, 15)
-COLUMN_STATS = "column_stats"
-BLOOM_FILTERS = "bloom_filters"
-RECORD_INDEX = "record_index"
 
 
 @dataclass(frozen=True)
