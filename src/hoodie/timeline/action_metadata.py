@@ -125,6 +125,7 @@ class CleanPartitionMetadata:
     delete_path_patterns: tuple[str, ...] = ()
     success_delete_files: tuple[str, ...] = ()
     failed_delete_files: tuple[str, ...] = ()
+    is_partition_deleted: bool = False  # the clean deleted the partition itself (its file groups all replaced)
 
     def to_avro(self) -> dict[str, Any]:
         return {
@@ -133,7 +134,7 @@ class CleanPartitionMetadata:
             "deletePathPatterns": list(self.delete_path_patterns),
             "successDeleteFiles": list(self.success_delete_files),
             "failedDeleteFiles": list(self.failed_delete_files),
-            "isPartitionDeleted": False,
+            "isPartitionDeleted": self.is_partition_deleted,
         }
 
     @classmethod
@@ -145,6 +146,7 @@ class CleanPartitionMetadata:
             strings(pm.get("deletePathPatterns"), where, "deletePathPatterns"),
             strings(pm.get("successDeleteFiles"), where, "successDeleteFiles"),
             strings(pm.get("failedDeleteFiles"), where, "failedDeleteFiles"),
+            bool(typed_field(pm, "isPartitionDeleted", bool, where, False)),
         )
 
 
