@@ -4,10 +4,8 @@ the Parquet footers, bloom filters the footers' filters (holding every key of th
 file), the record index the file group each live key is read from."""
 from __future__ import annotations
 
-import datetime as dt
 import zipfile
 from collections.abc import Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +13,10 @@ import pyarrow.parquet as pq
 from shared import shared_dir
 
 import hoodie
-from hoodie.formats.bloom import deserialize_filter
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.metadata_table import KeyLocation, MetadataTableReader
+from hoodie.metadata_table import KeyLocation, MetadataTableReader, validate_stats
+from hoodie.metadata_table.validate import MetadataValidation, validate_metadata_table
 from hoodie.table.table import HoodieTable
-
-BLOOM_KEY, BLOOM_TYPE_KEY = b"org.apache.hudi.bloomfilter", b"hoodie_bloom_filter_type_code"
 
 
 def mdt_tables() -> list[str]:
@@ -47,6 +43,13 @@ def stored_files(table: HoodieTable, partition: str) -> dict[str, int]:
     return out
 
 
+def validated(reader: MetadataTableReader, table: HoodieTable, check: str) -> MetadataValidation:
+    """hoodie's validation of one check of the metadata table; it found no difference."""
+    report = validate_metadata_table(table, [check], reader=reader)
+    assert report.ok, "\n".join(map(str, report.differences[:20]))
+    return report
+
+
 def check_files(reader: MetadataTableReader, table: HoodieTable) -> list[str]:
     """Partitions and files equal storage's committed files; returns the partitions."""
     partitions = table.local_view().all_partition_paths()
@@ -55,81 +58,39 @@ def check_files(reader: MetadataTableReader, table: HoodieTable) -> list[str]:
     for partition in partitions:
         expected = stored_files(table, partition)
         assert reader.files_in(partition) == many[partition] == expected, partition
+    assert validated(reader, table, "files").partitions == tuple(partitions)
     return partitions
 
 
 def footer_stats(path: Path) -> dict[str, tuple[Any, Any, int, int]]:
     """Column → (min, max, values, nulls) over all row groups of a Parquet file."""
-    meta = pq.ParquetFile(path).metadata
-    out: dict[str, tuple[Any, Any, int, int]] = {}
-    for rg in range(meta.num_row_groups):
-        group = meta.row_group(rg)
-        for c in range(group.num_columns):
-            col = group.column(c)
-            stats = col.statistics
-            if stats is None or not stats.has_min_max:
-                continue
-            lo, hi, n, nulls = stats.min, stats.max, col.num_values, stats.null_count
-            if col.path_in_schema in out:
-                plo, phi, pn, pnulls = out[col.path_in_schema]
-                lo, hi, n, nulls = min(plo, lo), max(phi, hi), pn + n, pnulls + nulls
-            out[col.path_in_schema] = (lo, hi, n, nulls)
-    return out
-
-
-def same_value(stored: Any, footer: Any) -> bool:
-    if isinstance(footer, dt.datetime) and isinstance(stored, dt.datetime):
-        return stored == (footer if footer.tzinfo else footer.replace(tzinfo=dt.timezone.utc))
-    if isinstance(footer, Decimal):
-        return isinstance(stored, Decimal) and stored == footer
-    if isinstance(footer, bytes) and isinstance(stored, str):
-        return stored.encode() == footer
-    return bool(stored == footer) and type(stored) is type(footer)
+    return {c: (s.min, s.max, s.value_count, s.null_count) for c, s in validate_stats.footer_stats(pq.ParquetFile(path).metadata).items()}
 
 
 def check_column_stats(reader: MetadataTableReader, table: HoodieTable) -> int:
-    """Every latest base file's statistics equal its footer's; returns how many columns
-    were compared."""
-    indexed = {r.payload.column_name for r in reader.records("column_stats") if hasattr(r.payload, "column_name")}
-    checked = 0
+    """Every file's statistics equal its footer's (base files) or its records' (log
+    files); returns how many (file, column) statistics were compared."""
+    report = validated(reader, table, "column_stats")
     for slc in table.local_view().latest_slices_all():
         if slc.base_file is None:
             continue
-        footer = footer_stats(Path(slc.base_file.path))
-        stats = reader.column_stats(slc.partition_path, slc.base_file.file_name, sorted(indexed))
+        stats = reader.column_stats(slc.partition_path, slc.base_file.file_name, [f.name for f in table.data_schema() or []])
         assert stats, slc.base_file.file_name
-        for column, cs in stats.items():
-            assert cs.file_name == slc.base_file.file_name and cs.column_name == column
-            if column not in footer:
-                assert cs.min is None and cs.max is None, (column, cs)
-                continue
-            lo, hi, count, nulls = footer[column]
-            assert same_value(cs.min, lo) and same_value(cs.max, hi), (slc.base_file.file_name, column, cs, lo, hi)
-            assert (cs.value_count, cs.null_count) == (count, nulls), (column, cs)
-            checked += 1
+        assert all(cs.file_name == slc.base_file.file_name and cs.column_name == c for c, cs in stats.items())
         # a key-prefix scan of one column finds the same record
         some = sorted(stats)[0]
         assert stats[some] in reader.column_stats_of(some, slc.partition_path)
         assert stats[some] in reader.column_stats_of(some)
-    return checked
+    return report.statistics_checked
 
 
 def check_bloom_filters(reader: MetadataTableReader, table: HoodieTable) -> int:
-    """Every latest base file's filter equals its footer's and holds all its keys."""
-    checked = 0
+    """Every base file's filter equals its footer's and holds all its keys; returns how
+    many filters were compared."""
     for slc in table.local_view().latest_slices_all():
-        if slc.base_file is None:
-            continue
-        path = Path(slc.base_file.path)
-        meta = pq.read_metadata(path).metadata
-        bloom = reader.bloom_filter(slc.partition_path, slc.base_file.file_name)
-        assert bloom is not None, slc.base_file.file_name
-        code = meta.get(BLOOM_TYPE_KEY)
-        assert bloom == deserialize_filter(meta[BLOOM_KEY], code.decode() if code else None)
-        keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).to_pylist()
-        assert all(bloom.might_contain(k) for k in keys)
-        checked += 1
-    return checked
+        if slc.base_file is not None:
+            assert reader.bloom_filter(slc.partition_path, slc.base_file.file_name) is not None, slc.base_file.file_name
+    return validated(reader, table, "bloom_filters").filters_checked
 
 
 def check_record_index(reader: MetadataTableReader, base_path: str, gone: Sequence[str] = ()) -> dict[str, KeyLocation]:
@@ -147,4 +108,5 @@ def check_record_index(reader: MetadataTableReader, base_path: str, gone: Sequen
     # each key looked up alone reads only the file group it hashes to, and finds it there
     for key in list(where)[:5]:
         assert reader.record_locations([key]) == {key: located[key]}
+    assert validated(reader, HoodieTable.open(base_path), "record_index").keys_checked == len(where)
     return located

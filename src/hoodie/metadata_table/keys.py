@@ -21,6 +21,7 @@ __all__ = [
     "ALL_PARTITIONS_KEY",
     "NON_PARTITIONED_NAME",
     "bloom_filter_key",
+    "bloom_filter_prefix",
     "column_stats_key",
     "column_stats_prefix",
     "file_group_index",
@@ -100,9 +101,14 @@ def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
     return column_stats_prefix(column, partition_path) + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
 
 
+def bloom_filter_prefix(partition_path: str) -> str:
+    """The prefix of the keys of every bloom filter of one partition."""
+    return _b64(_id64(partition_identifier(partition_path)))
+
+
 def bloom_filter_key(partition_path: str, file_name: str) -> str:
     """The key of one file's bloom filter."""
-    return _b64(_id64(partition_identifier(partition_path))) + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
+    return bloom_filter_prefix(partition_path) + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
 
 
 def file_group_index(key: str, file_groups: int) -> int:

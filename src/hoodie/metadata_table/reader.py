@@ -43,6 +43,7 @@ from hoodie.metadata_table.keys import (
     ALL_PARTITIONS_KEY,
     NON_PARTITIONED_NAME,
     bloom_filter_key,
+    bloom_filter_prefix,
     column_stats_key,
     column_stats_prefix,
     file_group_index,
@@ -247,6 +248,14 @@ class MetadataTableReader:
         records = self._read(COLUMN_STATS, _Query(prefixes=(column_stats_prefix(column, partition),)))
         return [self._typed(r.payload) for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
 
+    def column_stats_in(self, partition: str, columns: Iterable[str]) -> list[ColumnStats]:
+        """The statistics of ``columns`` in every file of one data partition (files the
+        partition no longer holds too, when the metadata table still has them): one read
+        with a key prefix per column."""
+        prefixes = tuple(column_stats_prefix(c, partition) for c in dict.fromkeys(columns))
+        records = self._read(COLUMN_STATS, _Query(prefixes=prefixes))
+        return [self._typed(r.payload) for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
+
     def _typed(self, stats: ColumnStats) -> ColumnStats:
         """``stats`` with values of the column's type: Hudi 0.x stores some logical types
         in the wrapper of their physical type (a timestamp's microseconds in a
@@ -282,26 +291,37 @@ class MetadataTableReader:
         except FormatError as exc:
             raise FormatError(f"metadata table {self.base_path}: bloom filter of {file_name} in partition {partition!r}: {exc}") from exc
 
+    def bloom_filter_keys(self, partition: str) -> set[str]:
+        """The keys of every bloom filter record of one data partition (a record names no
+        file: its key is the hash of the partition and of the file name)."""
+        records = self._read(BLOOM_FILTERS, _Query(prefixes=(bloom_filter_prefix(partition),)))
+        return {k for k, r in records.items() if not r.is_deleted}
+
     # --- record index ----------------------------------------------------------------------
     def record_locations(self, keys: Iterable[str]) -> dict[str, KeyLocation]:
         """Where the record index places each of ``keys`` (keys it does not hold are left
         out). The instant is rebuilt from the stored epoch milliseconds in the data
         table's timeline time zone (``hoodie.table.timeline.timezone``: UTC, or this
         process's local zone, as Java's writer used its own)."""
-        out = {}
-        for key, record in self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys)))).items():
-            loc = record.payload
-            if not isinstance(loc, RecordLocation):
-                continue
-            partition = "" if loc.partition is None or loc.partition == NON_PARTITIONED_NAME else loc.partition
-            out[key] = KeyLocation(partition, loc.file_id, self._instant(loc.instant_millis))
-        return out
+        records = self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys))))
+        return {key: self._location(r.payload) for key, r in records.items() if isinstance(r.payload, RecordLocation)}
+
+    def _location(self, loc: RecordLocation) -> KeyLocation:
+        partition = "" if loc.partition is None or loc.partition == NON_PARTITIONED_NAME else loc.partition
+        return KeyLocation(partition, loc.file_id, self._instant(loc.instant_millis))
 
     def _instant(self, millis: int | None) -> str:
         if millis is None:
             return ""
         when = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc if self._utc else None)
         return when.strftime("%Y%m%d%H%M%S") + f"{millis % 1000:03d}"
+
+    def record_locations_by_file_group(self) -> Iterator[dict[str, KeyLocation]]:
+        """Every key of the record index with its location, one file group of the index at
+        a time (memory: one file group's records)."""
+        self._require(RECORD_INDEX)
+        for slc in self.file_slices(RECORD_INDEX):
+            yield {key: self._location(r.payload) for key, r in self._read_slice(slc, _Query()).items() if isinstance(r.payload, RecordLocation)}
 
     def records(self, partition: str) -> Iterator[MetadataRecord]:
         """Every merged record of a metadata-table partition, in key order."""
