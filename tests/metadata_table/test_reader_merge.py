@@ -6,68 +6,31 @@ instants pending in either table are not seen. Record-index keys are found in th
 group their hash names."""
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from mdt_layout import INIT, base_hfile, create_tables, delta_commits, files_record, hfile_block
 
-from hoodie.formats.hfile import encode_hfile
-from hoodie.formats.log import HeaderKey, HFileDataBlock, write_log_file
+from hoodie.formats.log import write_log_file
 from hoodie.formats.log.blocks import CommandBlock, DeleteBlock, DeleteRecord
 from hoodie.metadata_table import KeyLocation, MetadataTableReader
 from hoodie.metadata_table.keys import file_group_index
-from hoodie.metadata_table.records import FileInfo, MetadataRecord, RecordLocation, encode_value
-from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON as SCHEMA
+from hoodie.metadata_table.records import MetadataRecord, RecordLocation
 from hoodie.storage.local import LocalStorage
-from hoodie.table.table import HoodieTable
 
-INIT = "00000000000000010"  # the metadata table's initialising instant (table version 6)
 T1, T2, T3, T4, T5, RB = (f"2025010100000{i}000" for i in range(1, 7))
 FILE_ID = "4f8e6c1a-3b2d-4e5f-9a7b-1c2d3e4f5a6b-0"
-
-
-def _files(key: str, **entries: int) -> MetadataRecord:
-    """A file-list record (type 1 for the partition list); a negative size deletes."""
-    kind = 1 if key == "__all_partitions__" else 2
-    return MetadataRecord(key, kind, {n.replace("_", "."): FileInfo(max(s, 0), s < 0) for n, s in entries.items()})
+_files, _block, _base, _instants = files_record, hfile_block, base_hfile, delta_commits
 
 
 def _location(key: str, partition: str, instant_ms: int = 1735689600000) -> MetadataRecord:
     return MetadataRecord(key, 5, RecordLocation(partition, FILE_ID, instant_ms))
 
 
-def _block(instant: str, *records: MetadataRecord) -> HFileDataBlock:
-    content = encode_hfile(sorted((r.key, encode_value(r)) for r in records), schema=SCHEMA)
-    return HFileDataBlock(content, {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: SCHEMA})
-
-
-def _base(path: Path, *records: MetadataRecord) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(encode_hfile(sorted((r.key, encode_value(r)) for r in records), schema=SCHEMA))
-
-
-def _instants(timeline: Path, completed: Sequence[str], inflight: Sequence[str] = ()) -> None:
-    timeline.mkdir(parents=True, exist_ok=True)
-    for t in [*completed, *inflight]:
-        (timeline / f"{t}.deltacommit.requested").write_bytes(b"")
-        (timeline / f"{t}.deltacommit.inflight").write_bytes(b"")
-    for t in completed:
-        (timeline / f"{t}.deltacommit").write_text(json.dumps({"partitionToWriteStats": {}, "operationType": "UPSERT"}))
-
-
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
     base = tmp_path / "t"
-    HoodieTable.create(str(base), {
-        "hoodie.table.name": "t", "hoodie.table.type": "MERGE_ON_READ", "hoodie.table.version": "6",
-        "hoodie.table.metadata.partitions": "files,record_index", "hoodie.table.timeline.timezone": "UTC",
-    })
-    mdt = base / ".hoodie" / "metadata"
-    HoodieTable.create(str(mdt), {
-        "hoodie.table.name": "t_metadata", "hoodie.table.type": "MERGE_ON_READ", "hoodie.table.version": "6",
-        "hoodie.table.base.file.format": "HFILE", "hoodie.table.recordkey.fields": "key",
-    })
+    mdt = create_tables(base, "files,record_index")
     # T4 failed in the data table after its metadata delta commit; T5 is pending in both
     _instants(base / ".hoodie", [T1, T2, T3], [T4, T5])
     _instants(mdt / ".hoodie", [INIT, T1, T2, T3, T4], [T5])

@@ -411,6 +411,24 @@ KEEP_MIN_COMMITS = _opt("hoodie.keep.min.commits", 20, int_in(1), "Archival keep
 KEEP_MAX_COMMITS = _opt("hoodie.keep.max.commits", 30, int_in(1), "Archival starts when the active timeline holds more commits than this.")
 ARCHIVAL_BATCH = _opt("hoodie.commits.archival.batch", 10, int_in(1), "Instants per block of an archive file.")
 
+# --- the metadata table's own services ------------------------------------------------------
+METADATA_COMPACT_MAX_DELTA_COMMITS = _opt(
+    "hoodie.metadata.compact.max.delta.commits", 10, int_in(1), "Delta commits of the metadata table since its last compaction that make it compact."
+)
+METADATA_MAX_DELTA_COMMITS_WHEN_PENDING = _opt(
+    "hoodie.metadata.max.deltacommits.when_pending",
+    1000,
+    int_in(1),
+    "Delta commits the metadata table may gather without compacting while a data instant stays pending; more is an error naming it.",
+)
+METADATA_CLEANER_COMMITS_RETAINED = _opt(
+    "hoodie.metadata.cleaner.commits.retained",
+    3,
+    int_in(1),
+    "Accepted for compatibility: as in Apache Hudi 0.15, the metadata table cleans by the data table's policy, retaining "
+    "max(20, 1.2 x hoodie.cleaner.commits.retained) commits (or 1.2 x the versions or hours).",
+)
+
 # --- index --------------------------------------------------------------------------------
 INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
 BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int_in(1), "Keys per bloom filter row.")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -62,11 +62,11 @@ from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, R
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
-from hoodie.table.slice_reader.log_scan import METADATA_TABLE_BLOCKS, scan_log
+from hoodie.table.slice_reader.log_scan import METADATA_TABLE_BLOCKS, LogScanStats, scan_log
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
 
-__all__ = ["FILES", "KeyLocation", "MetadataTableReader"]
+__all__ = ["FILES", "KeyLocation", "MetadataTableReader", "SliceMergeCounts"]
 
 _DECIMAL_WRAPPER = pa.decimal128(30, 15)  # DecimalWrapper's value: decimal(30, 15)
 
@@ -79,6 +79,17 @@ class KeyLocation:
     partition: str
     file_id: str
     instant: str
+
+
+@dataclass
+class SliceMergeCounts:
+    """What merging one slice met: the keys of its base file, the records of its log
+    blocks (deletions included) and their keys, and the log replay's own counts."""
+
+    base_keys: frozenset[str] = frozenset()
+    log_records: int = 0
+    log_keys: set[str] = field(default_factory=set)
+    log: LogScanStats = field(default_factory=LogScanStats)
 
 
 @dataclass(frozen=True)
@@ -184,14 +195,22 @@ class MetadataTableReader:
             out.update(self._read_slice(slc, q))
         return out
 
-    def _read_slice(self, slc: FileSlice, query: _Query) -> dict[str, MetadataRecord]:
+    def merged_slice(self, slc: FileSlice, counts: SliceMergeCounts | None = None) -> dict[str, MetadataRecord]:
+        """Every merged record of one slice of the metadata table, as a lookup reads them
+        (what the metadata table's compaction writes into the slice's next base file);
+        ``counts`` learns what the merge met."""
+        return self._read_slice(slc, _Query(), counts)
+
+    def _read_slice(self, slc: FileSlice, query: _Query, counts: SliceMergeCounts | None = None) -> dict[str, MetadataRecord]:
+        counts = counts if counts is not None else SliceMergeCounts()
         merged: dict[str, MetadataRecord] = {}
         if slc.base_file is not None:
             with HFileReader.open(self.storage, slc.base_file.path) as reader:
                 for key, record in _records(reader, query, None, slc.base_file.path):
                     merged[key] = merge(merged.get(key), record)
+            counts.base_keys = frozenset(merged)
         try:
-            pending = scan_log(self.storage, slc.log_files, self._visible, replayed=METADATA_TABLE_BLOCKS)
+            pending = scan_log(self.storage, slc.log_files, self._visible, counts.log, replayed=METADATA_TABLE_BLOCKS)
         except DamagedTableError as exc:
             raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
         for p in pending:
@@ -201,10 +220,14 @@ class MetadataTableReader:
                 reader = HFileReader.from_bytes(block.content, where)
                 for key, record in _records(reader, query, block.header.get(HeaderKey.SCHEMA), where):
                     merged[key] = merge(merged.get(key), record)
+                    counts.log_records += 1
+                    counts.log_keys.add(key)
             elif isinstance(block, DeleteBlock):
                 for deleted in block.keys:
                     if deleted.record_key is not None and query.wants(deleted.record_key):
                         merged.pop(deleted.record_key, None)
+                        counts.log_records += 1
+                        counts.log_keys.add(deleted.record_key)
         return merged
 
     # --- files -----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ records already archived and only deletes.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hoodie.errors import ConfigError
@@ -141,8 +142,10 @@ def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
     return limits
 
 
-def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS) -> ArchivePlan:
-    """Which instants archival would move now, and why not more; writes nothing."""
+def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS, keep: Sequence[tuple[str, str]] = ()) -> ArchivePlan:
+    """Which instants archival would move now, and why not more; writes nothing. ``keep``:
+    more (instant, why) pairs archival stops before (the metadata table's, from its data
+    table)."""
     timeline = table.timeline
     writes = timeline.completed_writes()
     if len(writes) <= settings.max_commits:
@@ -155,6 +158,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
     if pending:
         limits.append((pending[0].timestamp, f"pending {pending[0].action} {pending[0].timestamp}"))
     limits += _cleaner_limits(table)
+    limits += keep
     candidates = writes[: len(writes) - settings.min_commits]
     chosen: list[Instant] = []
     stopped_by = ""
@@ -199,11 +203,13 @@ def _archive_bytes(records: list[bytes], batch_size: int) -> bytes:
 # --- execution ---------------------------------------------------------------------------------
 
 
-def archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS) -> ArchiveResult | ServiceDecision:
+def archive(
+    table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS, keep: Sequence[tuple[str, str]] = ()
+) -> ArchiveResult | ServiceDecision:
     """Archive what :func:`plan_archive` picks; returns what moved, or why nothing did."""
     table.require_writable("archive")
     table = table.reload()
-    plan = plan_archive(table, settings)
+    plan = plan_archive(table, settings, keep)
     if not plan.should_run:
         return ServiceDecision("archive", plan.reason)
     files = timeline_files(table)

@@ -83,14 +83,17 @@ def pending_cleans(table: HoodieTable) -> list[Instant]:
     return table.timeline.pending([Action.CLEAN])
 
 
-def schedule_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS) -> tuple[str | None, CleanPlan]:
-    """Plan a clean and save it as ``<t>.clean.requested`` if it deletes anything;
-    returns (instant or None, plan)."""
+def schedule_clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, at: str | None = None) -> tuple[str | None, CleanPlan]:
+    """Plan a clean and save it as ``<t>.clean.requested`` if it deletes anything (``t``
+    a new instant time, or ``at`` when given: the metadata table cleans at an instant
+    derived from its latest delta commit); returns (instant or None, plan)."""
     table.require_writable("clean")
     plan = plan_clean(table, settings)
     if not plan.should_run:
         return None, plan
     timeline = table.timeline.reload()
+    if at is not None:
+        return timeline.create_requested(Instant(at, Action.CLEAN, State.REQUESTED), plan.encode()).timestamp, plan
     instant = timeline.request_new(Action.CLEAN, plan.encode())
     return instant.timestamp, plan
 
@@ -177,8 +180,11 @@ def _run_clean(table: HoodieTable, instant: str | None, engine: Engine | None, s
     )
 
 
-def clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, engine: Engine | None = None) -> CleanResult | ServiceDecision:
-    """Finish an interrupted clean if there is one; otherwise plan, save and run a new one.
+def clean(
+    table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, engine: Engine | None = None, at: str | None = None
+) -> CleanResult | ServiceDecision:
+    """Finish an interrupted clean if there is one; otherwise plan, save and run a new one
+    (at instant ``at`` when given).
 
     Returns what was deleted, or why nothing was (too few commits, no partition written
     since the last clean, nothing old enough in the partitions scanned).
@@ -187,7 +193,7 @@ def clean(table: HoodieTable, settings: CleanSettings = DEFAULT_CLEAN_SETTINGS, 
     table = table.reload()
     if pending_cleans(table):
         return replace(run_clean(table, engine=engine, settings=settings), resumed=True)
-    instant, plan = schedule_clean(table, settings)
+    instant, plan = schedule_clean(table, settings, at)
     if instant is None:
         detail = f" ({plan.partition_selection})" if plan.partition_selection and plan.partition_selection not in plan.reason else ""
         return ServiceDecision("clean", plan.reason + detail)
