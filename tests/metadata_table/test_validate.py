@@ -11,30 +11,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mdt_checks import mdt_tables
-from shared import cases_or_skip, samples_dir
+from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, rewrite_mdt_base
+from shared import cases_or_skip
 
 from hoodie.errors import FormatError, TableError
-from hoodie.formats.hfile import HFileReader, encode_hfile
+from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import BlockType, CorruptBlock, LogFileReader
 from hoodie.metadata_table import CHECKS, MetadataRecord, MetadataTableReader, validate_metadata_table
-from hoodie.metadata_table.records import ColumnStats, RecordLocation, decode_value, encode_value
+from hoodie.metadata_table.records import ColumnStats, RecordLocation
 from hoodie.table.table import HoodieTable
 
-SAMPLE_NAMES = ["hudi015_COPY_ON_WRITE", "hudi015_MERGE_ON_READ"]
 MDT_TABLES = mdt_tables()
 CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
 
 
 @pytest.fixture(params=SAMPLE_NAMES)
 def sample(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """A copy of a table Apache Hudi 0.15 wrote with all four metadata partitions."""
-    source = samples_dir() / request.param
-    if not source.is_dir():
-        pytest.skip(f"no Apache Hudi 0.15 sample at {source}")
-    dest = tmp_path / request.param
-    shutil.copytree(source, dest, symlinks=True)
-    return dest
+    return copy_sample(request.param, tmp_path)
 
 
 def test_tables_apache_hudi_0_15_wrote_validate(sample: Path) -> None:
@@ -85,29 +78,6 @@ def test_a_data_file_removed_outside_the_timeline_is_a_difference(sample: Path) 
     assert extra and all(d.data == "absent" and latest.file_id in d.metadata for d in extra)
 
 
-def _rewrite_mdt_base(base: Path, partition: str, change: Callable[[MetadataRecord], MetadataRecord | None]) -> list[MetadataRecord]:
-    """Rewrite every base HFile of a metadata-table partition with ``change`` applied to
-    each record (None drops it); the records it changed, as they were."""
-    reader = MetadataTableReader(HoodieTable.open(str(base)))
-    changed = []
-    for slc in reader.file_slices(partition):
-        assert slc.base_file is not None
-        path = Path(slc.base_file.path)
-        hfile = HFileReader.from_bytes(path.read_bytes(), str(path))
-        schema = hfile.schema
-        assert schema is not None
-        entries = []
-        for key, value in hfile.read_all():
-            record = decode_value(key, value, schema, str(path))
-            new = change(record)
-            if new != record:
-                changed.append(record)
-            if new is not None:
-                entries.append((key, encode_value(new, schema)))
-        path.write_bytes(encode_hfile(entries, schema=schema))
-    return changed
-
-
 def _keys_in_logs(reader: MetadataTableReader, partition: str) -> set[str]:
     """The keys the log blocks of a metadata-table partition's latest slices hold."""
     out = set()
@@ -133,7 +103,7 @@ def test_a_column_statistic_changed_in_the_metadata_table_is_a_difference(sample
         return record
 
     changed: list[ColumnStats] = []
-    _rewrite_mdt_base(sample, "column_stats", lower)
+    rewrite_mdt_base(sample, "column_stats", lower)
     (before,) = changed
     report = validate_metadata_table(HoodieTable.open(str(sample)))
     (diff,) = report.differences
@@ -156,7 +126,7 @@ def test_record_index_entries_changed_in_the_metadata_table_are_differences(samp
             return dataclasses.replace(record, payload=dataclasses.replace(loc, file_id=other))
         return record
 
-    _rewrite_mdt_base(sample, "record_index", damage)
+    rewrite_mdt_base(sample, "record_index", damage)
     report = validate_metadata_table(HoodieTable.open(str(sample)), checks=["record_index"])
     by_key = {d.key: d for d in report.differences}
     assert set(by_key) == {lost, moved}, report.differences

@@ -1,20 +1,26 @@
 """Test helper: a table's metadata table, as hoodie's reader answers it, against what the
 data says: partitions and files equal the committed files on storage, column statistics
 the Parquet footers, bloom filters the footers' filters (holding every key of their
-file), the record index the file group each live key is read from."""
+file), the record index the file group each live key is read from. Also the tables that
+hold one (conformance tables, copies of Apache Hudi 0.15's samples) and a way to damage
+a copy's metadata table (rewriting its base HFiles)."""
 from __future__ import annotations
 
+import shutil
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from shared import shared_dir
+import pytest
+from shared import samples_dir, shared_dir
 
 import hoodie
+from hoodie.formats.hfile import HFileReader, encode_hfile
 from hoodie.layout import parse_base_file_name, parse_log_file_name
-from hoodie.metadata_table import KeyLocation, MetadataTableReader, validate_stats
+from hoodie.metadata_table import KeyLocation, MetadataRecord, MetadataTableReader, validate_stats
+from hoodie.metadata_table.records import decode_value, encode_value
 from hoodie.metadata_table.validate import MetadataValidation, validate_metadata_table
 from hoodie.table.table import HoodieTable
 
@@ -28,6 +34,43 @@ def mdt_tables() -> list[str]:
             if f"{z.stem}/.hoodie/metadata/.hoodie/hoodie.properties" in zf.namelist():
                 out.append(z.relative_to(tables).with_suffix("").as_posix())
     return out
+
+
+#: the tables Apache Hudi 0.15 wrote with all four metadata partitions (in ``samples_dir()``)
+SAMPLE_NAMES = ["hudi015_COPY_ON_WRITE", "hudi015_MERGE_ON_READ"]
+
+
+def copy_sample(name: str, tmp_path: Path) -> Path:
+    """A copy of one of :data:`SAMPLE_NAMES` (the test is skipped without the samples)."""
+    source = samples_dir() / name
+    if not source.is_dir():
+        pytest.skip(f"no Apache Hudi 0.15 sample at {source}")
+    dest = tmp_path / name
+    shutil.copytree(source, dest, symlinks=True)
+    return dest
+
+
+def rewrite_mdt_base(base: Path, partition: str, change: Callable[[MetadataRecord], MetadataRecord | None]) -> list[MetadataRecord]:
+    """Rewrite every base HFile of a metadata-table partition with ``change`` applied to
+    each record (None drops it); the records it changed, as they were."""
+    reader = MetadataTableReader(HoodieTable.open(str(base)))
+    changed = []
+    for slc in reader.file_slices(partition):
+        assert slc.base_file is not None
+        path = Path(slc.base_file.path)
+        hfile = HFileReader.from_bytes(path.read_bytes(), str(path))
+        schema = hfile.schema
+        assert schema is not None
+        entries = []
+        for key, value in hfile.read_all():
+            record = decode_value(key, value, schema, str(path))
+            new = change(record)
+            if new != record:
+                changed.append(record)
+            if new is not None:
+                entries.append((key, encode_value(new, schema)))
+        path.write_bytes(encode_hfile(entries, schema=schema))
+    return changed
 
 
 def stored_files(table: HoodieTable, partition: str) -> dict[str, int]:

@@ -75,7 +75,7 @@ savepoint_app = HoodieTyper(
 )
 metadata_app = HoodieTyper(
     name="metadata",
-    help="Inspect the table's metadata table (.hoodie/metadata): partitions, files, state.",
+    help="Inspect and validate the table's metadata table (.hoodie/metadata): partitions, files, state.",
     no_args_is_help=True,
 )
 app.add_typer(compaction_app)
@@ -322,6 +322,25 @@ def metadata_stats(path: PathArg, as_json: JsonOpt = False) -> None:
     """Show the metadata table's partitions (complete or not), latest slices and pending instants."""
     with reporting_errors():
         metadata_cmd.stats(path, as_json)
+
+
+@metadata_app.command("validate")
+def metadata_validate(
+    path: PathArg,
+    partition: Annotated[
+        list[str] | None,
+        typer.Option("--partition", "-p", metavar="P", help="Only this partition (repeatable; '.': a non-partitioned table's root).", show_default=False),
+    ] = None,
+    files: Annotated[bool, typer.Option("--files", help="Check the files partition: partitions, files and sizes.")] = False,
+    column_stats: Annotated[bool, typer.Option("--column-stats", help="Check the column statistics against footers and log records.")] = False,
+    bloom_filters: Annotated[bool, typer.Option("--bloom-filters", help="Check the bloom filters against the base files' footers and keys.")] = False,
+    record_index: Annotated[bool, typer.Option("--record-index", help="Check the record index against the live keys.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the metadata table against the data (all the checks its partitions allow, or those named); exit 1 on any difference."""
+    with reporting_errors():
+        named = [c for c, on in (("files", files), ("column_stats", column_stats), ("bloom_filters", bloom_filters), ("record_index", record_index)) if on]
+        metadata_cmd.validate(path, partition, named or None, as_json)
 
 
 @app.command("timeline-server")

@@ -1,11 +1,14 @@
-"""``hoodie metadata list-partitions | list-files | stats``: a table's metadata table.
+"""``hoodie metadata list-partitions | list-files | stats | validate``: a table's metadata table.
 
 ``list-partitions`` and ``list-files`` ask :class:`hoodie.metadata_table.MetadataTableReader`
 what the merged ``files`` partition says (the answer a reader using the metadata table
 gets, no listing of storage); ``list-partitions --compare`` lists storage beside it and
 fails (exit code 1) when the two differ. ``stats`` renders
-:func:`hoodie.metadata_table.metadata_table_stats`. Each command prints how long it took
-(``duration_s`` in JSON): opening the table and the metadata table, and the lookup.
+:func:`hoodie.metadata_table.metadata_table_stats`. ``validate`` runs
+:func:`hoodie.metadata_table.validate_metadata_table` with a progress bar per check (on
+stderr), prints a table of the differences and fails (exit code 1) when there is any.
+Each command prints how long it took (``duration_s`` in JSON): opening the table and the
+metadata table, and the lookup.
 """
 from __future__ import annotations
 
@@ -19,8 +22,15 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.errors import EXIT_FAILURE, UsageError
-from hoodie.cli.output import human_size, print_json, print_table, stdout_console
-from hoodie.metadata_table import MetadataTableReader, MetadataTableStats, SliceStats, metadata_table_stats
+from hoodie.cli.output import human_size, print_json, print_table, progress, stdout_console
+from hoodie.metadata_table import (
+    MetadataTableReader,
+    MetadataTableStats,
+    MetadataValidation,
+    SliceStats,
+    metadata_table_stats,
+    validate_metadata_table,
+)
 from hoodie.table import HoodieTable
 
 T = TypeVar("T")
@@ -174,4 +184,48 @@ def _slices_table(slices: tuple[SliceStats, ...]) -> Table:
             s.partition, s.file_id, s.base_instant, human_size(s.base_file_size), "-" if s.base_records is None else str(s.base_records),
             str(s.log_files), str(s.log_blocks), str(s.log_records),
         )
+    return out
+
+
+# --- validate -------------------------------------------------------------------------------------
+
+
+def validate(path: str, partitions: list[str] | None, checks: list[str] | None, as_json: bool) -> None:
+    """Compare the metadata table with the data; exit 1 on any difference."""
+    wanted = ["" if p.strip("/") in ROOT_NAMES else p.strip("/") for p in partitions] if partitions else None
+
+    def run() -> MetadataValidation:
+        table = HoodieTable.open(path)
+        with progress(f"validate the metadata table of {path}") as display:
+            bars: dict[str, Any] = {}
+
+            def advance(check: str, partition: str, done: int, total: int) -> None:
+                if check not in bars:
+                    bars[check] = display.add_task(check, total=total)
+                display.update(bars[check], completed=done)
+
+            return validate_metadata_table(table, checks, wanted, on_progress=advance)
+
+    report, seconds = _timed(run)
+    if as_json:
+        print_json({**asdict(report), "ok": report.ok, "duration_s": seconds})
+    else:
+        if report.differences:
+            print_table(_differences_table(report))
+        counted = (
+            f"{len(report.partitions)} partition(s): {report.files_checked} file(s), {report.statistics_checked} column statistic(s), "
+            f"{report.filters_checked} bloom filter(s), {report.keys_checked} key(s)"
+        )
+        verdict = "no difference" if report.ok else f"{len(report.differences)} difference(s)"
+        _say(f"{verdict} ({', '.join(report.checks)}) in {counted}, checked in {_took(seconds)}")
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _differences_table(report: MetadataValidation) -> Table:
+    out = Table(title=f"Differences between the metadata table of {report.base_path} and its data", title_justify="left")
+    for column in ("Check", "Partition", "File", "Key", "Column", "Data", "Metadata table"):
+        out.add_column(column, overflow="fold")
+    for d in report.differences:
+        out.add_row(d.check, _label(d.partition), d.file or "", d.key or "", d.column or "", d.data, d.metadata)
     return out

@@ -1,0 +1,108 @@
+"""``hoodie metadata validate``: the metadata tables Apache Hudi wrote (the conformance
+tables, copies of Apache Hudi 0.15's samples) pass; copies damaged outside the timeline
+fail (exit code 1) with a table naming each difference, or one error line naming the
+damaged metadata file."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, rewrite_mdt_base
+from shared import cases_or_skip
+from typer.testing import Result
+
+from hoodie.metadata_table import MetadataRecord, MetadataTableReader
+from hoodie.metadata_table.records import ColumnStats
+from hoodie.table import HoodieTable
+
+MDT_TABLES = mdt_tables()
+CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
+
+
+def _json(result: Result, exit_code: int = 0) -> dict:
+    assert result.exit_code == exit_code, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_tables_apache_hudi_1_1_wrote_pass(cli, conformance_table: Callable[[str], Path], name: str) -> None:
+    path = str(conformance_table(name))
+    out = _json(cli("metadata", "validate", path, "--json"))
+    assert out["ok"] and out["differences"] == [] and out["duration_s"] >= 0
+    assert out["partitions"] == HoodieTable.open(path).local_view().all_partition_paths()
+    assert out["files_checked"] and out["keys_checked"]
+    human = cli("metadata", "validate", path)
+    assert human.exit_code == 0, human.output
+    assert "no difference (files, column_stats, record_index) in " in human.stdout and " checked in " in human.stdout
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_tables_apache_hudi_0_15_wrote_pass(cli, name: str, tmp_path: Path) -> None:
+    path = str(copy_sample(name, tmp_path))
+    out = _json(cli("metadata", "validate", path, "--json"))
+    assert out["ok"] and out["checks"] == ["files", "column_stats", "bloom_filters", "record_index"]
+    assert out["statistics_checked"] and out["filters_checked"]
+    one = _json(cli("metadata", "validate", path, "--bloom-filters", "--record-index", "-p", "city=sf", "--json"))
+    assert one["checks"] == ["bloom_filters", "record_index"] and one["partitions"] == ["city=sf"]
+    assert one["files_checked"] == 0 and one["keys_checked"] and one["filters_checked"]
+
+
+def test_a_data_file_added_outside_the_timeline_fails_naming_it(cli, tmp_path: Path) -> None:
+    base = copy_sample("hudi015_COPY_ON_WRITE", tmp_path)
+    table = HoodieTable.open(str(base))
+    latest = next(s for s in table.local_view().latest_slices("city=la") if s.base_file is not None)
+    assert latest.base_file is not None
+    copied = "bbbbbbbb" + latest.base_file.file_name[8:]
+    shutil.copyfile(latest.base_file.path, base / "city=la" / copied)
+    result = cli("metadata", "validate", str(base), "--files")
+    assert result.exit_code == 1, result.output
+    assert copied in result.stdout and f"{latest.base_file.size} bytes" in result.stdout
+    assert "1 difference(s) (files) in 3 partition(s)" in result.stdout
+    out = _json(cli("metadata", "validate", str(base), "--files", "--json"), exit_code=1)
+    assert not out["ok"]
+    assert out["differences"] == [
+        {"check": "files", "partition": "city=la", "file": copied, "key": None, "column": None, "data": f"{latest.base_file.size} bytes", "metadata": "absent"}
+    ]
+
+
+def test_a_column_statistic_changed_fails_naming_file_column_and_values(cli, tmp_path: Path) -> None:
+    base = copy_sample("hudi015_MERGE_ON_READ", tmp_path)
+    held = {f.file_name for s in HoodieTable.open(str(base)).local_view().latest_slices_all() for f in [s.base_file, *s.log_files] if f}
+    changed: list[ColumnStats] = []
+
+    def lower(record: MetadataRecord) -> MetadataRecord:
+        cs = record.payload
+        if isinstance(cs, ColumnStats) and cs.column_name == "fare" and cs.file_name in held and not changed:
+            changed.append(cs)
+            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=-5.5))
+        return record
+
+    reader = MetadataTableReader(HoodieTable.open(str(base)))
+    stats_before = {(p, f): reader.column_stats(p, f, ["fare"]).get("fare") for p in reader.all_partition_paths() for f in reader.files_in(p)}
+    rewrite_mdt_base(base, "column_stats", lower)
+    (before,) = changed
+    (typed,) = [cs for (_, f), cs in stats_before.items() if f == before.file_name]  # (as read: by the table's schema)
+    assert typed is not None
+    result = cli("metadata", "validate", str(base), "--column-stats")
+    assert result.exit_code == 1, result.output
+    assert "1 difference(s) (column_stats)" in result.stdout
+    (diff,) = _json(cli("metadata", "validate", str(base), "--column-stats", "--json"), exit_code=1)["differences"]
+    assert (diff["file"], diff["column"]) == (before.file_name, "fare")
+    assert diff["metadata"].startswith("min -5.5, ") and diff["data"].startswith(f"min {typed.min}, max {typed.max}, ")
+
+
+def test_a_metadata_log_file_removed_is_one_error_line_naming_it(cli, one_line_error, tmp_path: Path) -> None:
+    base = copy_sample("hudi015_MERGE_ON_READ", tmp_path)
+    reader = MetadataTableReader(HoodieTable.open(str(base)))
+    log = next(lf for s in reader.file_slices("files") for lf in s.log_files if lf.size > 100)
+    Path(log.path).unlink()
+    assert log.file_name in one_line_error(cli("metadata", "validate", str(base)))
+
+
+def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table) -> None:
+    message = one_line_error(cli("metadata", "validate", table.path))
+    assert table.path in message and "metadata table" in message
