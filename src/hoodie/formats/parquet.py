@@ -176,6 +176,11 @@ class BaseFileReader:
             raise FormatError(f"cannot read footer of base file {path}: {e}") from e
 
     @property
+    def metadata(self) -> pq.FileMetaData:
+        """The parsed footer: row groups, column chunks and their statistics."""
+        return self._file.metadata
+
+    @property
     def footer(self) -> FooterInfo:
         md = self._file.metadata
         return FooterInfo(read_footer_index(md.metadata), md.num_rows, self._file.schema_arrow)

@@ -18,16 +18,25 @@ commit, compaction (completed as a commit), clean, rollback or restore;
 * a rollback, and each rollback of a restore: the files it deleted as deletions, and with
   their sizes the log files it appended rollback command blocks in and those the undone
   write had appended to (they stay on storage); no partition list.
+
+``column_stats`` and ``bloom_filters`` (:mod:`.file_stats`): the statistics of every base
+and log file a write wrote and the bloom filter of every base file; tombstones of both
+for the base files a clean, rollback or restore deleted. ``record_index``
+(:mod:`.record_keys`): the location of every key a write inserted and the deletion of
+every key it deleted (a type-5 record without payload: a delete-block entry).
 """
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 
 from hoodie.errors import TableError
+from hoodie.layout import parse_base_file_name, parse_log_file_name
+from hoodie.metadata_table.file_stats import base_file_records, columns_to_index, deleted_bloom_filter, deleted_column_stats, log_file_stats
 from hoodie.metadata_table.keys import ALL_PARTITIONS_KEY, partition_identifier
+from hoodie.metadata_table.record_keys import record_index_of_listing, record_index_of_write
 from hoodie.metadata_table.records import TYPE_FILE_LIST, TYPE_PARTITION_LIST, FileInfo, MetadataRecord
-from hoodie.metadata_table.settings import FILES, MetadataSettings
-from hoodie.storage.paths import check_name
+from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, MetadataSettings
+from hoodie.storage.paths import check_name, under
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.action_metadata import CleanMetadata
@@ -49,22 +58,30 @@ def records_for_action(
     data_table: HoodieTable, instant: Instant, content: bytes, partitions: Collection[str], settings: MetadataSettings
 ) -> MdtRecords:
     """The records of the completed data ``instant`` (``content``: its completed
-    metadata) for each of the metadata-table ``partitions``."""
+    metadata) for each of the metadata-table ``partitions``; ``data_table`` is the table
+    the instant completes in (before or after its completion)."""
     source = f"{instant.action} {instant.timestamp}"
     action = instant.action
     if action in _WRITES:
         commit = CommitMetadata.decode(content, instant.timestamp, completed=True)
-        return _only(partitions, {FILES: _files_of_write(commit)})
+        return _of_write(data_table, instant.timestamp, commit, partitions, settings)
     if action == Action.CLEAN:
         clean = CleanMetadata.from_avro(avro.decode(content, source), source)
-        return _only(partitions, {FILES: _files_of_clean(clean)})
-    if action == Action.ROLLBACK:
-        rollback = RollbackMetadata.from_avro(avro.decode(content, source), source)
-        return _only(partitions, {FILES: _files_of_rollbacks([rollback], source)})
-    if action == Action.RESTORE:
-        restore = RestoreMetadata.from_avro(avro.decode(content, source), source)
-        undone = [m for t in sorted(restore.rollbacks) for m in restore.rollbacks[t]]
-        return _only(partitions, {FILES: _files_of_rollbacks(undone, source)})
+        deleted = {p: list(pm.delete_path_patterns) for p, pm in clean.partition_metadata.items()}
+        out = _of_deleted_files(data_table, instant.timestamp, deleted, partitions, settings, source)
+        return _only(partitions, {**out, FILES: _files_of_clean(clean)})
+    if action in (Action.ROLLBACK, Action.RESTORE):
+        if action == Action.ROLLBACK:
+            undone = [RollbackMetadata.from_avro(avro.decode(content, source), source)]
+        else:
+            restore = RestoreMetadata.from_avro(avro.decode(content, source), source)
+            undone = [m for t in sorted(restore.rollbacks) for m in restore.rollbacks[t]]
+        deleted = {}
+        for rollback in undone:
+            for partition, pm in rollback.partition_metadata.items():
+                deleted.setdefault(partition, []).extend(_name(path, source) for path in pm.success_delete_files)
+        out = _of_deleted_files(data_table, instant.timestamp, deleted, partitions, settings, source)
+        return _only(partitions, {**out, FILES: _files_of_rollbacks(undone, source)})
     if action in _NO_FILES:
         return {}
     raise TableError(f"{source} of {data_table.base_path}: no metadata-table records for a {action!r} action")
@@ -79,13 +96,74 @@ def records_for_listing(
 ) -> MdtRecords:
     """The records that initialise the metadata-table ``partitions`` from one listing:
     ``files`` maps each data partition ("" for a non-partitioned table's root) to its
-    committed files and their sizes, as of the data ``instant``."""
+    committed files and their sizes, as of the data ``instant`` (the latest completed
+    one). Column statistics and bloom filters are those of the base files (as Hudi
+    0.15 builds them, log files have none until they are written to again)."""
     out: MdtRecords = {}
     if FILES in partitions:
         out[FILES] = [
             _partition_list(files),
             *(_file_list(partition, sizes) for partition, sizes in sorted(files.items())),
         ]
+    if COLUMN_STATS in partitions or BLOOM_FILTERS in partitions:
+        columns = _columns(data_table, settings, None) if COLUMN_STATS in partitions else None
+        stats: list[MetadataRecord] = []
+        blooms: list[MetadataRecord] = []
+        for partition, sizes in sorted(files.items()):
+            for name in sorted(sizes):
+                base = parse_base_file_name(name)
+                if base is None:
+                    continue
+                path = under(data_table.base_path, partition, name, source="the listing")
+                found, bloom = base_file_records(data_table.storage, path, partition, name, instant, columns, BLOOM_FILTERS in partitions)
+                stats += found
+                blooms += [bloom] if bloom is not None else []
+        out.update(_only(partitions, {COLUMN_STATS: stats, BLOOM_FILTERS: blooms}))
+    if RECORD_INDEX in partitions:
+        out[RECORD_INDEX] = record_index_of_listing(data_table, files)
+    return out
+
+
+def _columns(table: HoodieTable, settings: MetadataSettings, schema: str | None) -> tuple[str, ...]:
+    """The columns of column_stats: the configured ones, or those of the writer's schema
+    (``schema``, else the table's latest)."""
+    return columns_to_index(settings.column_stats_columns, schema or table.latest_avro_schema(), table.config.populate_meta_fields)
+
+
+def _of_write(table: HoodieTable, instant: str, commit: CommitMetadata, partitions: Collection[str], settings: MetadataSettings) -> MdtRecords:
+    out: MdtRecords = {}
+    if FILES in partitions:
+        out[FILES] = _files_of_write(commit)
+    if COLUMN_STATS in partitions or BLOOM_FILTERS in partitions:
+        columns = _columns(table, settings, commit.schema) if COLUMN_STATS in partitions else None
+        stats: list[MetadataRecord] = []
+        blooms: list[MetadataRecord] = []
+        for partition, written in commit.partition_to_write_stats.items():
+            for stat in {w.path: w for w in written if w.path}.values():  # a file appended to twice: once
+                path = under(table.base_path, stat.path, source=f"commit {instant}")
+                if parse_base_file_name(stat.file_name) is not None:
+                    found, bloom = base_file_records(table.storage, path, partition, stat.file_name, instant, columns, BLOOM_FILTERS in partitions)
+                    stats += found
+                    blooms += [bloom] if bloom is not None else []
+                elif columns and parse_log_file_name(stat.file_name) is not None:
+                    stats += log_file_stats(table.storage, path, partition, stat.file_name, instant, columns)
+        out.update(_only(partitions, {COLUMN_STATS: stats, BLOOM_FILTERS: blooms}))
+    if RECORD_INDEX in partitions:
+        out[RECORD_INDEX] = record_index_of_write(table, instant, commit)
+    return out
+
+
+def _of_deleted_files(
+    table: HoodieTable, instant: str, deleted: Mapping[str, list[str]], partitions: Collection[str], settings: MetadataSettings, source: str
+) -> MdtRecords:
+    """Column statistics and bloom filters of the deleted base files, as tombstones."""
+    out: MdtRecords = {}
+    bases = [(p, check_name(n, source)) for p, names in deleted.items() for n in dict.fromkeys(names) if parse_base_file_name(n) is not None]
+    if COLUMN_STATS in partitions:
+        columns = _columns(table, settings, None)
+        out[COLUMN_STATS] = [r for p, n in bases for r in deleted_column_stats(p, n, columns)]
+    if BLOOM_FILTERS in partitions:
+        out[BLOOM_FILTERS] = [deleted_bloom_filter(p, n, instant) for p, n in bases]
     return out
 
 

@@ -42,6 +42,8 @@ __all__ = [
     "BloomFilterInfo",
     "ColumnStats",
     "FileInfo",
+    "Float",
+    "Long",
     "MetadataRecord",
     "Payload",
     "RecordLocation",
@@ -272,6 +274,15 @@ def as_arrow_type(value: Any, kind: pa.DataType) -> Any:
 # --- encoding (the writer side) ------------------------------------------------------------
 
 
+class Long(int):
+    """An integer Java holds as a ``long`` (an INT64 column, a timestamp's physical
+    value): written in a ``LongWrapper`` whatever its size, as Hudi writes it."""
+
+
+class Float(float):
+    """A value of a 32-bit float column: written in a ``FloatWrapper``."""
+
+
 def wrap(value: Any) -> tuple[str, dict[str, Any]] | None:
     """The wrapper record Java stores a column-stats value in, as fastavro writes a union
     branch: ``(full name, record)``."""
@@ -284,6 +295,10 @@ def wrap(value: Any) -> tuple[str, dict[str, Any]] | None:
 def _wrapper(value: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(value, bool):
         return ("BooleanWrapper", {"value": value})
+    if isinstance(value, Long):
+        return ("LongWrapper", {"value": int(value)})
+    if isinstance(value, Float):
+        return ("FloatWrapper", {"value": float(value)})
     if isinstance(value, int):
         return ("IntWrapper" if -(1 << 31) <= value < 1 << 31 else "LongWrapper", {"value": value})
     if isinstance(value, float):
@@ -339,13 +354,18 @@ def _raw_location(p: RecordLocation) -> dict[str, Any]:
     def signed(x: int) -> int:
         return x - (1 << 64) if x >= 1 << 63 else x
 
-    return {**out, "fileIdHighBits": signed(bits >> 64), "fileIdLowBits": signed(bits & 0xFFFFFFFFFFFFFFFF), "fileIndex": int(index), "fileIdEncoding": 0}
+    # (Java leaves fileId an empty string when the id is in the bits)
+    bits_of = {"fileIdHighBits": signed(bits >> 64), "fileIdLowBits": signed(bits & 0xFFFFFFFFFFFFFFFF), "fileIndex": int(index)}
+    return {**out, "fileId": "", **bits_of, "fileIdEncoding": 0}
 
 
 def encode_value(record: MetadataRecord, schema_json: str = METADATA_RECORD_SCHEMA_JSON, blank_key: bool = True) -> bytes:
     """``record`` as schemaless Avro of ``schema_json`` (by default
     :data:`~hoodie.metadata_table.schema.METADATA_RECORD_SCHEMA`); the key field is left
     empty as in an HFile, whose entry key holds it, unless ``blank_key`` is False."""
+    if record.type == TYPE_RECORD_INDEX and record.payload is None:
+        # a key's deletion (conversion.py) is no value: it goes in a delete block
+        raise FormatError(f"the record-index deletion of key {record.key!r} has no value to encode: it belongs in a delete block")
     raw = _raw(record)
     if blank_key:
         raw["key"] = ""
