@@ -151,6 +151,8 @@ def test_filters_on_a_table_without_a_metadata_table_filter_rows(tmp_path: Path)
     assert hoodie.read(path, filters=[("v", "<", 2.0)]).num_rows == 0  # a null never matches
     pulled = hoodie.read(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}, filters=[("v", ">", 6.0)])
     assert pulled.column("id").to_pylist() == ["a"]
+    assert hoodie.read(path, filters=[("v", "is null", None)]).column("id").to_pylist() == ["c"]
+    assert sorted(hoodie.read(path, filters=[[("v", "is not null", None), ("v", "<", 6.0)], [("id", "=", "c")]]).column("id").to_pylist()) == ["b", "c"]
 
 
 @pytest.mark.parametrize(
@@ -161,6 +163,7 @@ def test_filters_on_a_table_without_a_metadata_table_filter_rows(tmp_path: Path)
         ([("v", "in", 1)], ConfigError, "'in'"),
         (["v > 1"], ConfigError, "'v > 1'"),
         ("v > 1", ConfigError, "'v > 1'"),
+        ([("v", "is null", 1)], ConfigError, "'is null'"),
     ],
 )
 def test_bad_filters_are_errors_naming_them(tmp_path: Path, filters: Any, error: type[Exception], names: str) -> None:
@@ -194,6 +197,11 @@ def _stats(lo: Any, hi: Any, values: int | None = 10, nulls: int | None = 0) -> 
         (("c", "=", dt.datetime(2024, 1, 1)), _stats(dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc)), True),
         (("c", "=", None), _stats(1, 4), True),
         (("d", "=", 100), _stats(1, 4), True),  # no statistics of the column
+        (("c", "is null", None), _stats(1, 4, 10, 0), False),  # no nulls
+        (("c", "is null", None), _stats(1, 4, 10, 2), True),
+        (("c", "is null", None), _stats(1, 4, 10, None), True),  # null count unknown
+        (("c", "is not null", None), _stats(None, None, 5, 5), False),  # only nulls
+        (("c", "is not null", None), _stats(1, 4, 10, 9), True),
     ],
 )
 def test_which_statistics_rule_a_predicate_out(pred: tuple[str, str, Any], stats: ColumnStats, may: bool) -> None:

@@ -11,11 +11,15 @@ A slice is skipped only when *every* file it reads (its base file and each log f
 Apache Hudi records statistics for both) has statistics that rule out every conjunction.
 A file or column without statistics, statistics of a value type that do not compare with
 the filter's value, or a predicate these rules do not cover (``not in``, a null value)
-keep the slice. Statistics are looked up by the names of the files of the planned
+keep the slice. Besides pyarrow's operators, ``is null`` and ``is not null`` (value
+``None``) test for nulls: a file without nulls rules out ``is null``, a file of nulls
+only ``is not null``. Statistics are looked up by the names of the files of the planned
 (latest committed) slices only, so those of older or uncommitted files never count.
 """
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +34,11 @@ from hoodie.metadata_table.records import ColumnStats
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
-__all__ = ["RowFilter", "prune_slices"]
+__all__ = ["RowFilter", "has_column_stats", "prune_slices"]
 
 Predicate = tuple[str, str, Any]
-_OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
+_NULL_OPS = {"is null", "is not null"}
+_OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in", *_NULL_OPS}
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,8 @@ class RowFilter:
                     raise ConfigError(f"invalid filter operator {p[1]!r} in {p!r}: expected one of {', '.join(sorted(_OPS))}")
                 if op in ("in", "not in") and not isinstance(p[2], (list, tuple, set, frozenset)):
                     raise ConfigError(f"filter {p!r}: {op!r} needs a list of values")
+                if op in _NULL_OPS and p[2] is not None:
+                    raise ConfigError(f"filter {p!r}: {op!r} takes no value (None)")
                 preds.append((p[0], op, p[2]))
             if not preds:
                 raise ConfigError(f"invalid filters {filters!r}: an empty conjunction")
@@ -81,7 +88,10 @@ class RowFilter:
 
     def expression(self) -> pc.Expression:
         """The filter as a pyarrow compute expression (nulls never match, as in SQL)."""
-        return pq.filters_to_expression([list(conj) for conj in self.conjunctions])
+        if not any(op in _NULL_OPS for conj in self.conjunctions for _, op, _ in conj):
+            return pq.filters_to_expression([list(conj) for conj in self.conjunctions])
+        ors = [functools.reduce(operator.and_, [_predicate(p) for p in conj]) for conj in self.conjunctions]
+        return functools.reduce(operator.or_, ors)
 
     def apply(self, rows: pa.Table) -> pa.Table:
         if rows.num_columns == 0:
@@ -94,6 +104,15 @@ class RowFilter:
         return any(all(_may_match(stats.get(c), op, v) for c, op, v in conj) for conj in self.conjunctions)
 
 
+def _predicate(p: Predicate) -> pc.Expression:
+    column, op, _ = p
+    if op == "is null":
+        return pc.field(column).is_null()
+    if op == "is not null":
+        return pc.field(column).is_valid()
+    return pq.filters_to_expression([[p]])
+
+
 def _all_null(s: ColumnStats) -> bool:
     return s.value_count is not None and s.null_count is not None and s.value_count == s.null_count
 
@@ -101,6 +120,10 @@ def _all_null(s: ColumnStats) -> bool:
 def _may_match(s: ColumnStats | None, op: str, value: Any) -> bool:
     if s is None or op == "not in":
         return True
+    if op == "is null":
+        return s.null_count is None or s.null_count > 0
+    if op == "is not null":
+        return not _all_null(s)
     values = list(value) if op == "in" else [value]
     if any(v is None for v in values):
         return True
@@ -134,11 +157,17 @@ def _files(s: FileSlice) -> Iterable[str]:
         yield lf.file_name
 
 
+def has_column_stats(table: HoodieTable) -> bool:
+    """Whether ``table``'s metadata table has a complete ``column_stats`` partition, the
+    statistics skipping reads."""
+    return COLUMN_STATS in table.config.metadata_partitions
+
+
 def prune_slices(table: HoodieTable, slices: Sequence[FileSlice], row_filter: RowFilter) -> list[FileSlice]:
     """The slices of ``slices`` that may hold a row ``row_filter`` matches, by the column
     statistics of the table's metadata table; all of them when it has no complete
     ``column_stats`` partition."""
-    if not slices or COLUMN_STATS not in table.config.metadata_partitions:
+    if not slices or not has_column_stats(table):
         return list(slices)
     reader = MetadataTableReader(table)
     stats = reader.column_stats_many(((s.partition_path, f) for s in slices for f in _files(s)), row_filter.columns)

@@ -50,8 +50,10 @@ from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
+from hoodie.query.skipping import has_column_stats
 from hoodie.query.slices import base_files_only, group_merges, run_slice_task
 from hoodie.spark.partitions import PartitionScheme
+from hoodie.spark.skipping import SkippableRead, SkippingDataFrame
 from hoodie.storage.base import Storage
 from hoodie.storage.local import LocalStorage
 from hoodie.table.file_group import FileSlice
@@ -72,6 +74,9 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
 
     Planning happens now (the DataFrame reads the files as they are at this call); rows
     are read lazily by Spark. An empty table is an empty DataFrame with the table schema.
+    A snapshot, time-travel or read-optimized read of a table with column statistics in
+    its metadata table is a :class:`~hoodie.spark.skipping.SkippingDataFrame`: its
+    filters skip the slices those statistics rule out.
     """
     request = ReadRequest.of(options)
     # Spark's own switches for reading around damaged files count as the read options do
@@ -92,7 +97,12 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     if request.query_type == "read_optimized":
         slices = base_files_only(slices)
     schema = output_schema(table, request.as_of, slices)
-    return scan_with_merge(spark, table, slices, schema, InstantFilter.of_timeline(table.timeline, upto=request.as_of), ignore_corrupt)
+    visible = InstantFilter.of_timeline(table.timeline, upto=request.as_of)
+    df = scan_with_merge(spark, table, slices, schema, visible, ignore_corrupt)
+    if schema is None or not request.data_skipping or not has_column_stats(table):
+        return df
+    # filters on it skip slices by column statistics (hoodie.spark.skipping)
+    return SkippingDataFrame(df, SkippableRead(table, tuple(slices), lambda kept: scan_with_merge(spark, table, kept, schema, visible, ignore_corrupt)))
 
 
 def _in_range(rows: CommitTimes) -> Column:

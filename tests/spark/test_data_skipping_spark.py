@@ -1,0 +1,215 @@
+"""Data skipping through Spark: ``spark.read.format("hoodie").load(p).where(...)`` reads
+only the file slices whose column statistics in the metadata table may hold a matching
+row, and returns exactly what the same read without skipping returns. The files read
+are Spark's own list of the scan's files (``inputFiles``), compared with the Parquet
+footers of the base files; tables are Apache Hudi's (the conformance tables with a
+metadata table, and Apache Hudi 0.15's merge-on-read sample with log files)."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from mdt_checks import footer_stats, mdt_tables
+from pyspark.sql import functions as F
+from shared import cases_or_skip, shared_dir
+
+import hoodie
+from hoodie.spark.pushdown import implied_filter
+from hoodie.spark.skipping import SkippingDataFrame
+from hoodie.table.table import HoodieTable
+
+MDT_TABLES = mdt_tables()
+CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
+COW = "sample_table/cow/v9_txns_simple_meta"
+OFF = {"hoodie.enable.data.skipping": "false"}
+
+Footer = dict[str, tuple[Any, Any, int, int]]
+
+
+def _between(column: str, lo: Any, hi: Any) -> Callable[[Footer], bool]:
+    return lambda f: column not in f or (f[column][1] >= lo and f[column][0] <= hi)
+
+
+# (a Spark condition, the same as hoodie.read's filters, the footer test a base file must pass to be read)
+CONDITIONS: list[tuple[str, list[Any], Callable[[Footer], bool]]] = [
+    (
+        "amount >= 100.00 AND amount < 300.00",
+        [("amount", ">=", Decimal("100.00")), ("amount", "<", Decimal("300.00"))],
+        _between("amount", Decimal("100.00"), Decimal("299.99")),
+    ),
+    (
+        "txn_id = 'TXN-002' OR txn_date > DATE'2024-01-20'",
+        [[("txn_id", "=", "TXN-002")], [("txn_date", ">", dt.date(2024, 1, 20))]],
+        lambda f: _between("txn_id", "TXN-002", "TXN-002")(f) or "txn_date" not in f or f["txn_date"][1] > dt.date(2024, 1, 20),
+    ),
+    ("txn_id IN ('TXN-001', 'TXN-999')", [("txn_id", "in", ["TXN-001", "TXN-999"])], _between("txn_id", "TXN-001", "TXN-001")),
+    ("NOT (txn_ts < 1700800000000)", [("txn_ts", ">=", 1700800000000)], lambda f: "txn_ts" not in f or f["txn_ts"][1] >= 1700800000000),
+]
+
+
+def _names(df: Any) -> set[str]:
+    return {f.rsplit("/", 1)[-1] for f in df.inputFiles()}
+
+
+def _latest_base_files(path: str) -> dict[str, Footer]:
+    latest = HoodieTable.open(path).local_view().latest_slices_all()
+    return {s.base_file.file_name: footer_stats(Path(s.base_file.path)) for s in latest if s.base_file is not None}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_spark_filters_read_only_the_files_whose_statistics_overlap(spark, helpers, conformance_table, name: str) -> None:
+    path = str(conformance_table(name))
+    base_files = _latest_base_files(path)
+    df = spark.read.format("hoodie").load(path)
+    assert isinstance(df, SkippingDataFrame)
+    assert _names(df) == set(base_files)
+    assert not isinstance(spark.read.format("hoodie").options(**OFF).load(path), SkippingDataFrame)
+    for condition, filters, overlaps in CONDITIONS:
+        got = df.where(condition)
+        # the rows of the in-process read without skipping, filtered
+        assert helpers.rows(got) == helpers.rows(hoodie.read(path, OFF, filters=filters)), condition
+        assert _names(got) == {f for f, footer in base_files.items() if overlaps(footer)}, condition
+
+
+def test_the_issue_reproduction_and_columns_of_the_loaded_dataframe(spark, helpers, conformance_table) -> None:
+    """``load(p).where(...)`` with a range on a data column reads fewer files; conditions
+    built from the loaded DataFrame's own columns, chained, or used in ``df[...]`` and a
+    later join, still resolve after skipping rebuilt the scan."""
+    if COW not in MDT_TABLES:
+        pytest.skip(f"conformance table {COW} not found")
+    path = str(conformance_table(COW))
+    everything = hoodie.read(path)
+    df = spark.read.format("hoodie").load(path)
+    got = df.where("txn_ts >= 1700800000000")
+    assert sorted(r.txn_id for r in got.collect()) == ["TXN-017", "TXN-018"]
+    assert len(got.inputFiles()) == len(got.hoodie_file_slices) == 2 < len(df.inputFiles())
+
+    bound = df.where(df.txn_ts >= 1700800000000).where(df["amount"] > Decimal("0")).filter(F.col("txn_id") != "TXN-018")
+    assert [r.txn_id for r in bound.collect()] == ["TXN-017"]
+    assert len(bound.inputFiles()) <= 2
+    assert [r.txn_id for r in df[df.txn_id == "TXN-017"].collect()] == ["TXN-017"]
+    joined = bound.join(df.select("txn_id", F.col("region").alias("r")), "txn_id")
+    assert [(r.txn_id, r.r) for r in joined.collect()] == [(r.txn_id, r.region) for r in bound.collect()]
+    # nothing matches: no file is read, the schema stays
+    none = df.where(df.amount > Decimal("99999999"))
+    assert none.inputFiles() == [] and none.count() == 0 and none.columns == everything.column_names
+    # a filter that rules nothing out keeps the scan as it is
+    assert len(df.where("upper(currency) = 'USD'").hoodie_file_slices) == len(df.hoodie_file_slices)
+
+
+def test_time_travel_read_optimized_and_incremental_reads_with_filters(spark, helpers, conformance_table) -> None:
+    if COW not in MDT_TABLES:
+        pytest.skip(f"conformance table {COW} not found")
+    path = str(conformance_table(COW))
+    first = HoodieTable.open(path).timeline.completed_writes()[0].timestamp
+    condition = "amount > 1000.00"
+    for options in ({"as.of.instant": first}, {"hoodie.datasource.query.type": "read_optimized"}):
+        df = spark.read.format("hoodie").options(**options).load(path)
+        assert isinstance(df, SkippingDataFrame)
+        expected = hoodie.read(path, options, filters=[("amount", ">", Decimal("1000.00"))])
+        got = df.where(condition)
+        assert helpers.rows(got) == helpers.rows(expected)
+        assert set(got.hoodie_file_slices) <= set(df.hoodie_file_slices)
+    incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"}
+    pulled = spark.read.format("hoodie").options(**incremental).load(path)
+    assert not isinstance(pulled, SkippingDataFrame)  # incremental pulls filter rows only, as in process
+    assert helpers.rows(pulled.where(condition)) == helpers.rows(hoodie.read(path, incremental, filters=[("amount", ">", Decimal("1000.00"))]))
+
+
+def test_without_column_statistics_or_with_skipping_off_every_file_is_read(spark, conformance_table, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p"}
+    hoodie.write(pa.table({"id": ["a", "b", "c"], "p": ["x", "y", "z"], "v": [1, 5, 9]}), path, options)
+    df = spark.read.format("hoodie").load(path)
+    assert not isinstance(df, SkippingDataFrame)
+    assert _names(df.where("v > 6")) == set(_latest_base_files(path)) and len(_latest_base_files(path)) == 3
+    assert [r.id for r in df.where("v > 6").collect()] == ["c"]
+    if COW not in MDT_TABLES:
+        pytest.skip(f"conformance table {COW} not found")
+    cow = str(conformance_table(COW))
+    for off in (OFF, {"hoodie.metadata.enable": "false"}):
+        assert _names(spark.read.format("hoodie").options(**off).load(cow).where("txn_ts >= 1700800000000")) == set(_latest_base_files(cow))
+
+
+def _mor_sample() -> Path | None:
+    """Apache Hudi 0.15's merge-on-read sample (slices with log files, all four metadata
+    partitions), kept beside the shared folder."""
+    env = os.environ.get("HOODIE_SAMPLES_DIR")
+    path = (Path(env) if env else shared_dir().parent / "samples") / "hudi015_MERGE_ON_READ"
+    return path if (path / ".hoodie" / "hoodie.properties").is_file() else None
+
+
+def test_merged_slices_with_log_files_are_skipped_by_their_files_statistics(spark, helpers, tmp_path: Path) -> None:
+    sample = _mor_sample()
+    if sample is None:
+        pytest.skip("Apache Hudi 0.15's merge-on-read sample (samples/hudi015_MERGE_ON_READ) not found")
+    path = tmp_path / "mor"
+    shutil.copytree(sample, path, symlinks=True)
+    df = spark.read.format("hoodie").load(str(path))
+    assert isinstance(df, SkippingDataFrame)
+    assert any(s.log_files for s in df.hoodie_file_slices)
+    unskipped = spark.read.format("hoodie").options(**OFF).load(str(path))
+    footers = _latest_base_files(str(path))
+    ranges = (("ts >= 4", "ts", 4, 10**9), ("ts IN (1, 2)", "ts", 1, 2), ("fare > 900", "fare", Decimal("900.01"), Decimal(10**8)))
+    for condition, column, lo, hi in ranges:
+        got = df.where(condition)
+        assert helpers.rows(got) == helpers.rows(unskipped.where(condition)), condition
+        kept = set(got.hoodie_file_slices)
+        assert kept < set(df.hoodie_file_slices), condition  # each condition rules some slice out
+        for s in df.hoodie_file_slices:
+            assert s.base_file is not None
+            footer = footers[s.base_file.file_name]
+            overlaps = _between(column, lo, hi)(footer)
+            if not s.log_files:  # a base file alone: read exactly when its footer overlaps
+                assert (s in kept) == overlaps, (condition, s.file_id)
+            elif overlaps:  # a merged slice is kept at least when its base file overlaps
+                assert s in kept, (condition, s.file_id)
+        assert _names(got) == {s.base_file.file_name for s in kept if s.base_file is not None and not s.log_files}
+
+
+def test_spark_conditions_become_the_row_filters_they_imply(spark) -> None:
+    """The translation alone (Spark's analyzer resolves, nothing runs)."""
+    df = spark.createDataFrame(
+        [],
+        "i int, l long, d double, f float, m decimal(10,2), s string, day date, at timestamp, ntz timestamp_ntz, b boolean, st struct<x: int>",
+    )
+
+    def implied(condition: Any) -> list[list[tuple[str, str, Any]]] | None:
+        plan = df.where(condition)._jdf.queryExecution().analyzed()
+        row_filter = implied_filter(plan.condition())
+        return None if row_filter is None else [list(c) for c in row_filter.conjunctions]
+
+    assert implied("i > 10 AND l <= 5") == [[("i", ">", 10), ("l", "<=", 5)]]
+    assert implied("10 < i") == [[("i", ">", 10)]]
+    assert implied("NOT (i > 10 OR s = 'x')") == [[("i", "<=", 10), ("s", "!=", "x")]]
+    assert implied("NOT (i > 10 AND s = 'x')") == [[("i", "<=", 10)], [("s", "!=", "x")]]
+    assert implied("(i = 1 OR i = 2) AND s = 'a'") == [[("i", "=", 1), ("s", "=", "a")], [("i", "=", 2), ("s", "=", "a")]]
+    assert implied("i > 10 OR upper(s) = 'A'") is None  # one side may match anything
+    assert implied("i > 10 AND upper(s) = 'A'") == [[("i", ">", 10)]]
+    assert implied("l > 10") == [[("l", ">", 10)]]
+    assert implied("i > 2.5") == [[("i", ">", 2)]]  # as Spark rewrites it: cast(i as bigint) > 2
+    assert implied("i = 2.5") == [[("i", "=", Decimal("2.5"))]]  # i widened to a decimal, exactly
+    assert implied("m >= 100.5 AND m < 300") == [[("m", ">=", Decimal("100.50")), ("m", "<", Decimal("300.00"))]]
+    assert implied("m > 10") == [[("m", ">", Decimal("10.00"))]]
+    # floating columns: NaN is above every number in Spark and absent from statistics
+    assert implied("d < 1.5") == [[("d", "<", 1.5)]]
+    assert implied("d > 1.5") is None and implied("d != 1.5") is None and implied("f >= 1") is None
+    assert implied("d < double('NaN')") is None
+    assert implied(F.col("s").isin("a", None, "b")) == [[("s", "in", ["a", "b"])]]
+    assert implied(F.col("d").isin(1.0, float("nan"))) is None
+    assert implied("s IS NULL") == [[("s", "is null", None)]] and implied("NOT (s IS NULL)") == [[("s", "is not null", None)]]
+    assert implied("s <=> 'a'") == [[("s", "=", "a")]] and implied("NOT (s <=> 'a')") is None
+    assert implied("s = NULL") is None
+    assert implied("day > '2024-01-20'") == [[("day", ">", dt.date(2024, 1, 20))]]
+    assert implied(F.col("at") >= dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)) == [[("at", ">=", dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc))]]
+    assert implied(F.col("ntz") < F.lit(dt.datetime(2024, 3, 1)).cast("timestamp_ntz")) == [[("ntz", "<", dt.datetime(2024, 3, 1))]]
+    assert implied("b = true") == [[("b", "=", True)]]
+    assert implied("st.x = 1") is None  # nested fields have no statistics here
+    assert implied("s = i") is None and implied("s > 1") is None  # not a constant; a cast of s
