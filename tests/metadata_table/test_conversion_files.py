@@ -14,10 +14,10 @@ from hudi015_samples import sample_records
 from mdt_checks import stored_files
 
 import hoodie
-from hoodie.errors import TableError, UnsafePathError
+from hoodie.errors import FormatError, TableError, UnsafePathError
 from hoodie.metadata_table.conversion import MdtRecords, records_for_action, records_for_listing
 from hoodie.metadata_table.keys import ALL_PARTITIONS_KEY
-from hoodie.metadata_table.records import MetadataRecord, merge
+from hoodie.metadata_table.records import TYPE_RECORD_INDEX, MetadataRecord, encode_value, merge
 from hoodie.metadata_table.settings import FILES, MetadataSettings
 from hoodie.services.restore import restore_to
 from hoodie.services.rollback import rollback_failed_writes
@@ -207,3 +207,9 @@ def test_a_clean_that_deletes_a_partition_removes_it_from_the_partition_list(tmp
         "b": {"f2.parquet": [0, True]},
         ALL_PARTITIONS_KEY: {"a": [0, True]},
     }
+
+
+def test_a_record_index_deletion_is_no_value_to_encode() -> None:
+    """A deleted key goes in a delete block: encoding it as a value is refused."""
+    with pytest.raises(FormatError, match="'k1'.*delete block"):
+        encode_value(MetadataRecord("k1", TYPE_RECORD_INDEX, None))

@@ -97,8 +97,7 @@ def records_for_listing(
     """The records that initialise the metadata-table ``partitions`` from one listing:
     ``files`` maps each data partition ("" for a non-partitioned table's root) to its
     committed files and their sizes, as of the data ``instant`` (the latest completed
-    one). Column statistics and bloom filters are those of the base files (as Hudi
-    0.15 builds them, log files have none until they are written to again)."""
+    one). A log file's statistics are those of its blocks of completed instants."""
     out: MdtRecords = {}
     if FILES in partitions:
         out[FILES] = [
@@ -109,15 +108,16 @@ def records_for_listing(
         columns = _columns(data_table, settings, None) if COLUMN_STATS in partitions else None
         stats: list[MetadataRecord] = []
         blooms: list[MetadataRecord] = []
+        completed = {i.timestamp for i in data_table.timeline.completed()}
         for partition, sizes in sorted(files.items()):
             for name in sorted(sizes):
-                base = parse_base_file_name(name)
-                if base is None:
-                    continue
                 path = under(data_table.base_path, partition, name, source="the listing")
-                found, bloom = base_file_records(data_table.storage, path, partition, name, instant, columns, BLOOM_FILTERS in partitions)
-                stats += found
-                blooms += [bloom] if bloom is not None else []
+                if parse_base_file_name(name) is not None:
+                    found, bloom = base_file_records(data_table.storage, path, partition, name, instant, columns, BLOOM_FILTERS in partitions)
+                    stats += found
+                    blooms += [bloom] if bloom is not None else []
+                elif columns and parse_log_file_name(name) is not None:
+                    stats += log_file_stats(data_table.storage, path, partition, name, completed, columns)
         out.update(_only(partitions, {COLUMN_STATS: stats, BLOOM_FILTERS: blooms}))
     if RECORD_INDEX in partitions:
         out[RECORD_INDEX] = record_index_of_listing(data_table, files)
@@ -146,7 +146,7 @@ def _of_write(table: HoodieTable, instant: str, commit: CommitMetadata, partitio
                     stats += found
                     blooms += [bloom] if bloom is not None else []
                 elif columns and parse_log_file_name(stat.file_name) is not None:
-                    stats += log_file_stats(table.storage, path, partition, stat.file_name, instant, columns)
+                    stats += log_file_stats(table.storage, path, partition, stat.file_name, {instant}, columns)
         out.update(_only(partitions, {COLUMN_STATS: stats, BLOOM_FILTERS: blooms}))
     if RECORD_INDEX in partitions:
         out[RECORD_INDEX] = record_index_of_write(table, instant, commit)

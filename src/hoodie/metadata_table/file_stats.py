@@ -11,7 +11,8 @@ binary column, a ``date``, a ``Decimal``, an ``int`` for INT32 and a :class:`Lon
 INT64 (a timestamp's physical value), a :class:`Float` or ``float``, a ``bool``.
 
 A log file's statistics are those of the records the instant appended to it (its data
-blocks with that ``INSTANT_TIME``), every column of the list: value count the records,
+blocks with that ``INSTANT_TIME``; at initialisation, those of every completed instant),
+every column of the list: value count the records,
 null count the nulls (all values of a map column, which Java cannot compare), min and
 max of comparable values only (none for structs, lists and maps), sizes 0; binary values
 compare as Java's ``ByteBuffer`` does (signed bytes). A block of deletes only gives
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Context, Decimal
 from typing import Any
 
@@ -144,11 +145,12 @@ def _footer_value(column: pq.ColumnSchema) -> Callable[[Any], Any] | None:
 # --- log files ---------------------------------------------------------------------------------
 
 
-def log_file_stats(storage: Storage, path: str, partition: str, file_name: str, instant: str, columns: Sequence[str]) -> list[MetadataRecord]:
-    """The statistics of the records ``instant`` appended to one log file."""
+def log_file_stats(storage: Storage, path: str, partition: str, file_name: str, instants: Collection[str], columns: Sequence[str]) -> list[MetadataRecord]:
+    """The statistics of the records ``instants`` appended to one log file (the write's
+    own; at initialisation, every completed one)."""
     tables = [
         block.records for block in iter_log_file(storage, path)
-        if isinstance(block, (AvroDataBlock, ParquetDataBlock)) and block.instant_time == instant
+        if isinstance(block, (AvroDataBlock, ParquetDataBlock)) and block.instant_time in instants
     ]
     out = []
     for column in columns:
