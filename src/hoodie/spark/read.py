@@ -24,6 +24,10 @@ determines them exactly (see :mod:`hoodie.spark.partitions`):
   default partition of a string column, very many partitions) is one plain scan: correct,
   just not pruned by partition.
 
+Data skipping: filters on the DataFrame of a snapshot, time-travel or read-optimized
+read of a table with column statistics rebuild this scan over the slices those
+statistics leave (:mod:`hoodie.spark.skipping`).
+
 The scan names the base files themselves, which the file-system view has found. Past 32
 paths Spark would look them up with a Spark job (0.3-0.6 s on a local session); for a
 local table they are looked up on the driver instead (see ``_listing_on_driver``).
