@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
+import json
 from decimal import Decimal
 
+import fastavro
 import pyarrow as pa
 import pytest
 
@@ -77,6 +80,11 @@ def test_record_index_file_id_bits_as_java_stores_them() -> None:
     file_id = "f1e2d3c4-b5a6-4798-8a7b-6c5d4e3f2a1b-12"
     (back,) = _through_hfile([MetadataRecord("k", 5, RecordLocation("p", file_id, 1))])
     assert back.payload == RecordLocation("p", file_id, 1)
+    # and an empty fileId beside the bits, as Apache Hudi 0.15 writes it (its payload
+    # reads that field whatever the encoding: a null stops its compaction)
+    raw = fastavro.schemaless_reader(io.BytesIO(encode_value(back)), fastavro.parse_schema(json.loads(SCHEMA)), None)
+    assert isinstance(raw, dict)
+    assert {k: raw["recordIndexMetadata"][k] for k in ("fileId", "fileIdEncoding", "fileIndex")} == {"fileId": "", "fileIdEncoding": 0, "fileIndex": 12}
 
 
 def test_decoding_uses_the_writer_schema_and_names_a_damaged_value() -> None:
