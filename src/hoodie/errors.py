@@ -11,6 +11,7 @@ debugger. This module holds no logic.
     ├── TableError               no table at a path, a different table at a path, bad table config
     │   ├── UnsupportedTableError    table version / feature hoodie cannot read or write
     │   └── DamagedTableError        a file a completed instant wrote is missing, truncated or corrupt
+    │       └── MetadataOutOfSyncError   the metadata table disagrees with storage or the timeline
     ├── UnsafePathError          a path from data or table metadata would leave the table, or a link inside it
     ├── TimelineError            instant transitions, missing or conflicting instants
     │   └── InstantNotFoundError     a requested instant is not on the timeline
@@ -46,6 +47,11 @@ class UnsupportedTableError(TableError):
 class DamagedTableError(TableError):
     """A file that a completed instant wrote, and that a read or service needs, is missing,
     shorter than its commit says, or corrupt where the commit wrote it."""
+
+
+class MetadataOutOfSyncError(DamagedTableError):
+    """The metadata table lists partitions or files that storage does not hold as the
+    completed instants left them, or lacks some it does."""
 
 
 class UnsafePathError(HoodieError):

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from folder_listings import FolderListings
 from mdt_checks import mdt_tables, stored_files
 from shared import cases_or_skip
 from typer.testing import Result
@@ -159,3 +160,23 @@ def test_a_table_named_but_not_written_is_an_error(cli, one_line_error, own_tabl
 
 def test_a_missing_table_is_one_error_line(cli, one_line_error, tmp_path: Path) -> None:
     assert "no Hudi table at" in one_line_error(cli("metadata", "stats", str(tmp_path / "nothing")))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_validate_and_show_list_through_the_metadata_table(
+    cli, conformance_table: Callable[[str], Path], name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hoodie validate`` and ``hoodie show`` of a table with a metadata table list no
+    partition folder (unless ``hoodie.metadata.enable=false`` for a service command), and
+    validate still finds a file the metadata table lists and storage lost."""
+    base = _copy(conformance_table, name, tmp_path)
+    storage = FolderListings(str(base))
+    monkeypatch.setattr("hoodie.table.table.storage_for", lambda path: storage)
+    assert json.loads(cli("validate", str(base), "--json").stdout)["ok"] is True
+    assert cli("show", str(base), "--json").exit_code == 0
+    assert not storage.listed, storage.listed
+    assert cli("explain", str(base), "-o", "hoodie.metadata.enable=false").exit_code == 0
+    gone = next(s.base_file for s in HoodieTable.open(str(base)).local_view().latest_slices_all() if s.base_file is not None)
+    Path(gone.path).unlink()
+    report = json.loads(cli("validate", str(base), "--json").stdout)
+    assert [(p["file_name"], p["kind"]) for p in report["problems"]] == [(gone.file_name, "missing")], report

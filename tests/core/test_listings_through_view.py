@@ -20,7 +20,7 @@ SOURCE = Path(hoodie.__file__).parent
 # (module, function) -> the folder it lists
 PARTITION_LISTINGS = {
     ("table/fs_view.py", "walk_partitions"): "the table's folders, to find its partitions",
-    ("table/fs_view.py", "FileSystemView._listing"): "a partition, for the view",
+    ("table/fs_view.py", "FileSystemView._list_storage"): "a partition, for the view (its file groups, or its raw listing)",
     ("table/synced_listings.py", "SyncedListings.list_partition"): "a partition, for a synced view",
 }
 OTHER_FOLDERS = {

@@ -36,6 +36,8 @@ from hoodie.cli.instants import parse_instant
 from hoodie.cli.options import parse_options
 from hoodie.cli.output import stdout_console, warnings_as_notes
 from hoodie.cli.typer_app import HoodieTyper
+from hoodie.config import HoodieConfig
+from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.table import HoodieTable
 
 app = HoodieTyper(
@@ -146,7 +148,13 @@ def validate(path: PathArg, as_of: AsOfOpt = None, as_json: JsonOpt = False) -> 
 def _table_as_of(path: str, as_of: str | None) -> tuple[HoodieTable, str | None]:
     """The table at ``path`` and the instant ``--as-of`` names (checked first)."""
     instant = parse_instant(as_of, "--as-of") if as_of is not None else None
-    return HoodieTable.open(path), instant
+    return _open(path), instant
+
+
+def _open(path: str, config: HoodieConfig | None = None) -> HoodieTable:
+    """The table at ``path``, its views listed through its metadata table unless
+    ``-o hoodie.metadata.enable=false`` (:mod:`hoodie.metadata_table.listing`)."""
+    return listed_through_metadata(HoodieTable.open(path), metadata_listing(config if config is not None else HoodieConfig.of({})))
 
 
 @app.command()
@@ -181,7 +189,7 @@ def compaction_schedule(
     """Plan a compaction now and save it as a requested compaction instant."""
     with reporting_errors():
         config = parse_options(options)
-        compaction_cmd.schedule(HoodieTable.open(path), config, force, as_json)
+        compaction_cmd.schedule(_open(path, config), config, force, as_json)
 
 
 @compaction_app.command("run")
@@ -197,7 +205,7 @@ def compaction_run(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "--instant") if instant is not None else None
-        compaction_cmd.run(HoodieTable.open(path), config, chosen, as_json)
+        compaction_cmd.run(_open(path, config), config, chosen, as_json)
 
 
 @compaction_app.command("show")
@@ -205,7 +213,7 @@ def compaction_show(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = 
     """List the pending compactions and the file slices each one compacts."""
     with reporting_errors():
         config = parse_options(options)
-        compaction_cmd.show(HoodieTable.open(path), config, as_json)
+        compaction_cmd.show(_open(path, config), config, as_json)
 
 
 @app.command()
@@ -224,7 +232,7 @@ def _run_service(command: ModuleType, path: str, dry_run: bool, options: list[st
     """A table service's CLI module (``run`` and ``dry_run``) on the table at ``path``."""
     with reporting_errors():
         config = parse_options(options)
-        table = HoodieTable.open(path)
+        table = _open(path, config)
         (command.dry_run if dry_run else command.run)(table, config, as_json)
 
 
@@ -243,7 +251,7 @@ def savepoint_create(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "--instant") if instant is not None else None
-        savepoint_cmd.create(HoodieTable.open(path), config, chosen, user, comment, as_json)
+        savepoint_cmd.create(_open(path, config), config, chosen, user, comment, as_json)
 
 
 @savepoint_app.command("delete")
@@ -256,7 +264,7 @@ def savepoint_delete(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "T")
-        savepoint_cmd.delete(HoodieTable.open(path), config, chosen)
+        savepoint_cmd.delete(_open(path, config), config, chosen)
 
 
 @savepoint_app.command("list")
@@ -264,7 +272,7 @@ def savepoint_list(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = F
     """List the savepoints: commit, when, by whom, files kept, comment."""
     with reporting_errors():
         config = parse_options(options)
-        savepoint_cmd.show_list(HoodieTable.open(path), config, as_json)
+        savepoint_cmd.show_list(_open(path, config), config, as_json)
 
 
 @app.command()
@@ -279,7 +287,7 @@ def restore(
     with reporting_errors():
         config = parse_options(options)
         savepoint = parse_instant(to, "--to")
-        restore_cmd.restore(HoodieTable.open(path), config, savepoint, yes, as_json)
+        restore_cmd.restore(_open(path, config), config, savepoint, yes, as_json)
 
 
 @app.command()
@@ -287,7 +295,7 @@ def explain(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -
     """Say whether compaction, cleaning and archival would run now, and why not."""
     with reporting_errors():
         config = parse_options(options)
-        explain_cmd.print_explain(HoodieTable.open(path), config, as_json)
+        explain_cmd.print_explain(_open(path, config), config, as_json)
 
 
 @metadata_app.command("list-partitions")

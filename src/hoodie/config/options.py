@@ -310,8 +310,16 @@ METADATA_ENABLE = _opt(
     boolean,
     "Writes: maintain the metadata table (.hoodie/metadata): initialise it from one listing when the table has none, "
     "and apply every action to it before the action completes; false deletes an existing one. Default false for "
-    "writers for now (Apache Hudi's default is true). Reads: use an existing one's column statistics for data "
-    "skipping (on unless set false, as Apache Hudi's readers default it).",
+    "writers for now (Apache Hudi's default is true). Reads, services, the CLI and the timeline server's views: list "
+    "partitions and files through an existing one whose files partition is complete (no partition folder is listed) "
+    "and use its column statistics for data skipping (on unless set false, as Apache Hudi's readers default it).",
+)
+METADATA_VALIDATE = _opt(
+    "hoodie.metadata.validate",
+    False,
+    boolean,
+    "Compare every listing the metadata table gives with a listing of storage; a difference is a MetadataOutOfSyncError "
+    "naming the partition and the files (lists storage besides: for checking, not for speed).",
 )
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, boolean, "Accepted for compatibility.")
 

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from hoodie.engine import Engine
+from hoodie.metadata_table.listing import listed_through_metadata
 from hoodie.query.incremental import read_incremental
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import IncrementalPlan, plan_incremental, plan_snapshot, why_snapshot_is_empty
@@ -73,7 +74,7 @@ def read_table(
     """
     request = ReadRequest.of(options)
     row_filter = RowFilter.of(filters)
-    table = HoodieTable.open(path, storage)
+    table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
     missing, corrupt = request.ignore_missing_files, request.ignore_corrupt_files
     if request.query_type == "incremental":
         assert request.begin is not None

@@ -2,7 +2,8 @@
 
 ``hoodie.datasource.query.type`` (snapshot, read_optimized, incremental), ``as.of.instant``,
 the incremental range ``hoodie.datasource.read.{begin,end}.instanttime`` and whether
-filters skip files (``hoodie.enable.data.skipping``, ``hoodie.metadata.enable``); every
+filters skip files (``hoodie.enable.data.skipping``, ``hoodie.metadata.enable``), whether
+views list through the metadata table (``hoodie.metadata.enable``, ``.validate``); every
 inconsistency is a :class:`~hoodie.errors.ConfigError` naming the options involved.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from hoodie.config import options as opts
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
+from hoodie.metadata_table.listing import MetadataListing, metadata_listing
 from hoodie.query.planner import as_instant
 
 
@@ -30,6 +32,9 @@ class ReadRequest:
     # hoodie.enable.data.skipping, and hoodie.metadata.enable: true for reads unless set
     # false (Apache Hudi's readers default it so, whatever its writers do)
     data_skipping: bool = True
+    # how the read's views list (hoodie.metadata.enable, .validate): through the table's
+    # metadata table, or storage (None)
+    listing: MetadataListing | None = MetadataListing()
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> ReadRequest:
@@ -49,7 +54,10 @@ class ReadRequest:
             raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
         metadata = config.get(opts.METADATA_ENABLE) if config.has(opts.METADATA_ENABLE) else True
         skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(metadata)
-        return cls(query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping)
+        return cls(
+            query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping,
+            metadata_listing(config),
+        )
 
 
 def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:

@@ -231,7 +231,8 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
 
     view: TableView
     if basis == COMPLETION_TIME:
-        view = FileSystemView(table.storage, table.base_path, _timeline_as_completed_by(timeline, end), None, ignore_missing_files)
+        # (listed as the table lists, as of its whole timeline: the view keeps what `end` saw)
+        view = FileSystemView(table.storage, table.base_path, _timeline_as_completed_by(timeline, end), None, ignore_missing_files, lister=table.lister())
     else:
         view = table.view(end, ignore_missing_files)
     slices = []

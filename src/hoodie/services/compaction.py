@@ -286,9 +286,9 @@ def run_compaction(
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
         by_partition.setdefault(s.partitionPath, []).append(s)
-    # a compaction's markers are CREATE markers: no partition is listed for them (one local
-    # view, made only if a marker ever asks, as the commit of a write does)
-    local = functools.cache(table.local_view)
+    # a compaction's markers are CREATE markers: no partition is listed for them (one view
+    # of storage, made only if a marker ever asks, as the commit of a write does)
+    local = functools.cache(table.storage_view)
     DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_unaccepted(
         stats, lambda p: local().partition_files(p), lambda: paths_completed_writes_name(timeline.reload())
     )

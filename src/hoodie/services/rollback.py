@@ -193,9 +193,10 @@ def _plan_requests(table: HoodieTable, failed: Instant, partitions: Iterable[str
     left alone: it writes none, and later writes' logs carry its instant as their base
     instant."""
     compaction = failed.action == Action.COMPACTION
-    # a local view: the failed write's files are in no committed slice, so only a listing
-    # of storage shows them (it lists each partition once, for the markers and the scan)
-    view = table.local_view()
+    # a view of storage: the failed write's files are in no committed slice (nor in the
+    # metadata table), so only a listing of storage shows them (it lists each partition
+    # once, for the markers and the scan)
+    view = table.storage_view()
     listed, written = marked_files(table, failed.timestamp, view)
     listed.update(partitions)
     if failed.is_inflight and not compaction:
@@ -293,7 +294,8 @@ def apply_requests(table: HoodieTable, requests: Iterable[RollbackRequest], roll
     at ``started``, monotonic): delete their files, append their rollback command blocks.
     Returns what was done, partition by partition in the order of the requests."""
     done: dict[str, tuple[list[str], list[str], dict[str, int], dict[str, int]]] = {}
-    view = table.local_view()  # lists a partition when a rollback block goes there
+    # lists a partition (storage: the log versions of failed writes count) when a rollback block goes there
+    view = table.storage_view()
     for req in requests:
         success, failed, commands, failed_logs = done.setdefault(req.partition_path, ([], [], {}, {}))
         for path in req.files_to_delete:

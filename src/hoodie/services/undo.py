@@ -69,8 +69,9 @@ def _known_partitions(table: HoodieTable, view: FileSystemView, instant: Instant
 
 def plan_undo(table: HoodieTable, instant: Instant, files: list[TimelineFile]) -> UndoPlan:
     """Find what ``instant`` wrote; reads its timeline files and lists its partitions."""
-    # a local view: files of a write that never completed are in no committed slice
-    view = table.local_view()
+    # a view of storage: files of a write that never completed are in no committed slice,
+    # nor in the metadata table (which knows committed files only)
+    view = table.storage_view()
     partitions, written = _known_partitions(table, view, instant, files)
     completed = any(f.instant.is_completed for f in files)
     if partitions is None:

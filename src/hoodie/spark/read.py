@@ -50,6 +50,7 @@ from pyspark.sql.types import StructType
 
 from hoodie.errors import UnsupportedTableError
 from hoodie.layout import InstantTime
+from hoodie.metadata_table.listing import listed_through_metadata
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import plan_incremental, plan_snapshot
@@ -86,7 +87,7 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     # Spark's own switches for reading around damaged files count as the read options do
     ignore_missing = request.ignore_missing_files or _conf_true(spark, "spark.sql.files.ignoreMissingFiles")
     ignore_corrupt = request.ignore_corrupt_files or _conf_true(spark, "spark.sql.files.ignoreCorruptFiles")
-    table = HoodieTable.open(path, storage)
+    table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
     if request.query_type == "incremental":
         assert request.begin is not None
         plan = plan_incremental(table, request.begin, request.end, ignore_missing)

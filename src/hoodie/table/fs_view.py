@@ -8,7 +8,9 @@ log files a writer names after a pending compaction belong to the latest slice b
 until the compaction's base file is committed.
 
 A view lists storage itself unless it is given :class:`PartitionListings`, the listings a
-longer-lived owner keeps in step with the timeline (a timeline server's synced view).
+longer-lived owner keeps in step with the timeline (a timeline server's synced view), or a
+:class:`PartitionLister` to find partitions and their files with (a table's metadata
+table: no partition folder is listed).
 
 The view is the one place that lists partitions: besides its file groups, it hands out a
 partition's raw listing (:meth:`FileSystemView.partition_files`: every file storage holds
@@ -93,6 +95,27 @@ class TableView(Protocol):
         ...
 
 
+class PartitionLister(Protocol):
+    """What a view finds partitions and their files with instead of listing storage (a
+    table's metadata table). It knows the files of completed instants only."""
+
+    def all_partition_paths(self) -> list[str]:
+        """Every partition of the table ("" for a non-partitioned table's root)."""
+        ...
+
+    def files_in_many(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
+        """The files of each of ``partitions``, name → size (empty for a partition
+        without any)."""
+        ...
+
+
+def listed_files(base_path: str, partition_path: str, files: dict[str, int]) -> list[FileInfo]:
+    """The files a :class:`PartitionLister` gave for a partition, as a storage listing
+    would give them."""
+    directory = under(base_path, partition_path)
+    return [FileInfo(under(directory, name, source=f"the listing of partition {partition_path!r}"), name, size, False) for name, size in sorted(files.items())]
+
+
 class PartitionListings(Protocol):
     """Partition listings a view takes instead of listing storage."""
 
@@ -141,9 +164,13 @@ class FileSystemView:
         listings: PartitionListings | None = None,
         archived: Sequence[tuple[Instant, CommitMetadata]] = (),
         committed: CommittedSource | None = None,
+        lister: PartitionLister | None = None,
     ) -> None:
         self.storage = storage
         self.listings = listings
+        # partitions and their files from the lister when given (committed files only:
+        # partition_files still lists storage, for those looking for files of pending writes)
+        self.lister = lister if listings is None else None
         self.base_path = base_path
         self.timeline = timeline
         self.as_of = as_of
@@ -155,7 +182,9 @@ class FileSystemView:
         self._groups: dict[str, list[FileGroup]] = {}
         # partition -> its listing (made by the walk, a prefetch or the first ask), kept
         # for the file groups and partition_files alike: one listing per partition a view
+        # (with a lister, its files; storage's for partition_files are in _stored)
         self._listings: dict[str, list[FileInfo]] = {}
+        self._stored: dict[str, list[FileInfo]] = {}
         completed = [i for i in timeline.completed(Action.WRITE_ACTIONS) if as_of is None or i.time <= InstantTime(as_of)]
         self._visible: dict[str, Instant] = {i.timestamp: i for i in completed}
         all_on_timeline = {i.timestamp for i in timeline.instants}
@@ -181,7 +210,9 @@ class FileSystemView:
     def visible_instants(self) -> list[Instant]:
         return list(self._visible.values())
 
-    def _is_committed(self, instant: str) -> bool:
+    def is_committed(self, instant: str) -> bool:
+        """Whether the view counts ``instant`` as committed (completed by its instant, or
+        archived and not rolled back)."""
         if instant in self._visible:
             return True
         if instant in self._on_timeline:
@@ -206,6 +237,8 @@ class FileSystemView:
         that is gone from storage, is damage (see :meth:`_checked`)."""
         if self.listings is not None:
             found = self.listings.partition_paths()
+        elif self.lister is not None:
+            found = self.lister.all_partition_paths()
         else:
             with self._lock:
                 known = dict(self._listings)
@@ -246,6 +279,10 @@ class FileSystemView:
         storage. The listings wait in ``_listings`` for :meth:`file_groups`."""
         with self._lock:
             todo = [p for p in dict.fromkeys(partitions) if p not in self._groups and p not in self._listings]
+        if self.lister is not None:
+            if todo:  # one lookup for all of them
+                self._from_lister(todo)
+            return
         if len(todo) < 2:
             return
 
@@ -261,7 +298,16 @@ class FileSystemView:
         for those that must see what no committed slice names (a failed write's files, a
         log version a rollback appends after). The view's own listing, made at most once
         until :meth:`forget`; a view given :class:`PartitionListings` asks them (which
-        may lack files of pending instants)."""
+        may lack files of pending instants). A view given a :class:`PartitionLister`
+        lists storage here all the same: the lister knows committed files only."""
+        if self.lister is not None:
+            with self._lock:
+                cached = self._stored.get(partition_path)
+            if cached is None:
+                cached = self._list_storage(partition_path)
+                with self._lock:
+                    cached = self._stored.setdefault(partition_path, cached)
+            return [e for e in cached if not e.is_dir]
         return [e for e in self._listing(partition_path) if not e.is_dir]
 
     def forget(self, partition_path: str) -> None:
@@ -269,20 +315,32 @@ class FileSystemView:
         file groups included, comes from storage again."""
         with self._lock:
             self._listings.pop(partition_path, None)
+            self._stored.pop(partition_path, None)
             self._groups.pop(partition_path, None)
 
     def _listing(self, partition_path: str) -> list[FileInfo]:
         """A partition's entries, listed once: from the view's listings source (which
-        keeps them itself) or storage."""
+        keeps them itself), its lister, or storage."""
         if self.listings is not None:
             return self.listings.list_partition(partition_path)
         with self._lock:
             cached = self._listings.get(partition_path)
         if cached is not None:
             return cached
-        entries = self.storage.list_dir(under(self.base_path, partition_path))
+        if self.lister is not None:
+            return self._from_lister([partition_path])[partition_path]
+        entries = self._list_storage(partition_path)
         with self._lock:
             return self._listings.setdefault(partition_path, entries)
+
+    def _from_lister(self, partitions: list[str]) -> dict[str, list[FileInfo]]:
+        assert self.lister is not None
+        found = self.lister.files_in_many(partitions)
+        with self._lock:
+            return {p: self._listings.setdefault(p, listed_files(self.base_path, p, found.get(p, {}))) for p in partitions}
+
+    def _list_storage(self, partition_path: str) -> list[FileInfo]:
+        return self.storage.list_dir(under(self.base_path, partition_path))
 
     def replaced_file_groups(self, partition_path: str) -> list[FileGroup]:
         """The file groups of the partition that the view's completed replace commits
@@ -308,7 +366,7 @@ class FileSystemView:
                 continue
             bname = parse_base_file_name(info.name)
             if bname is not None:
-                if not keep(bname.file_id) or not self._is_committed(bname.instant):
+                if not keep(bname.file_id) or not self.is_committed(bname.instant):
                     continue
                 prior = bases[bname.file_id].get(bname.instant)
                 # Two committed files for the same slice can only come from a duplicate task
@@ -403,7 +461,7 @@ class FileSystemView:
                     earlier = [t for t in by_instant if InstantTime(t) < InstantTime(owner)]
                     if earlier:
                         by_instant[max(earlier, key=InstantTime)][1].append(lf)
-                elif self._is_committed(owner) or owner in self._visible:
+                elif self.is_committed(owner) or owner in self._visible:
                     by_instant[owner] = (None, [lf])
         return [
             FileSlice(partition, file_id, t, b, tuple(ls))

@@ -25,7 +25,7 @@ from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.server_calls import TABLE_TROUBLE, ServerAddress, ServerCallError, ServerClient
 from hoodie.storage.paths import check_name, check_partition_path, under
 from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogExtent, LogFile
-from hoodie.table.fs_view import FileSystemView, MissingFile
+from hoodie.table.fs_view import FileSystemView, MissingFile, PartitionLister
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
 
@@ -244,6 +244,10 @@ class ViewSource:
     server: ServerClient
     view_type: str = REMOTE_FIRST
 
-    def view(self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView]) -> RemoteFileSystemView | PriorityFileSystemView:
+    def view(
+        self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView], lister: Callable[[], PartitionLister | None] | None = None
+    ) -> RemoteFileSystemView | PriorityFileSystemView:
+        """The server's view (``lister``: the server lists as it is configured to; the
+        ``local`` view on failure lists with the table's own)."""
         remote = RemoteFileSystemView(self.server, base_path, timeline)
         return remote if self.view_type == REMOTE_ONLY else PriorityFileSystemView(remote, local)

@@ -16,7 +16,9 @@ since the last one (Hudi's incremental timeline sync):
   be decoded: everything is listed again (a rebuild).
 
 Files of pending instants may or may not be in a listing; views ignore them until their
-instant completes, when its write stats bring them in. Listings, the set of partitions
+instant completes, when its write stats bring them in. Given a lister for the synced
+timeline (:meth:`SyncedListings.use_lister`: the table's metadata table), partitions and
+their files come from it instead of storage, and no partition folder is listed. Listings, the set of partitions
 and what completed writes wrote (:mod:`hoodie.table.synced_commits`, what a server's
 views check the listings against) all live in one
 :class:`~hoodie.table.view_stores.ViewStore`: what the owner keeps besides is a fixed
@@ -39,7 +41,7 @@ from hoodie.errors import HoodieError
 from hoodie.layout import InstantTime, parse_log_file_name
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import check_name, under
-from hoodie.table.fs_view import FileSystemView, walk_partitions
+from hoodie.table.fs_view import FileSystemView, PartitionLister, listed_files, walk_partitions
 from hoodie.table.synced_commits import StoredCommits, ViewCommits
 from hoodie.table.view_stores import MemoryStore, ViewStore
 from hoodie.timeline.active import ActiveTimeline
@@ -88,12 +90,34 @@ class SyncedListings:
         self._generation = 0  # bumped by every change a sync or rebuild makes
         self._underway: dict[str, _Underway] = {}  # partitions being listed, by whom first asked
         self._lock = threading.RLock()
+        # what the synced timeline's partitions and files are found with instead of storage
+        # (made on first need, once per timeline: a metadata table's reader sees the
+        # instants of the timeline it was made for)
+        self._make_lister: Callable[[], PartitionLister | None] | None = None
+        self._lister: PartitionLister | None = None
+
+    def use_lister(self, make: Callable[[], PartitionLister | None] | None) -> None:
+        """Find partitions and files not kept yet with what ``make`` makes, a lister of
+        the timeline last synced (None: list storage)."""
+        with self._lock:
+            self._make_lister, self._lister = make, None
+
+    def _current_lister(self) -> PartitionLister | None:
+        with self._lock:
+            if self._lister is None and self._make_lister is not None:
+                self._lister = self._make_lister()
+                self._make_lister = None
+            return self._lister
 
     # --- what views ask -----------------------------------------------------------------------
     def partition_paths(self) -> list[str]:
         with self._lock:
             known = self._partitions()
-            if known is None:
+            lister = self._current_lister() if known is None else None
+            if lister is not None:
+                known = set(lister.all_partition_paths())
+                self.store.put(_PARTITIONS, json.dumps(sorted(known)).encode())
+            elif known is None:
                 found = set()
                 # a partition listed already (a write's) is not listed again by the walk
                 for partition, entries in walk_partitions(self.storage, self.base_path, self._kept):
@@ -146,7 +170,11 @@ class SyncedListings:
                 continue
             try:
                 # listed outside the lock: the partitions of a write are asked for at once
-                entries = self.storage.list_dir(directory)
+                lister = self._current_lister()
+                if lister is not None:
+                    entries = listed_files(self.base_path, partition_path, lister.files_in_many([partition_path]).get(partition_path, {}))
+                else:
+                    entries = self.storage.list_dir(directory)
                 with self._lock:
                     if self._generation != generation:
                         continue  # a sync ran meanwhile: this listing may predate what it applied
@@ -261,8 +289,8 @@ class SharedListings:
     in step with the timeline (a write, then its inline compaction and clean: each view is
     made from a newer timeline, whose completed instants are applied before it answers).
     Only committed data comes from here: rollback and undo, which look for files of
-    pending instants, list storage through a local view
-    (:meth:`~hoodie.table.table.HoodieTable.local_view`)."""
+    pending instants, list storage
+    (:meth:`~hoodie.table.table.HoodieTable.storage_view`)."""
 
     def __init__(self, storage: Storage, base_path: str) -> None:
         self.listings = SyncedListings(storage, base_path, MemoryStore(), keep_empty=True)
@@ -271,10 +299,14 @@ class SharedListings:
         # a copy elsewhere (another process) starts empty: it lists what it is asked for
         return SharedListings, (self.listings.storage, self.listings.base_path)
 
-    def view(self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView]) -> FileSystemView:
+    def view(
+        self, base_path: str, timeline: ActiveTimeline, local: Callable[[], FileSystemView], lister: Callable[[], PartitionLister | None] | None = None
+    ) -> FileSystemView:
         """The latest view of ``timeline`` (``local``, the view listing storage, is not
-        needed: nothing here can fail over)."""
+        needed: nothing here can fail over); what is not kept yet is found with the
+        table's ``lister`` of ``timeline``, or listed."""
         self.listings.sync(timeline)
+        self.listings.use_lister(lister)
         return FileSystemView(self.listings.storage, base_path, timeline, listings=self.listings)
 
 

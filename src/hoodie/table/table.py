@@ -2,12 +2,15 @@
 
 ``HoodieTable`` is a read-only handle: it never writes data files or instants (the write
 client does). ``create`` only lays down an empty table (``.hoodie`` and its properties).
+Its views list storage unless it is given a :class:`ListingSource` (its metadata table,
+chosen by whoever opens the table for a read, a write or a service) or a view source.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -23,13 +26,22 @@ from hoodie.layout import (
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.storage.paths import under
-from hoodie.table.fs_view import FileSystemView, TableView
+from hoodie.table.fs_view import FileSystemView, PartitionLister, TableView
 from hoodie.table.properties_file import load_table_config, properties_exist, store_table_config
 from hoodie.table.remote_view import ViewSource
 from hoodie.table.synced_listings import SharedListings
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
+
+
+class ListingSource(Protocol):
+    """What a table's views find partitions and files with instead of listing storage: a
+    lister made for the table as it is loaded (its metadata table's reader sees the
+    instants the table's timeline completed), or None to list storage after all.
+    Picklable: a table goes to tasks with it."""
+
+    def lister(self, table: HoodieTable) -> PartitionLister | None: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,8 @@ class HoodieTable:
     # where the latest views come from: a timeline server, the listings an operation shares
     # in process (SharedListings), or None: a listing of storage for each view
     view_source: ViewSource | SharedListings | None = None
+    # what its views list partitions and files with: None lists storage
+    listing: ListingSource | None = None
 
     # --- open / create ----------------------------------------------------------------------
     @staticmethod
@@ -93,11 +107,20 @@ class HoodieTable:
 
     def reload(self) -> HoodieTable:
         """The same table with a freshly loaded config and timeline."""
-        return HoodieTable.open(self.base_path, self.storage).served_by(self.view_source)
+        return replace(HoodieTable.open(self.base_path, self.storage), view_source=self.view_source, listing=self.listing)
 
     def served_by(self, source: ViewSource | SharedListings | None) -> HoodieTable:
         """The same table with its latest views from ``source``."""
         return replace(self, view_source=source)
+
+    def listed_by(self, source: ListingSource | None) -> HoodieTable:
+        """The same table with its views' partitions and files from ``source`` (None:
+        listings of storage)."""
+        return replace(self, listing=source)
+
+    def lister(self) -> PartitionLister | None:
+        """The lister of this table's views as of its loaded timeline (None: storage)."""
+        return self.listing.lister(self) if self.listing is not None else None
 
     # --- paths ------------------------------------------------------------------------------
     @property
@@ -127,17 +150,24 @@ class HoodieTable:
         """The file groups of the table as of ``as_of`` (default: the latest completed
         instant): from :attr:`view_source` for the latest view (a timeline server, or the
         listings an operation shares), else (and for time travel and reads around missing
-        files) from listings of storage."""
+        files) from its :attr:`listing` or listings of storage."""
         if self.view_source is None or as_of is not None or ignore_missing_files:
             return self.local_view(as_of, ignore_missing_files)
-        return self.view_source.view(self.base_path, self.timeline, self.local_view)
+        return self.view_source.view(self.base_path, self.timeline, self.local_view, self.lister)
 
     def local_view(
         self, as_of: str | None = None, ignore_missing_files: bool = False, archived: Sequence[tuple[Instant, CommitMetadata]] = ()
     ) -> FileSystemView:
-        """A view built from the timeline and listings of storage (and checked against
-        the ``archived`` commits' files too, when given: :mod:`hoodie.table.archived`)."""
-        return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files, archived=archived)
+        """A view built in process from the timeline and the table's :attr:`listing`, or
+        listings of storage (and checked against the ``archived`` commits' files too, when
+        given: :mod:`hoodie.table.archived`)."""
+        return FileSystemView(self.storage, self.base_path, self.timeline, as_of, ignore_missing_files, archived=archived, lister=self.lister())
+
+    def storage_view(self) -> FileSystemView:
+        """A view listing storage whatever the table's :attr:`listing`: for those that
+        look for files no completed instant names (a failed write's, a log version being
+        appended), which a metadata table never holds."""
+        return FileSystemView(self.storage, self.base_path, self.timeline)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         return self.timeline.commit_metadata(instant)

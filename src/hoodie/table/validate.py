@@ -5,7 +5,8 @@ every partition a completed write of the active timeline wrote into, listed or n
 reports, without reading any data:
 
 * **missing**: a base or log file a completed instant wrote, that the latest slices need,
-  and that storage no longer has;
+  and that storage no longer has (found by the listing, or, on a table listed through its
+  metadata table, when the file is opened for the other checks);
 * **size**: a base file whose size differs from its write stat's ``fileSizeInBytes``;
 * **unreadable**: a base file whose Parquet footer cannot be decoded;
 * **truncated**: a log file shorter than the bytes completed delta commits wrote into it;
@@ -32,6 +33,8 @@ from hoodie.table.archived import archived_commits
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
+
+_GONE = "written by a completed instant, gone from storage"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def validate_table(table: HoodieTable, as_of: str | None = None, on_slice: Calla
     ``on_slice`` is called after each slice (progress)."""
     view = table.local_view(as_of, ignore_missing_files=True, archived=archived_commits(table, as_of))
     slices = view.latest_slices_all()
-    problems = [FileProblem(m.partition_path, m.file_name, m.instant, "missing", "written by a completed instant, gone from storage") for m in view.missing]
+    problems = [FileProblem(m.partition_path, m.file_name, m.instant, "missing", _GONE) for m in view.missing]
     checked = 0
     for s in slices:
         if s.base_file is not None:
@@ -87,6 +90,9 @@ def _base_problems(table: HoodieTable, view: FileSystemView, s: FileSlice, base:
     try:
         with fs.open_input_file(path) as f:
             pq.ParquetFile(f).metadata  # noqa: B018  (decoding the footer is the check)
+    except FileNotFoundError:
+        # listed by the metadata table, gone from storage
+        return [FileProblem(s.partition_path, base.file_name, instant, "missing", _GONE)]
     except (pa.ArrowInvalid, OSError) as e:
         out.append(FileProblem(s.partition_path, base.file_name, instant, "unreadable", " ".join(str(e).split())))
     return out
@@ -98,7 +104,11 @@ def _log_problems(table: HoodieTable, s: FileSlice, lf: LogFile) -> list[FilePro
     out = []
     furthest = lf.committed_end()
     assert furthest is not None
-    with LogFileReader(table.storage, lf.path) as reader:
+    try:
+        reader = LogFileReader(table.storage, lf.path)
+    except FileNotFoundError:  # listed by the metadata table, gone from storage
+        return [FileProblem(s.partition_path, lf.file_name, furthest.instant, "missing", _GONE)]
+    with reader:
         if reader.size < furthest.end:
             out.append(
                 FileProblem(s.partition_path, lf.file_name, furthest.instant, "truncated", f"{reader.size} bytes; its commits wrote up to byte {furthest.end}")

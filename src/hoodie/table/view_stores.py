@@ -184,6 +184,10 @@ class StoreSettings:
     spill_dir: str = ""
     rocksdb_base_path: str = "/tmp/hoodie_timeline_rocksdb"
     incremental_sync: bool = True
+    # what the view lists partitions and files with: the table's metadata table when it has
+    # a complete files partition (hoodie.metadata.enable), compared with storage (.validate)
+    metadata_table: bool = True
+    validate_metadata: bool = False
 
     @classmethod
     def from_config(cls, config: HoodieConfig) -> StoreSettings:
@@ -196,6 +200,8 @@ class StoreSettings:
             config.get(o.VIEW_SPILLABLE_DIR),
             config.get(o.VIEW_ROCKSDB_BASE_PATH),
             config.get(o.VIEW_INCREMENTAL_SYNC),
+            bool(config.get(o.METADATA_ENABLE)) if config.has(o.METADATA_ENABLE) else True,
+            bool(config.get(o.METADATA_VALIDATE)),
         )
 
     def open(self) -> ViewStore:

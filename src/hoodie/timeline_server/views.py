@@ -17,6 +17,11 @@ requests. A client whose ``lastinstantts`` the server still cannot see is answer
 Java's server does. Views are built on worker threads so that marker requests on the
 event loop never wait for a listing.
 
+With ``hoodie.metadata.enable`` (the default) and a table whose metadata table has a
+complete ``files`` partition, partitions and files not kept yet come from the metadata
+table as of the synced timeline, and no partition folder is listed; its views then hold
+committed files only (Apache Hudi 1.x's endpoints of files in flight see no more).
+
 This module owns the per-table view state and its endpoints; markers are :mod:`.markers`'s.
 """
 from __future__ import annotations
@@ -25,8 +30,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from hoodie.layout import HOODIE_FOLDER
+from hoodie.metadata_table.listing import MetadataListing
 from hoodie.storage.base import Storage
-from hoodie.table.fs_view import FileSystemView
+from hoodie.storage.paths import under
+from hoodie.table.fs_view import FileSystemView, PartitionLister
+from hoodie.table.properties_file import load_table_config
 from hoodie.table.remote_view import slice_dto
 from hoodie.table.synced_listings import SyncedListings
 from hoodie.table.table import HoodieTable
@@ -53,6 +62,7 @@ class TableViews:
         self.storage = storage
         self.settings = settings
         self.listings = SyncedListings(storage, base_path, settings.open(), settings.incremental_sync)
+        self.listing = MetadataListing(settings.validate_metadata) if settings.metadata_table else None
         self._on_sync = on_sync
         self._lock = threading.Lock()
         self._timeline: ActiveTimeline | None = None
@@ -109,12 +119,21 @@ class TableViews:
         kind = self.listings.sync(timeline)
         if kind is not None:
             self._on_sync(kind)
+        self.listings.use_lister(lambda: self._lister(timeline))
         fresh = timeline.timeline_hash()
         if self._view is None or fresh != self._hash:
             committed = self.listings.committed_files(timeline)
             self._view = FileSystemView(self.storage, self.base_path, timeline, listings=self.listings, committed=committed)
             self._timeline, self._hash = timeline, fresh
             self._answered = {fresh}
+
+    def _lister(self, timeline: ActiveTimeline) -> PartitionLister | None:
+        """The table's metadata table as of ``timeline`` (its hoodie.properties read again:
+        a writer may have created or dropped it), or None to list storage."""
+        if self.listing is None:
+            return None
+        config = load_table_config(self.storage, under(self.base_path, HOODIE_FOLDER))
+        return self.listing.lister(HoodieTable(self.base_path, self.storage, config, timeline))
 
     @property
     def timeline(self) -> ActiveTimeline:

@@ -20,6 +20,7 @@ from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, Unsup
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import data_fields
 from hoodie.layout import METADATA_FOLDER
+from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.home import check_home
@@ -192,6 +193,9 @@ def prepare_write(
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
     table = services.recover(disable_metadata_table(table))
+    # the write's views (and its inline services') list through the metadata table it keeps
+    # (hoodie.metadata.enable: off for writes unless set); recovery above lists storage
+    table = listed_through_metadata(table, metadata_listing(config, enabled_by_default=False))
     return PreparedWrite(table, config, keygen, WriteSettings.of(config, op), services)
 
 

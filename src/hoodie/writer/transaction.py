@@ -93,9 +93,10 @@ class WriteTransaction:
         ``storage_calls`` says what the write cost in storage calls up to this point; the
         commit metadata records it (extra metadata :data:`STORAGE_CALLS`)."""
         self._claim_commit()
-        # a local view, made only if an APPEND marker's partition must be listed (the task's
-        # log file is no committed file yet: a timeline server's view would not have it)
-        local = functools.cache(self.table.local_view)
+        # a view of storage, made only if an APPEND marker's partition must be listed (the
+        # task's log file is no committed file yet: neither a timeline server's view nor the
+        # metadata table would have it)
+        local = functools.cache(self.table.storage_view)
         self.markers.delete_unaccepted(stats, lambda p: local().partition_files(p), lambda: paths_completed_writes_name(self.table.timeline.reload()))
         if storage_calls is not None:
             extra_metadata = {**(extra_metadata or {}), STORAGE_CALLS: json.dumps(dict(storage_calls()), sort_keys=True)}

@@ -45,7 +45,7 @@ def _slice_of(base_path: str, op: CompactionOperation, committed: Mapping[str, t
 def committed_log_extents(table: HoodieTable, ops: Sequence[CompactionOperation]) -> list[dict[str, tuple[LogExtent, ...]]]:
     """Per compaction operation, the byte ranges the table's completed delta commits wrote
     into its log files, by log name (their write stats: see :mod:`hoodie.table.committed`)."""
-    committed = table.local_view().committed
+    committed = table.storage_view().committed  # (what commits wrote: nothing is listed)
     out = []
     for op in ops:
         logs = committed.partition(op.partition_path).logs

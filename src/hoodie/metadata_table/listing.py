@@ -1,0 +1,55 @@
+"""A table's views listed through its metadata table: which tables do, and the lister.
+
+Whoever opens a table for a read, a write, a service or a timeline server's views calls
+:func:`listed_through_metadata` with the options it was given: with
+``hoodie.metadata.enable`` on and a complete ``files`` partition in the table's
+``hoodie.properties``, the table's views find partitions and their files in the metadata
+table (:class:`MetadataListing`, a :class:`~hoodie.table.table.ListingSource`) and no
+partition folder is listed. The metadata table knows committed files only: what looks
+for files of pending or failed writes (rollback, markers, a commit's check of its
+tasks' files) lists storage through :meth:`~hoodie.table.table.HoodieTable.storage_view`.
+With ``hoodie.metadata.validate`` each answer is compared with storage
+(:class:`~hoodie.table.checked_listing.CheckedLister`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.metadata_table.reader import FILES, MetadataTableReader
+from hoodie.table.checked_listing import CheckedLister
+from hoodie.table.fs_view import PartitionLister
+from hoodie.table.table import HoodieTable
+
+
+@dataclass(frozen=True)
+class MetadataListing:
+    """Views list through the table's metadata table, as of the table's loaded timeline
+    (only what the data table completed is seen); ``validate``: compared with storage."""
+
+    validate: bool = False
+
+    def lister(self, table: HoodieTable) -> PartitionLister | None:
+        if FILES not in table.config.metadata_partitions:
+            return None  # dropped since the table was opened (a writer disabled it): list storage
+        reader = MetadataTableReader(table)
+        if not self.validate:
+            return reader
+        return CheckedLister(reader, table.storage_view(), "the metadata table")
+
+
+def metadata_listing(config: HoodieConfig, enabled_by_default: bool = True) -> MetadataListing | None:
+    """How views list for ``config``: through the metadata table unless
+    ``hoodie.metadata.enable`` is off (unset: ``enabled_by_default``, true for everything
+    but a write, as Apache Hudi's readers default it)."""
+    enabled = config.get(o.METADATA_ENABLE) if config.has(o.METADATA_ENABLE) else enabled_by_default
+    return MetadataListing(bool(config.get(o.METADATA_VALIDATE))) if enabled else None
+
+
+def listed_through_metadata(table: HoodieTable, listing: MetadataListing | None) -> HoodieTable:
+    """``table`` with its views listed through its metadata table when ``listing`` asks
+    for it and the table's ``files`` partition is complete; else as it is."""
+    if listing is None or FILES not in table.config.metadata_partitions:
+        return table
+    return table.listed_by(listing)
