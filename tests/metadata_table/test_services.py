@@ -30,6 +30,8 @@ from hoodie.metadata_table.services import (
     archive_limits,
     run_table_services,
 )
+from hoodie.services.archival import ArchiveResult, ArchiveSettings, archive
+from hoodie.services.decision import ServiceDecision
 from hoodie.services.for_metadata import METADATA_SERVICES
 from hoodie.storage.local import LocalStorage
 from hoodie.table.archived import read_archived_instants
@@ -247,3 +249,15 @@ def test_settings_follow_the_data_tables_cleaner_and_archival() -> None:
     assert MetadataServiceSettings.of(HoodieConfig.of({})).clean.commits_retained == 20  # max(20, 1.2 x 10)
     hours = MetadataServiceSettings.of(HoodieConfig.of({"hoodie.cleaner.policy": "KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained": "5"}))
     assert (hours.clean.policy, hours.clean.hours_retained) == ("KEEP_LATEST_BY_HOURS", 6)
+
+
+def test_the_data_tables_archival_waits_for_the_metadata_tables_compaction(table: Path) -> None:
+    settings = ArchiveSettings(min_commits=1, max_commits=2)
+    before = archive(HoodieTable.open(str(table)), settings)
+    assert isinstance(before, ServiceDecision) and "the metadata table has not compacted yet" in before.reason
+    run_table_services(HoodieTable.open(str(table)), _settings(), METADATA_SERVICES)
+    _three_more_delta_commits(table, T3 + "001")
+    done = archive(HoodieTable.open(str(table)), settings)
+    assert isinstance(done, ArchiveResult), done
+    assert [i.timestamp for i in done.archived] == [T1, T2, T3]
+    assert f"the metadata table's latest compaction is {T3}001" in done.reason

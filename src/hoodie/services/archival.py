@@ -9,6 +9,8 @@ are active, the oldest are archived down to ``min_commits``, but never
   last clean (its incremental planning reads their metadata, and a replace commit must
   stay until its replaced file groups are cleaned; with no clean yet, archival stops at
   the oldest replace commit),
+* past the latest compaction of the table's metadata table (nothing while it has not
+  compacted): its base files hold what every instant up to it did,
 
 and always leaving ``min_commits`` (≥ 1) completed commits. Completed cleans and
 rollbacks older than the first commit kept go along, except the last clean (the next
@@ -35,6 +37,7 @@ from hoodie.errors import ConfigError
 from hoodie.formats.avro_schema import avro_schema_json
 from hoodie.formats.log import BlockType, HeaderKey, frame_block
 from hoodie.layout import InstantTime
+from hoodie.metadata_table.stats import open_metadata_table
 from hoodie.services.archive_entry import ARCHIVED_META_ENTRY, encode_records, entry_for
 from hoodie.services.clean_plan import SAVEPOINTED_TIMESTAMPS, last_clean_metadata
 from hoodie.services.decision import ServiceDecision
@@ -142,6 +145,19 @@ def _cleaner_limits(table: HoodieTable) -> list[tuple[str, str]]:
     return limits
 
 
+def _metadata_table_limits(table: HoodieTable, first: Instant) -> list[tuple[str, str]]:
+    """(first instant archival must keep, why) as far as the table's metadata table is
+    concerned: nothing after its latest compaction (whose base files hold every instant
+    up to it), nothing at all before its first, as Apache Hudi's archiver."""
+    if not table.config.metadata_partitions:
+        return []
+    compactions = open_metadata_table(table).timeline.completed([Action.COMMIT])
+    if not compactions:
+        return [(first.timestamp, "the metadata table has not compacted yet")]
+    latest = compactions[-1].timestamp
+    return [(latest, f"the metadata table's latest compaction is {latest}")]
+
+
 def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE_SETTINGS, keep: Sequence[tuple[str, str]] = ()) -> ArchivePlan:
     """Which instants archival would move now, and why not more; writes nothing. ``keep``:
     more (instant, why) pairs archival stops before (the metadata table's, from its data
@@ -158,6 +174,7 @@ def plan_archive(table: HoodieTable, settings: ArchiveSettings = DEFAULT_ARCHIVE
     if pending:
         limits.append((pending[0].timestamp, f"pending {pending[0].action} {pending[0].timestamp}"))
     limits += _cleaner_limits(table)
+    limits += _metadata_table_limits(table, writes[0])
     limits += keep
     candidates = writes[: len(writes) - settings.min_commits]
     chosen: list[Instant] = []
