@@ -23,7 +23,9 @@ pending, and no data-table instant pending at or before the latest delta commit 
 base files must hold only what the data table committed: a pending data instant may still
 fail). Readers never see a compaction before it completes: its base files are not
 committed, and logs written meanwhile extend the slice it reads. A compaction left
-inflight by a crash is rolled back (its files deleted) and run again under its instant.
+inflight by a crash is rolled back (its files deleted) and run again under its instant;
+delta commits made in between belong on the slice it opens (logs named after it), and a
+log a writer named after the slice it reads is merged into the new base file too.
 """
 from __future__ import annotations
 
@@ -204,8 +206,10 @@ def run_metadata_compaction(
 
 
 def _planned_slice(reader: MetadataTableReader, op: CompactionOperation, instant: str) -> FileSlice:
-    """The slice ``op`` names, with exactly the plan's log files (logs written since the
-    plan belong to the slice the compaction opens)."""
+    """The slice ``op`` names with its log files: the plan's, and any a writer named after
+    the same slice once the plan was made (a crash left the compaction pending): their
+    records would be in no slice a reader reads once the compaction completes. Logs
+    named after the compaction belong to the slice it opens, on top of its base file."""
     latest = next((s for s in reader.view.latest_slices(op.partition_path) if s.file_id == op.file_id), None)
     base = latest.base_file.file_name if latest is not None and latest.base_file is not None else None
     if latest is None or latest.base_instant != op.base_instant or base != op.base_file:
@@ -213,11 +217,11 @@ def _planned_slice(reader: MetadataTableReader, op: CompactionOperation, instant
             f"metadata table {reader.base_path}: compaction {instant} plans slice {op.base_instant} of {op.file_id} "
             f"in partition {op.partition_path!r}, which its file-system view does not hold"
         )
-    logs = {lf.file_name: lf for lf in latest.log_files}
-    missing = [name for name in op.log_files if name not in logs]
+    logs = [lf for lf in latest.log_files if lf.name.instant == op.base_instant]
+    missing = sorted(set(op.log_files) - {lf.file_name for lf in logs})
     if missing:
         raise FormatError(f"metadata table {reader.base_path}: compaction {instant} plans log files that are gone: {', '.join(missing)}")
-    return FileSlice(latest.partition_path, latest.file_id, latest.base_instant, latest.base_file, tuple(logs[n] for n in op.log_files))
+    return FileSlice(latest.partition_path, latest.file_id, latest.base_instant, latest.base_file, tuple(logs))
 
 
 def _compact_slice(
@@ -258,8 +262,8 @@ def _compact_slice(
         totalWriteBytes=size,
         fileSizeInBytes=size,
         totalLogRecords=counts.log_records,
-        totalLogFilesCompacted=len(op.log_files),
-        totalLogSizeCompacted=int(op.log_bytes),
+        totalLogFilesCompacted=len(slc.log_files),
+        totalLogSizeCompacted=sum(lf.size for lf in slc.log_files),
         totalUpdatedRecordsCompacted=len(counts.log_keys),
         totalLogBlocks=counts.log.replayed_blocks,
         totalCorruptLogBlock=counts.log.corrupt_blocks,
