@@ -144,6 +144,7 @@ def run_table_services(
 ) -> MetadataServicesReport:
     """Run the metadata table's services that are due (see the module's doc)."""
     report = MetadataServicesReport()
+    data_table = data_table.reload()  # (the caller's timeline may predate its own commit)
     if FILES not in data_table.config.metadata_partitions:
         report.notes.append(f"{data_table.base_path} has no complete metadata table")
         return report
