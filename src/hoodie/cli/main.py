@@ -33,11 +33,13 @@ from hoodie.cli import timeline as timeline_cmd
 from hoodie.cli import validate as validate_cmd
 from hoodie.cli.errors import UsageError, reporting_errors
 from hoodie.cli.instants import parse_instant
-from hoodie.cli.options import parse_options
+from hoodie.cli.options import CommandConfig, parse_options
 from hoodie.cli.output import stdout_console, warnings_as_notes
 from hoodie.cli.typer_app import HoodieTyper
 from hoodie.config import HoodieConfig
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
+from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.sync import with_metadata_sync
 from hoodie.table import HoodieTable
 
 app = HoodieTyper(
@@ -145,6 +147,12 @@ def validate(path: PathArg, as_of: AsOfOpt = None, as_json: JsonOpt = False) -> 
     validate_cmd.print_report(report, as_json)
 
 
+def _for_writing(path: str, config: CommandConfig) -> HoodieTable:
+    """The table at ``path`` opened for a service that changes it: each instant it
+    completes updates the table's metadata table first."""
+    return with_metadata_sync(_open(path, config), MetadataSettings.of(config))
+
+
 def _table_as_of(path: str, as_of: str | None) -> tuple[HoodieTable, str | None]:
     """The table at ``path`` and the instant ``--as-of`` names (checked first)."""
     instant = parse_instant(as_of, "--as-of") if as_of is not None else None
@@ -189,7 +197,7 @@ def compaction_schedule(
     """Plan a compaction now and save it as a requested compaction instant."""
     with reporting_errors():
         config = parse_options(options)
-        compaction_cmd.schedule(_open(path, config), config, force, as_json)
+        compaction_cmd.schedule(_for_writing(path, config), config, force, as_json)
 
 
 @compaction_app.command("run")
@@ -205,7 +213,7 @@ def compaction_run(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "--instant") if instant is not None else None
-        compaction_cmd.run(_open(path, config), config, chosen, as_json)
+        compaction_cmd.run(_for_writing(path, config), config, chosen, as_json)
 
 
 @compaction_app.command("show")
@@ -232,8 +240,7 @@ def _run_service(command: ModuleType, path: str, dry_run: bool, options: list[st
     """A table service's CLI module (``run`` and ``dry_run``) on the table at ``path``."""
     with reporting_errors():
         config = parse_options(options)
-        table = _open(path, config)
-        (command.dry_run if dry_run else command.run)(table, config, as_json)
+        (command.dry_run if dry_run else command.run)(_for_writing(path, config), config, as_json)
 
 
 @savepoint_app.command("create")
@@ -251,7 +258,7 @@ def savepoint_create(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "--instant") if instant is not None else None
-        savepoint_cmd.create(_open(path, config), config, chosen, user, comment, as_json)
+        savepoint_cmd.create(_for_writing(path, config), config, chosen, user, comment, as_json)
 
 
 @savepoint_app.command("delete")
@@ -264,7 +271,7 @@ def savepoint_delete(
     with reporting_errors():
         config = parse_options(options)
         chosen = parse_instant(instant, "T")
-        savepoint_cmd.delete(_open(path, config), config, chosen)
+        savepoint_cmd.delete(_for_writing(path, config), config, chosen)
 
 
 @savepoint_app.command("list")
@@ -287,7 +294,7 @@ def restore(
     with reporting_errors():
         config = parse_options(options)
         savepoint = parse_instant(to, "--to")
-        restore_cmd.restore(_open(path, config), config, savepoint, yes, as_json)
+        restore_cmd.restore(_for_writing(path, config), config, savepoint, yes, as_json)
 
 
 @app.command()

@@ -16,9 +16,11 @@ What a reader sees, as Java's ``HoodieBackedTableMetadata``:
 * a log block counts when the metadata table completed its instant and the data table
   did too: the metadata table is written before the data commit, so a block of a data
   instant that is pending or failed is not seen. Also seen: metadata-only delta commits
-  (initialisation, indexing, log compaction: instants the data timeline lacks), the
-  instants data rollbacks undid (their records and the rollback's deletions cancel out)
-  and instants older than the data table's active timeline (archived there);
+  (initialisation, indexing, log compaction: instants the data timeline lacks and no
+  rollback undoes), the instants completed data rollbacks undid (their records and the
+  rollback's deletions cancel out; a pending rollback's target stays unseen, its files
+  may be half deleted) and instants older than the data table's active timeline
+  (archived there);
 * a damaged metadata file (HFile, log block, a committed file gone) is a
   :class:`~hoodie.errors.FormatError` naming it, never an older answer.
 """
@@ -146,9 +148,14 @@ class MetadataTableReader:
     def _visibility(self) -> Callable[[str], bool]:
         data, mdt = self.data_table.timeline, self.table.timeline
         on_data = {i.timestamp for i in data.instants}
+        undone = data.rolled_back()  # by rollbacks pending or completed
         valid = {i.timestamp for i in data.instants if i.is_completed}
-        valid |= {i.timestamp for i in mdt.completed([Action.DELTA_COMMIT]) if i.timestamp not in on_data}
-        valid |= data.rolled_back()
+        # metadata-only delta commits: not a data instant, nor one a rollback undoes (its
+        # data instant files may be gone before the rollback completes)
+        valid |= {i.timestamp for i in mdt.completed([Action.DELTA_COMMIT]) if i.timestamp not in on_data and i.timestamp not in undone}
+        # what completed rollbacks undid (Java's valid instants): a pending rollback's
+        # target is not seen, its files may be half deleted
+        valid |= {t for rb in data.completed([Action.ROLLBACK]) for t in data.rollback_metadata(rb).commits_rollback}
         mdt_done = {i.timestamp for i in mdt.instants if i.is_completed}
         mdt_start, data_start = mdt.commits_start(), data.commits_start()
 

@@ -1,6 +1,9 @@
 """Table services a writer runs right after its commit, as Hudi's inline services do:
 compaction (``hoodie.compact.inline``) for merge-on-read tables, then cleaning
-(``hoodie.clean.automatic``) and archival (``hoodie.archive.automatic``).
+(``hoodie.clean.automatic``) and archival (``hoodie.archive.automatic``); then, on a table
+keeping a metadata table, the metadata table's own services (its compaction, cleaning and
+archival, :mod:`hoodie.metadata_table.services`), once the data instant of its latest
+delta commit has completed.
 
 Each service decides for itself whether it should run; the decisions are returned so that
 callers (and ``hoodie explain``) can say why something did or did not happen. A service
@@ -18,10 +21,12 @@ from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
 from hoodie.errors import TableServiceError
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
+from hoodie.metadata_table.services import MetadataServiceSettings, run_table_services
 from hoodie.services.archival import ArchiveSettings, archive
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
 from hoodie.services.cleaning import clean
 from hoodie.services.compaction import CompactionSettings, compact
+from hoodie.services.for_metadata import METADATA_SERVICES
 from hoodie.table.table import HoodieTable
 
 
@@ -89,6 +94,10 @@ def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine
     if config.get(o.ARCHIVE_AUTOMATIC):
         archived = run("archive", lambda: archive(table.reload(), archive_settings(config)))
         reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), _describe(archived)))
+    current = table.reload()
+    if current.config.metadata_partitions:
+        done = run("metadata table services", lambda: run_table_services(current, MetadataServiceSettings.of(config), METADATA_SERVICES))
+        reports.append(ServiceReport("metadata table services", bool(done.compactions), "; ".join(done.notes)))
     return reports
 
 

@@ -30,7 +30,7 @@ from hoodie.table.fs_view import FileSystemView, PartitionLister, TableView
 from hoodie.table.properties_file import load_table_config, properties_exist, store_table_config
 from hoodie.table.remote_view import ViewSource
 from hoodie.table.synced_listings import SharedListings
-from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.active import ActiveTimeline, CompletionHook
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Instant
 
@@ -77,7 +77,8 @@ class HoodieTable:
                 raise TableError(f"no Hudi table at {path} (missing .hoodie/hoodie.properties)") from None
             raise
         config.validate_readable(path)
-        timeline = ActiveTimeline.load(storage, path, config.timeline_layout_version, config.timeline_path)
+        # a table keeping a metadata table completes instants only through its update
+        timeline = ActiveTimeline.load(storage, path, config.timeline_layout_version, config.timeline_path, bool(config.metadata_partitions))
         return cls(path, storage, config, timeline)
 
     @classmethod
@@ -106,8 +107,15 @@ class HoodieTable:
             )
 
     def reload(self) -> HoodieTable:
-        """The same table with a freshly loaded config and timeline."""
-        return replace(HoodieTable.open(self.base_path, self.storage), view_source=self.view_source, listing=self.listing)
+        """The same table with a freshly loaded config and timeline (and the same
+        completion hook)."""
+        fresh = HoodieTable.open(self.base_path, self.storage)
+        return replace(fresh, timeline=fresh.timeline.with_completion_hook(self.timeline.completion_hook), view_source=self.view_source, listing=self.listing)
+
+    def with_completion_hook(self, hook: CompletionHook | None) -> HoodieTable:
+        """The same table whose timeline runs ``hook`` before each instant it completes
+        (the metadata table's update)."""
+        return replace(self, timeline=self.timeline.with_completion_hook(hook))
 
     def served_by(self, source: ViewSource | SharedListings | None) -> HoodieTable:
         """The same table with its latest views from ``source``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -34,6 +34,11 @@ FUTURE_TOLERANCE = timedelta(days=1)
 CLOCK_SKEW_WAIT = timedelta(seconds=5)
 
 
+#: what runs before an instant completes: the metadata table's update of a table that
+#: keeps one, given the timeline, the inflight instant and its completed content
+CompletionHook = Callable[["ActiveTimeline", Instant, bytes], None]
+
+
 @dataclass(frozen=True)
 class ActiveTimeline:
     """An immutable snapshot of the active timeline; call :meth:`reload` to refresh."""
@@ -46,17 +51,26 @@ class ActiveTimeline:
     # whether decoded commit metadata is kept (False: a long-lived owner, a timeline
     # server, keeps what it needs in its own bounded store instead)
     keeps_metadata: bool = field(default=True, compare=False, repr=False)
+    # run before every completion (the metadata table's update), installed by whoever
+    # opens the table for writing; carried over reload()
+    completion_hook: CompletionHook | None = field(default=None, compare=False, repr=False)
+    # the table keeps a metadata table: completing an instant without the hook is refused,
+    # so that no path can leave it stale
+    hook_required: bool = field(default=False, compare=False, repr=False)
     # decoded commit metadata by instant file: a completed instant's content never changes
     _metadata: dict[str, CommitMetadata] = field(default_factory=dict, compare=False, repr=False, hash=False)
     # instant times each rollback undoes, by the rollback's file read
     _undone: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_metadata": {}, "_undone": {}}  # tasks get the timeline, not its caches
+        # tasks get the timeline, not its caches (nor the hook: tasks complete no instant)
+        return {**self.__dict__, "_metadata": {}, "_undone": {}, "completion_hook": None}
 
     # --- loading --------------------------------------------------------------------------
     @classmethod
-    def load(cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "") -> ActiveTimeline:
+    def load(
+        cls, storage: Storage, base_path: str, layout_version: int = 1, timeline_path: str = "", hook_required: bool = False
+    ) -> ActiveTimeline:
         timeline_dir = under(base_path, HOODIE_FOLDER, timeline_path, source="hoodie.properties (hoodie.timeline.path)")
         # A savepoint carries the time of the commit it keeps (Hudi names it so), hence
         # instants are keyed by time and "is a savepoint".
@@ -85,13 +99,13 @@ class ActiveTimeline:
                 raise TimelineError(f"two actions at instant {inst.timestamp}: {prev.action} and {inst.action}")
         # the savepoint sorts after the commit it shares its time with
         instants = tuple(sorted(by_key.values(), key=lambda i: (i.sort_key()[0], i.action == Action.SAVEPOINT, i.sort_key()[1])))
-        return cls(storage, base_path, layout_version, timeline_dir, instants)
+        return cls(storage, base_path, layout_version, timeline_dir, instants, hook_required=hook_required)
 
     def reload(self) -> ActiveTimeline:
         """The timeline as storage has it now (one listing); decoded commit metadata of
         completed instants carries over, since a completed instant's file never changes."""
         rel = self.timeline_dir[len(under(self.base_path, HOODIE_FOLDER)) :].strip("/")
-        fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel)
+        fresh = ActiveTimeline.load(self.storage, self.base_path, self.layout_version, rel, self.hook_required).with_completion_hook(self.completion_hook)
         if not self.keeps_metadata:
             fresh = fresh.without_metadata_cache()
         kept = {fresh.instant_path(i) for i in fresh.instants if i.is_completed}
@@ -99,6 +113,10 @@ class ActiveTimeline:
         on = {fresh._rollback_file(rb) for rb in fresh.filter([Action.ROLLBACK])}
         fresh._undone.update((path, undone) for path, undone in self._undone.items() if path in on)  # never change
         return fresh
+
+    def with_completion_hook(self, hook: CompletionHook | None) -> ActiveTimeline:
+        """This snapshot, running ``hook`` before each instant it completes."""
+        return self if hook is self.completion_hook else replace(self, completion_hook=hook)
 
     def without_metadata_cache(self) -> ActiveTimeline:
         """This snapshot, and those reloaded from it, decoding commit metadata each time it
@@ -322,10 +340,19 @@ class ActiveTimeline:
         return inflight
 
     def transition_to_completed(self, instant: Instant, content: bytes) -> Instant:
-        """The commit point: the completed file appears atomically, exactly once."""
+        """The commit point: the completed file appears atomically, exactly once. The
+        completion hook (the metadata table's update) runs first; a table that keeps a
+        metadata table refuses to complete an instant without it."""
         self._require_writable()
         if not self.storage.exists(self.instant_path(instant.with_state(State.INFLIGHT))):
             raise TimelineError(f"cannot complete {instant}: it is not inflight")
+        if self.completion_hook is not None:
+            self.completion_hook(self, instant, content)  # the metadata table first
+        elif self.hook_required:
+            raise TimelineError(
+                f"cannot complete {instant} of {self.base_path}: the table keeps a metadata table (hoodie.table.metadata.partitions) "
+                "and this writer was not given its update"
+            )
         completed = instant.with_state(State.COMPLETED)
         self._create(completed, content)
         return completed

@@ -19,12 +19,12 @@ from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, UnsupportedTableError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import data_fields
-from hoodie.layout import METADATA_FOLDER
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
+from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.sync import initialise as initialise_metadata_table
+from hoodie.metadata_table.sync import prepare_metadata_table
 from hoodie.storage.base import Storage
-from hoodie.storage.paths import under
 from hoodie.table.home import check_home
-from hoodie.table.properties_file import store_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.schema import INTERNAL_PREFIX, reconcile
@@ -130,18 +130,6 @@ def open_or_create(
     return table, effective_config(config, table.config, path)
 
 
-def disable_metadata_table(table: HoodieTable) -> HoodieTable:
-    """Drop a metadata table left by another writer: hoodie does not maintain it yet, and a
-    stale one would hide hoodie's files from readers that trust it (spec §7.4)."""
-    folder = under(table.meta_path, METADATA_FOLDER)
-    if not table.config.metadata_partitions and not table.storage.exists(folder):
-        return table
-    cfg = table.config.with_updates({"hoodie.table.metadata.partitions": None, "hoodie.table.metadata.partitions.inflight": None})
-    store_table_config(cfg, table.storage, table.meta_path)
-    table.storage.delete_dir(folder)
-    return table.reload()
-
-
 def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
     op = (operation or config.get(o.OPERATION) or "upsert").lower()
     o.OPERATION.convert(op)
@@ -149,8 +137,6 @@ def resolve_operation(config: HoodieConfig, operation: str | None) -> str:
 
 
 def validate_options(config: HoodieConfig) -> None:
-    if config.get(o.METADATA_ENABLE):
-        raise ConfigError(f"{o.METADATA_ENABLE.key}=true is not supported yet: hoodie does not maintain the metadata table")
     mode = config.get(o.CONCURRENCY_MODE)
     if mode != o.SINGLE_WRITER:
         raise ConfigError(
@@ -192,9 +178,13 @@ def prepare_write(
     table, config = open_or_create(path, storage, config, keygen_for_create, create_schema)
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
-    table = services.recover(disable_metadata_table(table))
+    # the metadata table: deleted when disabled, else updated by every completion from
+    # here on (recovery's rollbacks too), then built where it is missing
+    metadata = MetadataSettings.of(config)
+    table = services.recover(prepare_metadata_table(table, metadata))
+    table = initialise_metadata_table(table, metadata)
     # the write's views (and its inline services') list through the metadata table it keeps
-    # (hoodie.metadata.enable: off for writes unless set); recovery above lists storage
+    # (hoodie.metadata.enable: off for writes unless set); recovery and initialisation list storage
     table = listed_through_metadata(table, metadata_listing(config, enabled_by_default=False))
     return PreparedWrite(table, config, keygen, WriteSettings.of(config, op), services)
 

@@ -1,0 +1,141 @@
+"""Keeping a table's metadata table in step with it: every instant that completes on the
+data table updates the metadata table first.
+
+One mechanism, not one per caller: :class:`MetadataSync` is the data timeline's
+completion hook (:meth:`hoodie.timeline.active.ActiveTimeline.transition_to_completed`
+runs it before the completed file appears). It turns the completed action into records
+(:mod:`.conversion`) and applies them as a delta commit at the same instant
+(:meth:`.MetadataWriter.apply`); for a rollback or a restore it then undoes the delta
+commits of the data instants they undid, so that files of a rolled-back write never
+appear in the metadata table (Apache Hudi 0.15's ``update(HoodieRollbackMetadata)``). A
+delta commit the metadata table already compacted cannot be undone: the metadata table
+is then deleted (the next write with ``hoodie.metadata.enable=true`` builds it again from
+a listing) rather than left stale.
+
+A table whose ``hoodie.properties`` names metadata partitions refuses to complete an
+instant without the hook, so every writer installs it when it opens the table for writing
+(:func:`with_metadata_sync`); a write also initialises or deletes the metadata table as
+``hoodie.metadata.enable`` says (:func:`prepare_metadata_table`, :func:`initialise`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from hoodie.errors import TableError
+from hoodie.layout import InstantTime
+from hoodie.metadata_table.conversion import records_for_action, records_for_listing
+from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.writer import MetadataWriter, delete_metadata_table
+from hoodie.storage.base import Storage
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant, State
+from hoodie.timeline.rollback_metadata import RestoreMetadata, RollbackMetadata
+
+__all__ = ["MetadataSync", "initialise", "prepare_metadata_table", "table_listing", "with_metadata_sync"]
+
+log = logging.getLogger(__name__)
+
+
+class MetadataSync:
+    """The completion hook of a data table at ``base_path`` (see the module docstring)."""
+
+    def __init__(self, base_path: str, storage: Storage, settings: MetadataSettings) -> None:
+        self.base_path = base_path
+        self.storage = storage
+        self.settings = settings
+
+    def __call__(self, timeline: ActiveTimeline, instant: Instant, content: bytes) -> None:
+        data = HoodieTable.open(self.base_path, self.storage)
+        partitions = data.config.metadata_partitions
+        if not partitions:
+            return  # no complete metadata table (deleted, or its first partition not built)
+        writer = MetadataWriter(data, self.settings)
+        if not writer.exists():
+            raise TableError(
+                f"{self.base_path}: hoodie.properties names metadata partitions {','.join(partitions)} but there is no "
+                f"metadata table at {writer.path}; delete it (hoodie metadata delete) or write with hoodie.metadata.enable=true to rebuild it"
+            )
+        completed = instant.with_state(State.COMPLETED)
+        records = records_for_action(data, completed, content, partitions, self.settings)
+        mdt = writer.apply(instant.timestamp, records)
+        undone = _undone(instant, content)
+        compacted = _last_compaction(mdt)
+        if compacted is not None and any(InstantTime(t) <= InstantTime(compacted) for t in undone):
+            # its records are in the metadata table's base files: nothing to undo them by
+            log.warning(
+                "metadata table of %s deleted: %s %s undoes instants the metadata table compacted at %s (%s); "
+                "the next write with hoodie.metadata.enable=true builds it again",
+                self.base_path, instant.action, instant.timestamp, compacted, ", ".join(undone),
+            )
+            delete_metadata_table(data)
+            return
+        for target in sorted(undone, key=InstantTime, reverse=True):
+            writer.undo(target)
+
+
+def _undone(instant: Instant, content: bytes) -> list[str]:
+    """The data instants a completing rollback or restore undid."""
+    source = f"{instant.action} {instant.timestamp}"
+    if instant.action == Action.ROLLBACK:
+        return list(RollbackMetadata.from_avro(avro.decode(content, source), source).commits_rollback)
+    if instant.action == Action.RESTORE:
+        return [i.timestamp for i in RestoreMetadata.from_avro(avro.decode(content, source), source).undone]
+    return []
+
+
+def _last_compaction(mdt: HoodieTable) -> str | None:
+    """The metadata table's last completed compaction (a ``commit`` on its timeline)."""
+    done = mdt.timeline.completed([Action.COMMIT])
+    return done[-1].timestamp if done else None
+
+
+def with_metadata_sync(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+    """``table`` whose completions update its metadata table first (a no-op while it has
+    none)."""
+    return table.with_completion_hook(MetadataSync(table.base_path, table.storage, settings))
+
+
+def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+    """Before a write recovers the table: ``hoodie.metadata.enable=false`` deletes the
+    metadata table (as Apache Hudi does); otherwise the table's completions update it. The
+    write then calls :func:`initialise` once failed writes are rolled back."""
+    if not settings.enable:
+        table = delete_metadata_table(table)
+    return with_metadata_sync(table, settings)
+
+
+def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:
+    """Every data partition's committed files (every slice, and replaced file groups the
+    cleaner has not removed yet) and their sizes, from ONE listing: the local view as of
+    the latest completed instant."""
+    view = table.local_view()
+    out: dict[str, dict[str, int]] = {}
+    for partition in view.all_partition_paths():
+        files: dict[str, int] = {}
+        for group in [*view.file_groups(partition), *view.replaced_file_groups(partition)]:
+            for slc in group.slices:
+                if slc.base_file is not None:
+                    files[slc.base_file.file_name] = slc.base_file.size
+                files.update((lf.file_name, lf.size) for lf in slc.log_files)
+        out[partition] = files
+    return out
+
+
+def initialise(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+    """Build the enabled metadata partitions the table lacks (all of them on a table
+    without a metadata table, one written by Apache Hudi without one or by an older
+    hoodie included), from one listing; the table, reloaded, its hook kept."""
+    wanted = settings.partitions
+    if not wanted or set(wanted) <= set(table.config.metadata_partitions):
+        return table
+    started = time.monotonic()
+    listing = table_listing(table)
+    latest = table.timeline.completed()
+    as_of = latest[-1].timestamp if latest else ""
+    writer = MetadataWriter(table, settings)
+    table = writer.initialise(wanted, listing, lambda partition, instant: records_for_listing(table, listing, [partition], settings, as_of))
+    log.info("metadata table of %s initialised in %.2f s (%s)", table.base_path, time.monotonic() - started, ",".join(wanted))
+    return table
