@@ -120,3 +120,36 @@ def test_folded_records_read_back_as_the_data_says(tmp_path: Path, monkeypatch: 
     _fold(fresh, records_for_listing(listed, files, PARTITION_ORDER, ALL, latest))
     assert {k: r.live_files() for k, r in fresh[FILES].items()} == {k: r.live_files() for k, r in state[FILES].items()}
     _check(twin, fresh, gone)
+
+
+def test_a_configured_column_list_reaches_nested_leaves(tmp_path: Path) -> None:
+    """``hoodie.metadata.index.column.stats.column.list`` names the columns kept; a
+    struct's leaf by its dotted path, in base files (the footer's column) and log files
+    (the records' field) alike."""
+    layout = Layout("MERGE_ON_READ", "hive")
+    path = str(tmp_path / "t")
+    records = [r for _, rs in steps("insert")[:4] for r in rs]
+    settings = MetadataSettings(enable=True, column_stats=True, column_stats_columns=("rider.name", "ts", "absent"))
+    written = {}
+    for op, rs in steps("insert")[:4]:
+        hoodie.write(batch(rs), path, {**layout.options("conv"), "hoodie.datasource.write.operation": op})
+        table = HoodieTable.open(path)
+        last = table.timeline.completed()[-1]
+        found = records_for_action(table, last, table.timeline.read_content(last), ["column_stats"], settings)["column_stats"]
+        for r in found:
+            written.setdefault(r.payload.file_name, {})[r.payload.column_name] = r.payload
+    names = [r["rider"]["name"] for r in records if r["rider"] is not None]
+    logs = [f for f in written if ".log." in f]
+    assert logs, f"the upsert appended to log files: {sorted(written)}"
+    assert {c for f in logs for c in written[f]} == {"rider.name", "ts", "absent"}
+    for file_name, cols in written.items():
+        if ".log." in file_name:  # Java reads a field the records lack as null
+            assert cols["absent"].min is None and cols["absent"].null_count == cols["absent"].value_count
+        else:  # a footer without the column: no statistics
+            assert "absent" not in cols
+        rider = cols["rider.name"]
+        if rider.value_count == 0:  # a log of deletes only
+            assert rider.min is None and rider.null_count == 0
+        else:
+            assert rider.min in names and rider.max in names and rider.min <= rider.max, (file_name, rider)
+    assert any(written[f]["rider.name"].value_count for f in logs), "a log of records"

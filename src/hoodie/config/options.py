@@ -331,7 +331,9 @@ METADATA_COLUMN_STATS_COLUMNS: Option[tuple[str, ...]] = _opt(
     "hoodie.metadata.index.column.stats.column.list",
     (),
     field_list,
-    "Comma-separated columns whose statistics column_stats keeps (empty: every column, as Apache Hudi 0.15).",
+    "Comma-separated columns whose statistics column_stats keeps, a struct's field by its dotted path (empty: every "
+    "top-level column of the writer's schema, the meta columns included, as Apache Hudi 0.15; a struct, list or map "
+    "column then has statistics in log files only, without min and max).",
 )
 METADATA_COLUMN_STATS_FILE_GROUPS = _opt(
     "hoodie.metadata.index.column.stats.file.group.count", 2, int_in(1), "File groups of the column_stats partition, fixed when it is built."
