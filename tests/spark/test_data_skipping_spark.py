@@ -80,8 +80,8 @@ def test_spark_filters_read_only_the_files_whose_statistics_overlap(spark, helpe
 
 def test_the_issue_reproduction_and_columns_of_the_loaded_dataframe(spark, helpers, conformance_table) -> None:
     """``load(p).where(...)`` with a range on a data column reads fewer files; conditions
-    built from the loaded DataFrame's own columns, chained, or used in ``df[...]`` and a
-    later join, still resolve after skipping rebuilt the scan."""
+    built from the loaded DataFrame's own columns, chained, after a ``select``, or used in
+    ``df[...]`` and a later join, still resolve after skipping rebuilt the scan."""
     if COW not in MDT_TABLES:
         pytest.skip(f"conformance table {COW} not found")
     path = str(conformance_table(COW))
@@ -97,6 +97,16 @@ def test_the_issue_reproduction_and_columns_of_the_loaded_dataframe(spark, helpe
     assert [r.txn_id for r in df[df.txn_id == "TXN-017"].collect()] == ["TXN-017"]
     joined = bound.join(df.select("txn_id", F.col("region").alias("r")), "txn_id")
     assert [(r.txn_id, r.r) for r in joined.collect()] == [(r.txn_id, r.region) for r in bound.collect()]
+    # after select: columns passed through skip, computed or renamed ones do not
+    projected = df.select("txn_id", (df.amount * 2).alias("double_amount"), F.col("txn_ts").alias("amount"))
+    assert isinstance(projected, SkippingDataFrame)
+    narrowed = projected.where(projected.txn_id == "TXN-017")
+    assert len(narrowed.inputFiles()) == len(narrowed.hoodie_file_slices) == 1
+    assert [r.txn_id for r in narrowed.where(projected.double_amount > 0).collect()] == ["TXN-017"]
+    assert [r.amount for r in narrowed.collect()] == [r.txn_ts for r in df.where("txn_id = 'TXN-017'").collect()]
+    not_amount = projected.where("amount > 99999999")  # txn_ts values, not amount's statistics
+    assert len(not_amount.hoodie_file_slices) == len(df.hoodie_file_slices)
+    assert not_amount.count() == df.where("txn_ts > 99999999").count() > 0
     # nothing matches: no file is read, the schema stays
     none = df.where(df.amount > Decimal("99999999"))
     assert none.inputFiles() == [] and none.count() == 0 and none.columns == everything.column_names
@@ -181,9 +191,12 @@ def test_spark_conditions_become_the_row_filters_they_imply(spark) -> None:
         "i int, l long, d double, f float, m decimal(10,2), s string, day date, at timestamp, ntz timestamp_ntz, b boolean, st struct<x: int>",
     )
 
-    def implied(condition: Any) -> list[list[tuple[str, str, Any]]] | None:
-        plan = df.where(condition)._jdf.queryExecution().analyzed()
-        row_filter = implied_filter(plan.condition())
+    output = df._jdf.queryExecution().analyzed().output()
+    columns = {output.apply(i).exprId().id() for i in range(output.size())}
+
+    def implied(condition: Any, of: Any = df) -> list[list[tuple[str, str, Any]]] | None:
+        plan = of.where(condition)._jdf.queryExecution().analyzed()
+        row_filter = implied_filter(plan.condition(), columns)
         return None if row_filter is None else [list(c) for c in row_filter.conjunctions]
 
     assert implied("i > 10 AND l <= 5") == [[("i", ">", 10), ("l", "<=", 5)]]
@@ -213,3 +226,6 @@ def test_spark_conditions_become_the_row_filters_they_imply(spark) -> None:
     assert implied("b = true") == [[("b", "=", True)]]
     assert implied("st.x = 1") is None  # nested fields have no statistics here
     assert implied("s = i") is None and implied("s > 1") is None  # not a constant; a cast of s
+    # a column of the same name that is not the stored one
+    renamed = df.select(F.col("l").alias("i"), "s")
+    assert implied("i > 10 AND s = 'a'", renamed) == [[("s", "=", "a")]]

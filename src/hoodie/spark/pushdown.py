@@ -13,7 +13,8 @@ it only picks the files to read, and Spark applies the whole condition to their 
 A comparison is kept only where comparing the column's statistics with the constant in
 Python gives Spark's answer:
 
-* the column is a top-level column, bare or under a cast that changes no value
+* the column is a column of the table's scan (not a computed one of the same name),
+  bare or under a cast that changes no value
   (integers widened, ``float``/small integers to ``double``, decimals widened), of type
   boolean, integral, floating, decimal, string (binary collation), date, timestamp or
   timestamp_ntz;
@@ -30,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
+from collections.abc import Collection
 from typing import Any
 
 from py4j.java_gateway import JavaObject
@@ -60,35 +62,37 @@ _COMPARABLE = {"boolean", "string", "date", "timestamp", "timestamp_ntz", *_INTE
 _NAN_SAFE = {"=", "<", "<=", "in"}
 
 
-def implied_filter(condition: JavaObject) -> RowFilter | None:
+def implied_filter(condition: JavaObject, columns: Collection[int]) -> RowFilter | None:
     """A row filter implied by the resolved Catalyst ``condition``; None when no part of
-    it can rule out a file."""
-    dnf = _dnf(condition, False)
+    it can rule out a file. Only attributes whose expression ids are in ``columns`` (the
+    table scan's columns, as stored) are read as table columns: an attribute of the same
+    name made by an alias or a computation is not the column the statistics describe."""
+    dnf = _dnf(condition, False, frozenset(columns))
     if any(not conj for conj in dnf):
         return None
     return RowFilter(tuple(dnf))
 
 
-def _dnf(e: JavaObject, negated: bool) -> Dnf:
+def _dnf(e: JavaObject, negated: bool, columns: frozenset[int]) -> Dnf:
     kind = e.nodeName()
     if kind == "Not":
-        return _dnf(e.child(), not negated)
+        return _dnf(e.child(), not negated, columns)
     if kind in ("And", "Or"):
-        left, right = _dnf(e.left(), negated), _dnf(e.right(), negated)
+        left, right = _dnf(e.left(), negated, columns), _dnf(e.right(), negated, columns)
         # NOT (a AND b) is (NOT a) OR (NOT b), and the other way round
         if (kind == "And") != negated:
             return _and(left, right)
         return _or(left, right)
     if kind in ("IsNull", "IsNotNull"):
-        column = _column(e.child())
+        column = _column(e.child(), columns)
         if column is None:
             return _ANYTHING
         is_null = (kind == "IsNull") != negated
         return [((column[0], "is null" if is_null else "is not null", None),)]
     if kind in _COMPARISONS:
-        return _comparison(e, _COMPARISONS[kind], kind == "EqualNullSafe", negated)
+        return _comparison(e, _COMPARISONS[kind], kind == "EqualNullSafe", negated, columns)
     if kind == "In" and not negated:
-        return _in(e)
+        return _in(e, columns)
     return _ANYTHING
 
 
@@ -104,11 +108,11 @@ def _or(left: Dnf, right: Dnf) -> Dnf:
     return out if len(out) <= MAX_CONJUNCTIONS else _ANYTHING
 
 
-def _comparison(e: JavaObject, op: str, null_safe: bool, negated: bool) -> Dnf:
+def _comparison(e: JavaObject, op: str, null_safe: bool, negated: bool, columns: frozenset[int]) -> Dnf:
     left, right = e.left(), e.right()
-    column, constant = _column(left), right
+    column, constant = _column(left, columns), right
     if column is None:
-        column, constant, op = _column(right), left, _SWAPPED[op]
+        column, constant, op = _column(right, columns), left, _SWAPPED[op]
     if column is None or (null_safe and negated):
         return _ANYTHING  # NOT (a <=> v) also holds where a is null
     if negated:
@@ -120,8 +124,8 @@ def _comparison(e: JavaObject, op: str, null_safe: bool, negated: bool) -> Dnf:
     return [((name, op, value),)]
 
 
-def _in(e: JavaObject) -> Dnf:
-    column = _column(e.value())
+def _in(e: JavaObject, columns: frozenset[int]) -> Dnf:
+    column = _column(e.value(), columns)
     if column is None:
         return _ANYTHING
     name, kind = column
@@ -135,15 +139,15 @@ def _in(e: JavaObject) -> Dnf:
     return [((name, "in", kept),)]
 
 
-def _column(e: JavaObject) -> tuple[str, str] | None:
-    """(name, type) of a top-level column, bare or under a cast that changes no value."""
+def _column(e: JavaObject, columns: frozenset[int]) -> tuple[str, str] | None:
+    """(name, type) of a column of ``columns``, bare or under a cast that changes no value."""
     kind = e.nodeName()
     if kind == "Cast":
-        inner = _column(e.child())
+        inner = _column(e.child(), columns)
         if inner is None or not _exact_cast(inner[1], e.dataType().typeName()):
             return None
         return inner[0], e.dataType().typeName()
-    if kind != "AttributeReference":
+    if kind != "AttributeReference" or e.exprId().id() not in columns:
         return None
     type_name = e.dataType().typeName()
     if type_name not in _COMPARABLE and not type_name.startswith("decimal("):

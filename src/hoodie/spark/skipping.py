@@ -8,15 +8,18 @@ has column statistics and skipping is on (``hoodie.enable.data.skipping``,
 ``hoodie.metadata.enable``). Its ``filter``/``where`` (and ``df[condition]``) let Spark
 resolve the condition as usual, turn the resolved condition into the row filter it
 implies (:mod:`hoodie.spark.pushdown`), drop the slices whose statistics rule that out
-(:func:`hoodie.query.skipping.prune_slices`) and, when any were dropped, build the scan
-again over the kept slices only — the same scan (native Parquet reads of base-file-only
-slices, merged slices with log files) — and apply every condition given so far to it.
-Skipping only picks files: no filter is reported to Spark as handled, Spark evaluates
-each condition in full on the rows read, so the result is the same with skipping off.
+(:func:`hoodie.query.skipping.prune_slices`) and, when any were dropped, build the
+DataFrame again over the kept slices only — the same scan (native Parquet reads of
+base-file-only slices, merged slices with log files) under the same ``select``s and
+conditions given so far — and apply the new condition to it. ``select`` keeps the
+DataFrame skipping; only conditions on columns of the scan passed through unchanged are
+read by statistics (a computed or renamed column is not the stored one). Skipping only
+picks files: no filter is reported to Spark as handled, Spark evaluates each condition
+in full on the rows read, so the result is the same with skipping off.
 
-The rebuilt scan keeps the attribute ids of the first one (a projection aliasing its
-columns to them), so columns taken from the DataFrame before (``df.fare > 10``, used
-again in a later ``where`` or a join) still resolve against it.
+A rebuilt DataFrame keeps the attribute ids of the one it replaces (a projection
+aliasing its columns to them), so columns taken from a DataFrame before (``df.fare >
+10``, used again in a later ``where``, a ``select`` or a join) still resolve against it.
 
 Why not a Python DataSource with ``pushFilters`` (PySpark 4.1): its reader yields rows
 or Arrow batches from Python workers, so base files would no longer be read by Spark's
@@ -24,14 +27,17 @@ native Parquet reader (vectorized decoding, column pruning, row-group filters, f
 splits, partition pruning); and ``format("hoodie")`` is already taken by the
 reader/writer patch of :mod:`hoodie.spark.datasource`. Pruning the planned slices when
 the filter is applied keeps every read path as it is, at the price of reaching only
-filters applied to the DataFrame ``load`` returned (before other transformations); a
-query on a temporary view or after a ``select`` reads every planned slice (Spark's
-Parquet reader still skips row groups by their footers).
+filters applied through this DataFrame's ``where``/``filter`` after ``select``s; a query
+on a temporary view, or a ``where`` after a join, an aggregation or ``withColumn``,
+reads every planned slice (Spark's Parquet reader still skips row groups by their
+footers).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from py4j.java_gateway import JavaObject
 from pyspark.sql import Column
@@ -58,16 +64,29 @@ class SkippableRead:
 
 
 class SkippingDataFrame(DataFrame):
-    """The DataFrame of a hoodie read whose filters skip file slices (module docstring).
+    """The DataFrame of a hoodie read whose filters skip file slices (module docstring):
+    the loaded DataFrame, and what ``filter``/``where`` and ``select`` make of it.
 
     Every other method is Spark's and returns a plain DataFrame."""
 
-    def __init__(self, df: AnyDataFrame, read: SkippableRead, conditions: tuple[Condition, ...] = (), output: JavaObject | None = None):
+    def __init__(
+        self,
+        df: AnyDataFrame,
+        read: SkippableRead,
+        rebuild: Callable[[Sequence[FileSlice]], AnyDataFrame] | None = None,
+        columns: frozenset[int] | None = None,
+    ):
         super().__init__(df._jdf, df.sparkSession)
         self._hoodie_read = read
-        self._hoodie_conditions = conditions
-        # the attributes of the first scan, which every rebuilt scan takes over
-        self._hoodie_output = output if output is not None else df._jdf.queryExecution().analyzed().output()
+        if rebuild is None:  # the loaded DataFrame: every rebuilt scan takes over its attributes
+            output = df._jdf.queryExecution().analyzed().output()
+            columns = frozenset(output.apply(i).exprId().id() for i in range(output.size()))
+            rebuild = functools.partial(_rebuilt_scan, read.scan, output)
+        assert columns is not None
+        # this DataFrame over some of the slices, with its own attribute ids
+        self._hoodie_rebuild = rebuild
+        # the ids of the scan's columns: only conditions on those are read by statistics
+        self._hoodie_columns = columns
 
     @property
     def hoodie_file_slices(self) -> tuple[FileSlice, ...]:
@@ -76,18 +95,34 @@ class SkippingDataFrame(DataFrame):
 
     def filter(self, condition: Condition) -> SkippingDataFrame:
         filtered = DataFrame.filter(self, condition)  # Spark checks and resolves it
-        conditions = (*self._hoodie_conditions, condition)
-        read = self._hoodie_read
+        read, rebuild = self._hoodie_read, self._hoodie_rebuild
         plan = filtered._jdf.queryExecution().analyzed()
-        row_filter = implied_filter(plan.condition()) if plan.nodeName() == "Filter" else None
+        row_filter = implied_filter(plan.condition(), self._hoodie_columns) if plan.nodeName() == "Filter" else None
         if row_filter is not None:
             kept = prune_slices(read.table, read.slices, row_filter)
             if len(kept) < len(read.slices):
                 read = dataclasses.replace(read, slices=tuple(kept))
-                filtered = _rebound(read.scan(kept), self._hoodie_output)
-                for c in conditions:
-                    filtered = filtered.filter(c)
-        return SkippingDataFrame(filtered, read, conditions, self._hoodie_output)
+                filtered = rebuild(kept).filter(condition)
+        return SkippingDataFrame(filtered, read, functools.partial(_filtered, rebuild, condition), self._hoodie_columns)
+
+    def select(self, *cols: Any) -> SkippingDataFrame:
+        selected = DataFrame.select(self, *cols)
+        output = selected._jdf.queryExecution().analyzed().output()
+        rebuild = functools.partial(_selected, self._hoodie_rebuild, cols, output)
+        return SkippingDataFrame(selected, self._hoodie_read, rebuild, self._hoodie_columns)
+
+
+def _rebuilt_scan(scan: Callable[[Sequence[FileSlice]], AnyDataFrame], output: JavaObject, slices: Sequence[FileSlice]) -> AnyDataFrame:
+    return _rebound(scan(slices), output)
+
+
+def _filtered(rebuild: Callable[[Sequence[FileSlice]], AnyDataFrame], condition: Condition, slices: Sequence[FileSlice]) -> AnyDataFrame:
+    return rebuild(slices).filter(condition)  # a filter keeps its input's attributes
+
+
+def _selected(rebuild: Callable[[Sequence[FileSlice]], AnyDataFrame], cols: tuple[Any, ...], output: JavaObject, slices: Sequence[FileSlice]) -> AnyDataFrame:
+    # computed columns get new ids each time a projection is made: give back the first's
+    return _rebound(rebuild(slices).select(*cols), output)
 
 
 def _rebound(df: AnyDataFrame, output: JavaObject) -> AnyDataFrame:
@@ -97,14 +132,17 @@ def _rebound(df: AnyDataFrame, output: JavaObject) -> AnyDataFrame:
     assert jvm is not None
     new = df._jdf.queryExecution().analyzed().output()
     names = [new.apply(i).name() for i in range(new.size())]
-    # the same plan's schema over fewer slices: the same columns, in the same order
+    # the same plan over fewer slices: the same columns, in the same order
     assert names == [output.apply(i).name() for i in range(output.size())], names
     catalyst = jvm.org.apache.spark.sql.catalyst
     scala = jvm.scala.jdk.javaapi.CollectionConverters
     empty = scala.asScala(jvm.java.util.ArrayList()).toSeq()
-    aliases = jvm.java.util.ArrayList()
+    projection = jvm.java.util.ArrayList()
     for i in range(output.size()):
-        old = output.apply(i)
-        aliases.add(catalyst.expressions.Alias(new.apply(i), old.name(), old.exprId(), empty, jvm.scala.Option.empty(), empty))
-    project = catalyst.plans.logical.Project(scala.asScala(aliases).toSeq(), df._jdf.logicalPlan())
+        old, column = output.apply(i), new.apply(i)
+        if column.exprId().id() == old.exprId().id():
+            projection.add(column)  # passed through a select: the same attribute already
+        else:
+            projection.add(catalyst.expressions.Alias(column, old.name(), old.exprId(), empty, jvm.scala.Option.empty(), empty))
+    project = catalyst.plans.logical.Project(scala.asScala(projection).toSeq(), df._jdf.logicalPlan())
     return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(df._jdf.sparkSession(), project), df.sparkSession)
