@@ -21,7 +21,7 @@ import hoodie
 from hoodie.formats.hfile import encode_hfile
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.conversion import MdtRecords, records_for_action, records_for_listing
-from hoodie.metadata_table.records import TYPE_RECORD_INDEX, MetadataRecord, encode_value, merge
+from hoodie.metadata_table.records import MetadataRecord, encode_value, is_deletion, merge
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON as SCHEMA
 from hoodie.metadata_table.settings import FILES, PARTITION_ORDER, MetadataSettings, file_group_ids
 from hoodie.table.properties_file import store_table_config
@@ -41,7 +41,7 @@ def _fold(state: Folded, records: MdtRecords) -> None:
     for partition, rs in records.items():
         mine = state.setdefault(partition, {})
         for r in rs:
-            if r.type == TYPE_RECORD_INDEX and r.payload is None:
+            if is_deletion(r):
                 mine.pop(r.key, None)  # a delete-block entry
             else:
                 mine[r.key] = merge(mine.get(r.key), r)
@@ -153,3 +153,28 @@ def test_a_configured_column_list_reaches_nested_leaves(tmp_path: Path) -> None:
         else:
             assert rider.min in names and rider.max in names and rider.min <= rider.max, (file_name, rider)
     assert any(written[f]["rider.name"].value_count for f in logs), "a log of records"
+
+
+@pytest.mark.parametrize("layout", [Layout("COPY_ON_WRITE", "hive"), Layout("MERGE_ON_READ", "hive")], ids=lambda lay: lay.id)
+def test_the_metadata_writer_keeps_every_partition_as_the_data_says(tmp_path: Path, layout: Layout) -> None:
+    """With all four partitions on, after every write of the sequence the metadata table
+    hoodie writes answers as the data says; deleted keys leave the record index (the
+    writer puts them in delete blocks)."""
+    path = tmp_path / "t"
+    options = layout.options(
+        "conv", **(SERVICES if layout.is_mor else {"hoodie.cleaner.commits.retained": "2"}),
+        **{"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
+           "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.metadata.record.index.enable": "true"},
+    )
+    deleted: set[str] = set()
+    for op, records in steps("insert"):
+        hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
+        keys = {r["uuid"] for r in records}
+        deleted = (deleted | keys) if op == "delete" else (deleted - keys)
+        table = HoodieTable.open(str(path))
+        assert set(table.config.metadata_partitions) == set(PARTITION_ORDER)
+        reader = MetadataTableReader(table)
+        check_files(reader, table)
+        assert check_column_stats(reader, table) > 0
+        assert check_bloom_filters(reader, table) > 0
+        check_record_index(reader, str(path), sorted(deleted))

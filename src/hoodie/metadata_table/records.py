@@ -50,6 +50,7 @@ __all__ = [
     "SecondaryIndexEntry",
     "decode_value",
     "encode_value",
+    "is_deletion",
     "merge",
 ]
 
@@ -359,12 +360,17 @@ def _raw_location(p: RecordLocation) -> dict[str, Any]:
     return {**out, "fileId": "", **bits_of, "fileIdEncoding": 0}
 
 
+def is_deletion(record: MetadataRecord) -> bool:
+    """Whether ``record`` deletes its key: a record-index key a write deleted (type 5
+    without payload), written as an entry of a delete block, not as a value."""
+    return record.type == TYPE_RECORD_INDEX and record.payload is None
+
+
 def encode_value(record: MetadataRecord, schema_json: str = METADATA_RECORD_SCHEMA_JSON, blank_key: bool = True) -> bytes:
     """``record`` as schemaless Avro of ``schema_json`` (by default
     :data:`~hoodie.metadata_table.schema.METADATA_RECORD_SCHEMA`); the key field is left
     empty as in an HFile, whose entry key holds it, unless ``blank_key`` is False."""
-    if record.type == TYPE_RECORD_INDEX and record.payload is None:
-        # a key's deletion (conversion.py) is no value: it goes in a delete block
+    if is_deletion(record):
         raise FormatError(f"the record-index deletion of key {record.key!r} has no value to encode: it belongs in a delete block")
     raw = _raw(record)
     if blank_key:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from hoodie.errors import TableError
 from hoodie.formats.hfile import HFileSettings, encode_hfile
-from hoodie.formats.log import DeleteBlock, HeaderKey, HFileDataBlock, encode_block
+from hoodie.formats.log import DeleteBlock, DeleteRecord, HeaderKey, HFileDataBlock, encode_block
 from hoodie.layout import (
     HOODIE_FOLDER,
     METADATA_FOLDER,
@@ -43,7 +43,7 @@ from hoodie.layout import (
 )
 from hoodie.metadata_table.conversion import MdtRecords
 from hoodie.metadata_table.keys import file_group_index
-from hoodie.metadata_table.records import MetadataRecord, encode_value
+from hoodie.metadata_table.records import MetadataRecord, encode_value, is_deletion
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON
 from hoodie.metadata_table.settings import FILES, PARTITION_ORDER, MetadataSettings, file_group_ids
 from hoodie.metadata_table.stats import INFLIGHT_PARTITIONS
@@ -258,11 +258,15 @@ class MetadataWriter:
                 slc = slices[i]
                 versions = [n.version for n in raw if n is not None and n.file_id == slc.file_id and n.instant == slc.base_instant]
                 name = LogFileName(slc.file_id, slc.base_instant, max(versions, default=0) + 1, write_token(len(writes), 1, 0))
-                block = HFileDataBlock(
-                    self._hfile(mine), {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: METADATA_RECORD_SCHEMA_JSON}
-                )
+                header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: METADATA_RECORD_SCHEMA_JSON}
+                values = [r for r in mine if not is_deletion(r)]
+                # keys the write deleted (record index) follow in a delete block, as Java writes them
+                gone = [DeleteRecord(r.key, partition) for r in mine if is_deletion(r)]
+                data = encode_block(HFileDataBlock(self._hfile(values), header)) if values else b""
+                if gone:
+                    data += encode_block(DeleteBlock.create(gone, instant, METADATA_RECORD_SCHEMA_JSON))
                 writes.append(_LogWrite(
-                    partition, slc.file_id, slc.base_instant, name, encode_block(block), len(mine),
+                    partition, slc.file_id, slc.base_instant, name, data, len(mine),
                     slc.base_file.file_name if slc.base_file else "", tuple(lf.file_name for lf in slc.log_files),
                 ))
         stats: dict[str, list[WriteStat]] = {}
