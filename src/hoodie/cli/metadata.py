@@ -4,7 +4,10 @@
 what the merged ``files`` partition says (the answer a reader using the metadata table
 gets, no listing of storage); ``list-partitions --compare`` lists storage beside it and
 fails (exit code 1) when the two differ. ``stats`` renders
-:func:`hoodie.metadata_table.metadata_table_stats`. ``validate`` runs
+:func:`hoodie.metadata_table.metadata_table_stats` and the data partitions the ``files``
+partition lists, then the metrics of that work
+(:class:`hoodie.metadata_table.metrics.MetadataMetrics`) and the figures the metadata
+timeline recorded of its own work. ``validate`` runs
 :func:`hoodie.metadata_table.validate_metadata_table` with a progress bar per check (on
 stderr), prints a table of the differences and fails (exit code 1) when there is any.
 Each command prints how long it took (``duration_s`` in JSON): opening the table and the
@@ -24,6 +27,9 @@ from rich.text import Text
 from hoodie.cli.errors import EXIT_FAILURE, UsageError
 from hoodie.cli.output import human_size, print_json, print_table, progress, stdout_console
 from hoodie.metadata_table import (
+    FILES,
+    ActionFigures,
+    MetadataMetrics,
     MetadataTableReader,
     MetadataTableStats,
     MetadataValidation,
@@ -141,10 +147,23 @@ def _shown(partitions: list[str]) -> str:
 
 
 def stats(path: str, as_json: bool) -> None:
-    """Partitions, latest slices and timeline of the metadata table."""
-    report, seconds = _timed(lambda: metadata_table_stats(HoodieTable.open(path)))
+    """Partitions, latest slices and timeline of the metadata table; the metrics of the
+    command's own work and the figures the metadata timeline recorded."""
+    metrics = MetadataMetrics()
+
+    def gather() -> tuple[MetadataTableStats, int | None]:
+        table = HoodieTable.open(path)
+        report = metadata_table_stats(table, metrics)
+        # as Hudi's "metadata stats" counts them: the files partition's answer
+        complete = FILES in table.config.metadata_partitions
+        return report, len(MetadataTableReader(table, metrics).all_partition_paths()) if complete else None
+
+    (report, data_partitions), seconds = _timed(gather)
     if as_json:
-        print_json({**asdict(report), "partition_states": _states(report), "duration_s": seconds})
+        print_json({
+            **asdict(report), "partition_states": _states(report), "data_partitions": data_partitions,
+            "metrics": metrics_json(metrics), "duration_s": seconds,
+        })
         return
     summary = Table(title=f"Metadata table {report.path}", title_justify="left")
     for column in ("Partition", "State", "File groups", "Base size", "Base records", "Log files", "Log size", "Log blocks", "Log records"):
@@ -165,6 +184,11 @@ def stats(path: str, as_json: bool) -> None:
     corrupt = sum(s.corrupt_blocks for s in report.slices)
     if corrupt:
         _say(f"{corrupt} corrupt log block(s) (partial writes a reader skips)")
+    if data_partitions is not None:
+        _say(f"{data_partitions} data partition(s) in the files partition")
+    if report.history:
+        print_table(_history_table(report.history))
+    print_table(metrics_table(metrics, "Metadata table work of this command"))
     _say(f"Gathered in {_took(seconds)}")
 
 
@@ -185,6 +209,45 @@ def _slices_table(slices: tuple[SliceStats, ...]) -> Table:
             str(s.log_files), str(s.log_blocks), str(s.log_records),
         )
     return out
+
+
+def _history_table(history: tuple[ActionFigures, ...]) -> Table:
+    out = Table(title="Recorded by the metadata table's completed instants (active timeline)", title_justify="left")
+    columns = ("Action", "Instants", "Files written", "Records written", "Bytes written", "Log files compacted",
+               "Log bytes compacted", "Files deleted", "Time")
+    for column in columns:
+        out.add_column(column, justify="left" if column == "Action" else "right")
+    for f in history:
+        out.add_row(
+            f.action, str(f.instants), str(f.files_written), str(f.records_written), human_size(f.bytes_written),
+            str(f.log_files_compacted), human_size(f.log_bytes_compacted), str(f.files_deleted), _took(f.milliseconds / 1000),
+        )
+    return out
+
+
+def metrics_table(metrics: MetadataMetrics, title: str) -> Table:
+    """``metrics``' figures, one row per metric and label value."""
+    out = Table(title=title, title_justify="left")
+    for column in ("Metric", "By", "Count", "Time", "Amounts"):
+        out.add_column(column, overflow="fold", justify="right" if column in ("Count", "Time") else "left")
+    for metric, label, figure in metrics.figures():
+        by = f"{metric.label}={label}" if metric.label else ""
+        amounts = ", ".join(f"{name.replace('_', ' ')} {_amount(name, figure.amounts.get(name, 0))}" for name in metric.amounts)
+        out.add_row(metric.name, by, str(figure.count), _took(figure.seconds), amounts)
+    return out
+
+
+def _amount(name: str, value: int) -> str:
+    return human_size(value) if name.endswith("bytes") else str(value)
+
+
+def metrics_json(metrics: MetadataMetrics) -> list[dict[str, Any]]:
+    """``metrics``' figures as JSON objects."""
+    return [
+        {"metric": m.name, "label": m.label or None, "value": label if m.label else None, "count": f.count, "seconds": f.seconds,
+         **{name: f.amounts.get(name, 0) for name in m.amounts}}
+        for m, label, f in metrics.figures()
+    ]
 
 
 # --- validate -------------------------------------------------------------------------------------

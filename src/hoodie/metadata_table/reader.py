@@ -23,10 +23,15 @@ What a reader sees, as Java's ``HoodieBackedTableMetadata``:
   (archived there);
 * a damaged metadata file (HFile, log block, a committed file gone) is a
   :class:`~hoodie.errors.FormatError` naming it, never an older answer.
+
+Each lookup and each slice read is recorded in the reader's
+:class:`~hoodie.metadata_table.metrics.MetadataMetrics` (:data:`~.metrics.LOOKUP` by
+kind, :data:`~.metrics.SCAN` by metadata partition).
 """
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -51,6 +56,7 @@ from hoodie.metadata_table.keys import (
     file_group_index,
     partition_identifier,
 )
+from hoodie.metadata_table.metrics import LOOKUP, SCAN, MetadataMetrics
 from hoodie.metadata_table.records import (
     BloomFilterInfo,
     ColumnStats,
@@ -117,10 +123,12 @@ class _Query:
 
 
 class MetadataTableReader:
-    """The metadata table of ``data_table`` as of the data table's loaded timeline."""
+    """The metadata table of ``data_table`` as of the data table's loaded timeline; its
+    lookups and slice reads are recorded in ``metrics`` (its own when not given)."""
 
-    def __init__(self, data_table: HoodieTable) -> None:
+    def __init__(self, data_table: HoodieTable, metrics: MetadataMetrics | None = None) -> None:
         self.data_table = data_table
+        self.metrics = metrics if metrics is not None else MetadataMetrics()
         self.partitions = frozenset(data_table.config.metadata_partitions)
         self.base_path = under(data_table.base_path, HOODIE_FOLDER, METADATA_FOLDER)
         if FILES not in self.partitions:
@@ -140,9 +148,9 @@ class MetadataTableReader:
         self._utc = data_table.config.props.get("hoodie.table.timeline.timezone", "LOCAL").upper() == "UTC"
 
     @classmethod
-    def open(cls, base_path: str, storage: Storage | None = None) -> MetadataTableReader:
+    def open(cls, base_path: str, storage: Storage | None = None, metrics: MetadataMetrics | None = None) -> MetadataTableReader:
         """The metadata table of the data table at ``base_path``."""
-        return cls(HoodieTable.open(base_path, storage))
+        return cls(HoodieTable.open(base_path, storage), metrics)
 
     # --- which instants count --------------------------------------------------------------
     def _visibility(self) -> Callable[[str], bool]:
@@ -186,8 +194,15 @@ class MetadataTableReader:
             self._slices[partition] = sorted(slices, key=lambda s: s.file_id)
         return self._slices[partition]
 
-    def _read(self, partition: str, query: _Query) -> dict[str, MetadataRecord]:
-        """The merged records of ``partition`` that ``query`` asks for."""
+    def _read(self, partition: str, query: _Query, kind: str | None = None) -> dict[str, MetadataRecord]:
+        """The merged records of ``partition`` that ``query`` asks for: one lookup of
+        ``kind`` (the partition's name when not given) as the metrics count them."""
+        with self.metrics.timed(LOOKUP, kind or partition) as amounts:
+            out = self._lookup(partition, query)
+            amounts.update(keys=len(query.keys or query.prefixes or ()), hits=len(out))
+        return out
+
+    def _lookup(self, partition: str, query: _Query) -> dict[str, MetadataRecord]:
         self._require(partition)
         slices = self.file_slices(partition)
         if query.keys is not None and slices:
@@ -210,11 +225,14 @@ class MetadataTableReader:
 
     def _read_slice(self, slc: FileSlice, query: _Query, counts: SliceMergeCounts | None = None) -> dict[str, MetadataRecord]:
         counts = counts if counts is not None else SliceMergeCounts()
+        started, blocks_before, log_records_before = time.perf_counter(), counts.log.blocks, counts.log_records
         merged: dict[str, MetadataRecord] = {}
+        base_blocks = base_records = 0
         if slc.base_file is not None:
             with HFileReader.open(self.storage, slc.base_file.path) as reader:
                 for key, record in _records(reader, query, None, slc.base_file.path):
                     merged[key] = merge(merged.get(key), record)
+                base_blocks, base_records = reader.block_reads, len(merged)
             counts.base_keys = frozenset(merged)
         try:
             pending = scan_log(self.storage, slc.log_files, self._visible, counts.log, replayed=METADATA_TABLE_BLOCKS)
@@ -235,12 +253,18 @@ class MetadataTableReader:
                         merged.pop(deleted.record_key, None)
                         counts.log_records += 1
                         counts.log_keys.add(deleted.record_key)
+        self.metrics.record(
+            SCAN, slc.partition_path, time.perf_counter() - started,
+            base_files=int(slc.base_file is not None), base_bytes=slc.base_file.size if slc.base_file is not None else 0,
+            base_blocks=base_blocks, log_files=len(slc.log_files), log_bytes=sum(lf.size for lf in slc.log_files),
+            log_blocks=counts.log.blocks - blocks_before, records=base_records + counts.log_records - log_records_before,
+        )
         return merged
 
     # --- files -----------------------------------------------------------------------------
     def all_partition_paths(self) -> list[str]:
         """Every partition of the data table ("" for a non-partitioned table's root)."""
-        record = self._read(FILES, _Query(keys=(ALL_PARTITIONS_KEY,))).get(ALL_PARTITIONS_KEY)
+        record = self._read(FILES, _Query(keys=(ALL_PARTITIONS_KEY,)), kind="partitions").get(ALL_PARTITIONS_KEY)
         names = record.live_files() if record is not None else {}
         return sorted("" if name == NON_PARTITIONED_NAME else name for name in names)
 

@@ -5,13 +5,18 @@ partitions the data table calls complete (``hoodie.table.metadata.partitions``) 
 building (``...partitions.inflight``) and which exist on storage; the latest slice of
 every file group of each partition (its base HFile's size and entry count, its log files
 with their blocks and the records of their HFILE_DATA blocks); the metadata timeline's
-last completed instant and its pending ones. Log files are walked block by block
+last completed instant and its pending ones; what the metadata timeline's completed
+instants recorded of their own work (:class:`ActionFigures`, the figures Apache Hudi
+persists: write stats of its delta commits and compactions, files its cleans and rollbacks
+deleted, the time each took). Log files are walked block by block
 (headers, and the trailer of each HFILE_DATA block's HFile), so the counts cost one read
 per file and no record decoding. A metadata table that is not complete is described too:
-that is when one wants to look at it.
+that is when one wants to look at it. The walk's reads are recorded as
+:data:`~.metrics.SCAN` in the metrics it is given.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from hoodie.errors import TableError
@@ -19,11 +24,14 @@ from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import BlockType, CorruptBlock
 from hoodie.formats.log.reader import LogFileReader
 from hoodie.layout import HOODIE_FOLDER, METADATA_FOLDER
+from hoodie.metadata_table.metrics import SCAN, MetadataMetrics
 from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.active import ActiveTimeline
+from hoodie.timeline.instant import Action, Instant
 
-__all__ = ["INFLIGHT_PARTITIONS", "MetadataTableStats", "SliceStats", "metadata_table_stats", "open_metadata_table"]
+__all__ = ["INFLIGHT_PARTITIONS", "ActionFigures", "MetadataTableStats", "SliceStats", "metadata_table_stats", "open_metadata_table", "timeline_figures"]
 
 #: the data table's property naming the metadata partitions being built
 INFLIGHT_PARTITIONS = "hoodie.table.metadata.partitions.inflight"
@@ -47,6 +55,25 @@ class SliceStats:
 
 
 @dataclass(frozen=True)
+class ActionFigures:
+    """What the completed instants of one action on the metadata table's active timeline
+    recorded of their work: the files, records and bytes their commits wrote (a
+    compaction's log files and bytes merged too), the files their cleans or rollbacks
+    deleted, and the milliseconds they took (write stats' scan, upsert and create times; a
+    clean's or rollback's own time)."""
+
+    action: str
+    instants: int
+    files_written: int = 0
+    records_written: int = 0  # records and deletions
+    bytes_written: int = 0
+    log_files_compacted: int = 0
+    log_bytes_compacted: int = 0
+    files_deleted: int = 0
+    milliseconds: int = 0
+
+
+@dataclass(frozen=True)
 class MetadataTableStats:
     """A metadata table: its partitions, latest slices and timeline."""
 
@@ -57,6 +84,7 @@ class MetadataTableStats:
     slices: tuple[SliceStats, ...]
     last_completed: tuple[str, str] | None  # (instant time, action)
     pending: tuple[tuple[str, str, str], ...]  # (instant time, action, state)
+    history: tuple[ActionFigures, ...] = ()  # per action of the completed instants
 
 
 def open_metadata_table(data_table: HoodieTable) -> HoodieTable:
@@ -69,13 +97,15 @@ def open_metadata_table(data_table: HoodieTable) -> HoodieTable:
     return HoodieTable.open(path, data_table.storage)
 
 
-def metadata_table_stats(data_table: HoodieTable) -> MetadataTableStats:
-    """What the metadata table of ``data_table`` holds now (committed files only)."""
+def metadata_table_stats(data_table: HoodieTable, metrics: MetadataMetrics | None = None) -> MetadataTableStats:
+    """What the metadata table of ``data_table`` holds now (committed files only); the
+    reads recorded in ``metrics``."""
     mdt = open_metadata_table(data_table)
     view = mdt.local_view()
     partitions = tuple(view.all_partition_paths())
+    metrics = metrics if metrics is not None else MetadataMetrics()
     slices = tuple(
-        _slice_stats(mdt, partition, slc)
+        _slice_stats(mdt, partition, slc, metrics)
         for partition in partitions
         for slc in sorted(view.latest_slices(partition), key=lambda s: s.file_id)
     )
@@ -89,10 +119,42 @@ def metadata_table_stats(data_table: HoodieTable) -> MetadataTableStats:
         slices,
         (completed[-1].timestamp, completed[-1].action) if completed else None,
         tuple((i.timestamp, i.action, i.state.value) for i in mdt.timeline.pending()),
+        timeline_figures(mdt.timeline),
     )
 
 
-def _slice_stats(mdt: HoodieTable, partition: str, slc: FileSlice) -> SliceStats:
+def timeline_figures(timeline: ActiveTimeline) -> tuple[ActionFigures, ...]:
+    """The figures each action's completed instants on ``timeline`` recorded (archived
+    instants are not counted), in the order the actions first appear."""
+    by_action: dict[str, list[Instant]] = {}
+    for instant in timeline.completed():
+        by_action.setdefault(instant.action, []).append(instant)
+    return tuple(_figures(timeline, action, instants) for action, instants in by_action.items())
+
+
+def _figures(timeline: ActiveTimeline, action: str, instants: list[Instant]) -> ActionFigures:
+    if action in (Action.CLEAN, Action.ROLLBACK):
+        done = [timeline.clean_metadata(i) if action == Action.CLEAN else timeline.rollback_metadata(i) for i in instants]
+        return ActionFigures(
+            action, len(instants), files_deleted=sum(d.total_files_deleted for d in done), milliseconds=sum(d.time_taken_ms for d in done)
+        )
+    if action not in (Action.DELTA_COMMIT, Action.COMMIT):
+        return ActionFigures(action, len(instants))
+    stats = [s for i in instants for s in timeline.commit_metadata(i).write_stats()]
+    return ActionFigures(
+        action,
+        len(instants),
+        files_written=len(stats),
+        records_written=sum(s.numWrites + s.numDeletes for s in stats),
+        bytes_written=sum(s.totalWriteBytes for s in stats),
+        log_files_compacted=sum(s.totalLogFilesCompacted for s in stats),
+        log_bytes_compacted=sum(s.totalLogSizeCompacted for s in stats),
+        milliseconds=sum(r.totalScanTime + r.totalUpsertTime + r.totalCreateTime for s in stats if (r := s.runtimeStats) is not None),
+    )
+
+
+def _slice_stats(mdt: HoodieTable, partition: str, slc: FileSlice, metrics: MetadataMetrics) -> SliceStats:
+    started = time.perf_counter()
     base, base_records = slc.base_file, None
     if base is not None:
         with HFileReader.open(mdt.storage, base.path) as hfile:
@@ -108,6 +170,12 @@ def _slice_stats(mdt: HoodieTable, partition: str, slc: FileSlice) -> SliceStats
                 if found.block_type is BlockType.HFILE_DATA:
                     where = f"{log.path} (block at byte {found.offset})"
                     records += HFileReader.from_bytes(reader.read_content(found), where).entry_count
+    log_bytes = sum(lf.size for lf in slc.log_files)
+    # the base HFile's trailer only: no block of it is read
+    metrics.record(
+        SCAN, partition, time.perf_counter() - started, base_files=int(base is not None), base_bytes=base.size if base else 0,
+        log_files=len(slc.log_files), log_bytes=log_bytes, log_blocks=blocks + corrupt, records=(base_records or 0) + records,
+    )
     return SliceStats(
         partition,
         slc.file_id,
@@ -116,7 +184,7 @@ def _slice_stats(mdt: HoodieTable, partition: str, slc: FileSlice) -> SliceStats
         base.size if base else None,
         base_records,
         len(slc.log_files),
-        sum(lf.size for lf in slc.log_files),
+        log_bytes,
         blocks,
         records,
         corrupt,
