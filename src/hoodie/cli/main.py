@@ -24,6 +24,7 @@ from hoodie.cli import clean as clean_cmd
 from hoodie.cli import compaction as compaction_cmd
 from hoodie.cli import explain as explain_cmd
 from hoodie.cli import metadata as metadata_cmd
+from hoodie.cli import metadata_admin as metadata_admin_cmd
 from hoodie.cli import read as read_cmd
 from hoodie.cli import restore as restore_cmd
 from hoodie.cli import savepoint as savepoint_cmd
@@ -337,6 +338,27 @@ def metadata_stats(path: PathArg, as_json: JsonOpt = False) -> None:
     """Show the metadata table's partitions (complete or not), latest slices and pending instants."""
     with reporting_errors():
         metadata_cmd.stats(path, as_json)
+
+
+@metadata_app.command("create")
+def metadata_create(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """Build the metadata table of a table that has none, from one listing (-o hoodie.metadata.* picks its partitions)."""
+    with reporting_errors():
+        metadata_admin_cmd.create(path, parse_options(options), as_json)
+
+
+@metadata_app.command("init")
+def metadata_init(path: PathArg, options: HudiOpts = None, as_json: JsonOpt = False) -> None:
+    """Delete the metadata table and build it again from one listing, with a progress bar."""
+    with reporting_errors():
+        metadata_admin_cmd.init(path, parse_options(options), as_json)
+
+
+@metadata_app.command("delete")
+def metadata_delete(path: PathArg, as_json: JsonOpt = False) -> None:
+    """Remove the metadata table (hoodie.properties stops naming it first)."""
+    with reporting_errors():
+        metadata_admin_cmd.delete(path, as_json)
 
 
 @metadata_app.command("validate")

@@ -26,7 +26,7 @@ from hoodie.errors import TableError
 from hoodie.layout import InstantTime
 from hoodie.metadata_table.conversion import records_for_action, records_for_listing
 from hoodie.metadata_table.settings import MetadataSettings
-from hoodie.metadata_table.writer import MetadataWriter, delete_metadata_table
+from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table
 from hoodie.storage.base import Storage
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
@@ -124,7 +124,7 @@ def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:
     return out
 
 
-def initialise(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+def initialise(table: HoodieTable, settings: MetadataSettings, on_built: Progress | None = None) -> HoodieTable:
     """Build the enabled metadata partitions the table lacks (all of them on a table
     without a metadata table, one written by Apache Hudi without one or by an older
     hoodie included), from one listing; the table, reloaded, its hook kept."""
@@ -136,6 +136,6 @@ def initialise(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
     latest = table.timeline.completed()
     as_of = latest[-1].timestamp if latest else ""
     writer = MetadataWriter(table, settings)
-    table = writer.initialise(wanted, listing, lambda partition, instant: records_for_listing(table, listing, [partition], settings, as_of))
+    table = writer.initialise(wanted, listing, lambda partition, instant: records_for_listing(table, listing, [partition], settings, as_of), on_built)
     log.info("metadata table of %s initialised in %.2f s (%s)", table.base_path, time.monotonic() - started, ",".join(wanted))
     return table

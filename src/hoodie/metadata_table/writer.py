@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 COMPLETE_PARTITIONS = "hoodie.table.metadata.partitions"
 #: what :meth:`MetadataWriter.initialise` is given: the records that build a partition at an instant
 Builder = Callable[[str, str], MdtRecords]
+#: told each partition built: (partition, how many so far, how many in all)
+Progress = Callable[[str, int, int], None]
 #: the instant a table without any completed instant initialises its metadata table at
 SOLO_COMMIT_TIMESTAMP = "00000000000000"
 _INIT_SUFFIX = 10  # Java: the n-th partition built at <instant><010 + n>
@@ -168,11 +170,14 @@ class MetadataWriter:
         return HoodieTable.create(self.path, metadata_table_properties(self.data_table), self.storage)
 
     # --- initialisation ----------------------------------------------------------------------
-    def initialise(self, partitions: Collection[str], listing: Mapping[str, Mapping[str, int]], build: Builder) -> HoodieTable:
+    def initialise(
+        self, partitions: Collection[str], listing: Mapping[str, Mapping[str, int]], build: Builder, on_built: Progress | None = None
+    ) -> HoodieTable:
         """Build the metadata ``partitions`` not built yet from ``listing`` (each data
         partition's committed files and sizes as of the data table's latest completed
-        instant); ``build(partitions, instant)`` gives their records. The data table,
-        reloaded, with the partitions complete."""
+        instant); ``build(partitions, instant)`` gives their records; ``on_built(partition,
+        done, total)`` follows the progress. The data table, reloaded, with the partitions
+        complete."""
         table = self.data_table
         if _unfinished(table) or (self.exists() and FILES not in table.config.metadata_partitions):
             # an initialisation that did not finish is started over, from nothing
@@ -198,6 +203,8 @@ class MetadataWriter:
             done.add(partition)
             table = set_partition_state(table, done, [])
             mdt = mdt.reload()
+            if on_built is not None:
+                on_built(partition, todo.index(partition) + 1, len(todo))
         self.data_table = table
         return table
 

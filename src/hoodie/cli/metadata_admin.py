@@ -1,0 +1,95 @@
+"""``hoodie metadata create | delete | init``: build, drop or rebuild a table's metadata
+table, each printing how long it took.
+
+``create`` builds the metadata table of a table that has none (the partitions the
+``-o hoodie.metadata.*`` options enable; ``files`` always) from one listing, as a write
+with ``hoodie.metadata.enable=true`` does; ``init`` deletes the metadata table and builds
+it again (a progress bar per partition built); ``delete`` removes it (the table's
+``hoodie.properties`` stops naming it first). Building refuses a table with a write in
+progress: that writer would complete without updating the new metadata table.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from hoodie.cli.errors import UsageError
+from hoodie.cli.output import print_json, progress, stdout_console
+from hoodie.config.options import HoodieConfig
+from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.sync import initialise, with_metadata_sync
+from hoodie.metadata_table.writer import delete_metadata_table, metadata_path
+from hoodie.table import HoodieTable
+from hoodie.timeline import Action
+
+
+def _settings(config: HoodieConfig) -> MetadataSettings:
+    """The options' metadata settings, the metadata table on whatever they say of it."""
+    return replace(MetadataSettings.of(config), enable=True)
+
+
+def _build(table: HoodieTable, settings: MetadataSettings, what: str) -> tuple[HoodieTable, float]:
+    pending = table.timeline.pending(Action.WRITE_ACTIONS)
+    if pending:
+        raise UsageError(
+            f"cannot build the metadata table of {table.base_path}: write {pending[0].timestamp} ({pending[0].action}) is in progress; "
+            "run this once it completed (or the next write rolled it back)"
+        )
+    started = time.perf_counter()
+    with progress(f"{what} the metadata table of {table.name}") as display:
+        bar = display.add_task("partitions built", total=len(settings.partitions))
+
+        def built(partition: str, done: int, total: int) -> None:
+            display.update(bar, completed=done, total=total, description=f"built {partition}")
+
+        table = initialise(with_metadata_sync(table, settings), settings, built)
+    return table, time.perf_counter() - started
+
+
+def _report(verb: str, table: HoodieTable, seconds: float, as_json: bool) -> None:
+    partitions = list(table.config.metadata_partitions)
+    if as_json:
+        out: dict[str, Any] = {"path": table.base_path, "partitions": partitions, "duration_s": seconds}
+        print_json(out)
+        return
+    names = ", ".join(partitions) if partitions else "no partition"
+    stdout_console().print(f"{verb} the metadata table of {table.name} ({names}) in {seconds:.3f} s", soft_wrap=True, markup=False)
+
+
+def create(path: str, config: HoodieConfig, as_json: bool) -> None:
+    """Build the metadata table of a table that has none."""
+    table = HoodieTable.open(path)
+    table.require_writable("create the metadata table of")
+    if table.config.metadata_partitions:
+        raise UsageError(
+            f"{path} already has a metadata table ({','.join(table.config.metadata_partitions)}); "
+            "'hoodie metadata init' builds it again"
+        )
+    table, seconds = _build(table, _settings(config), "Creating")
+    _report("Created", table, seconds, as_json)
+
+
+def init(path: str, config: HoodieConfig, as_json: bool) -> None:
+    """Delete the metadata table (if any) and build it again from one listing."""
+    table = HoodieTable.open(path)
+    table.require_writable("initialise the metadata table of")
+    started = time.perf_counter()
+    table = delete_metadata_table(table)
+    table, seconds = _build(table, _settings(config), "Initialising")
+    _report("Initialised", table, time.perf_counter() - started, as_json)
+
+
+def delete(path: str, as_json: bool) -> None:
+    """Remove the metadata table."""
+    table = HoodieTable.open(path)
+    table.require_writable("delete the metadata table of")
+    started = time.perf_counter()
+    had = bool(table.config.metadata_partitions) or table.storage.exists(metadata_path(table))
+    table = delete_metadata_table(table)
+    seconds = time.perf_counter() - started
+    if as_json:
+        print_json({"path": table.base_path, "deleted": had, "duration_s": seconds})
+        return
+    what = "Deleted the metadata table of" if had else "There was no metadata table to delete in"
+    stdout_console().print(f"{what} {table.name} in {seconds:.3f} s", soft_wrap=True, markup=False)
