@@ -7,7 +7,7 @@ compares every answer with storage and names the partition and files that differ
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,15 +22,16 @@ from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import MetadataOutOfSyncError
 from hoodie.layout import parse_base_file_name
+from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata, metadata_listing
 from hoodie.server_calls import ServerClient
 from hoodie.table.file_group import BaseFile, LogFile
-from hoodie.table.fs_view import TableView
+from hoodie.table.fs_view import FileSystemView, PartitionLister, TableView
 from hoodie.table.remote_view import RemoteFileSystemView
-from hoodie.table.synced_listings import SharedListings
+from hoodie.table.synced_listings import SharedListings, SyncedListings
 from hoodie.table.table import HoodieTable
 from hoodie.table.validate import validate_table
-from hoodie.table.view_stores import StoreSettings
+from hoodie.table.view_stores import MemoryStore, StoreSettings
 from hoodie.timeline_server import TimelineServer
 
 MDT_TABLES = mdt_tables()
@@ -201,3 +202,41 @@ def test_which_tables_list_through_the_metadata_table(conformance_table: Callabl
     assert listed_through_metadata(no_files, MetadataListing()).listing is None
     # a metadata table dropped after the table was opened: the views list storage
     assert MetadataListing().lister(no_files) is None
+
+
+class _CountedLister:
+    """A metadata table's reader counting its lookups of partitions' files."""
+
+    def __init__(self, reader: PartitionLister) -> None:
+        self.reader = reader
+        self.lookups: list[list[str]] = []
+
+    def all_partition_paths(self) -> list[str]:
+        return self.reader.all_partition_paths()
+
+    def files_in_many(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
+        self.lookups.append(list(partitions))
+        return self.reader.files_in_many(self.lookups[-1])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_synced_view_looks_up_the_partitions_it_prefetches_at_once(conformance_table: Callable[[str], Path], name: str, tmp_path: Path) -> None:
+    """A timeline server asked for the latest slices of many partitions finds their files
+    in one lookup of the metadata table, and keeps them (and a view given the lister
+    itself does the same)."""
+    base = _copy(conformance_table, name, tmp_path)
+    table = HoodieTable.open(base)
+    lister = _CountedLister(MetadataTableReader(table))
+    storage = FolderListings(base)
+    listings = SyncedListings(storage, base, MemoryStore())
+    listings.sync(table.timeline)
+    listings.use_lister(lambda: lister)
+    view = FileSystemView(storage, base, table.timeline, listings=listings)
+    partitions = view.all_partition_paths()
+    assert view.latest_slices_all() == table.local_view().latest_slices_all()
+    assert lister.lookups == ([sorted(partitions)] if len(partitions) > 1 else [partitions])
+    assert view.latest_slices_all() and len(lister.lookups) == 1  # kept
+    assert not storage.listed
+    direct = _CountedLister(MetadataTableReader(table))
+    local = FileSystemView(storage, base, table.timeline, lister=direct)
+    assert local.latest_slices_all() == table.local_view().latest_slices_all() and len(direct.lookups) == 1

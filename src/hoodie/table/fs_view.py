@@ -127,6 +127,12 @@ class PartitionListings(Protocol):
         """The files of one partition, as a storage listing would give them."""
         ...
 
+    def prefetch(self, partitions: list[str]) -> bool:
+        """Make the listings of ``partitions`` ready at once, where one lookup for all
+        costs less than one each (a lister's); False: not done, the view asks for them
+        side by side."""
+        ...
+
 
 def walk_partitions(
     storage: Storage, base_path: str, known: Callable[[str], list[FileInfo] | None] = lambda _: None
@@ -283,7 +289,7 @@ class FileSystemView:
             if todo:  # one lookup for all of them
                 self._from_lister(todo)
             return
-        if len(todo) < 2:
+        if len(todo) < 2 or (self.listings is not None and self.listings.prefetch(todo)):
             return
 
         def fetch(partition: str) -> None:

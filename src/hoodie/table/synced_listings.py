@@ -190,6 +190,29 @@ class SyncedListings:
                     self._underway.pop(partition_path, None)
                 underway.done.set()
 
+    def prefetch(self, partitions: list[str]) -> bool:
+        """With a lister, the partitions not kept yet in one lookup (their listings are
+        kept as :meth:`list_partition` keeps one); without, nothing (False)."""
+        lister = self._current_lister()
+        if lister is None:
+            return False
+        with self._lock:
+            todo = [p for p in dict.fromkeys(partitions) if self.store.get(p) is None and p not in self._underway]
+            generation = self._generation
+        if not todo:
+            return True
+        found = lister.files_in_many(todo)  # outside the lock, as a listing
+        with self._lock:
+            if self._generation != generation:
+                return True  # a sync ran meanwhile: what is asked for is looked up again then
+            for partition in todo:
+                files = found.get(partition, {})
+                if self.store.get(partition) is None and (files or self.keep_empty):
+                    self._store(partition, listed_files(self.base_path, partition, files))
+                    if files:
+                        self._add_partitions([partition])
+        return True
+
     def _kept(self, partition_path: str) -> list[FileInfo] | None:
         """The listing kept for a folder, if any (folders included)."""
         value = self.store.get(partition_path)
