@@ -3,15 +3,19 @@ log files and timelines): compaction into new base HFiles keeps every answer of 
 reader, waits for pending data instants, survives a crash midway (readers ignore the
 pending compaction; the next run rolls it back and runs it again); cleaning deletes the
 slices older than its retention; archival stops where the data table still needs the
-metadata table's instants."""
+metadata table's instants (and the data table's waits for the metadata table's
+compaction). hoodie's writes run them after each commit."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from mdt_checks import check_files, check_record_index
 from mdt_layout import INIT, base_hfile, create_tables, delta_commits, files_record, hfile_block
 
+import hoodie
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import TableError
 from hoodie.formats.bloom import new_bloom_filter, serialized_text
@@ -265,3 +269,29 @@ def test_the_data_tables_archival_waits_for_the_metadata_tables_compaction(table
     assert isinstance(done, ArchiveResult), done
     assert [i.timestamp for i in done.archived] == [T1, T2, T3]
     assert f"the metadata table's latest compaction is {T3}001" in done.reason
+
+
+def test_writes_keep_the_metadata_table_compacted_and_cleaned(tmp_path: Path) -> None:
+    """hoodie's writes run the services after each commit: the metadata table compacts
+    every three delta commits, cleans once more than 20 commits (its retention) are
+    active, and reads stay right."""
+    path = str(tmp_path / "t")
+    options = {
+        "hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
+    }
+    for i in range(23):
+        batch = pa.table({"k": [f"k{j}" for j in range(i, i + 5)], "p": [f"p{j % 2}" for j in range(i, i + 5)], "ts": [i] * 5})
+        hoodie.write(batch, path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    table = HoodieTable.open(path)
+    reader = MetadataTableReader(table)
+    check_files(reader, table)
+    check_record_index(reader, path)
+    timeline = reader.table.timeline
+    cleans = timeline.completed([Action.CLEAN])
+    assert cleans and all(c.timestamp.endswith("002") for c in cleans)
+    assert all(c.timestamp.endswith("001") for c in timeline.completed([Action.COMMIT]))
+    # the slices before the cleaner's boundary are gone: fewer base files than compactions
+    bases = list((tmp_path / "t" / ".hoodie" / "metadata" / "files").glob("files-0000-0_*.hfile"))
+    assert len(bases) < len(timeline.completed([Action.COMMIT]))
