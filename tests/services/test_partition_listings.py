@@ -11,6 +11,9 @@ and their number per partition stays a small constant per commit:
   the table included: one listing per partition per commit;
 * with the embedded timeline server, the server keeps its listings in step with the
   timeline: once a partition has files it is never listed again, whatever the commits.
+* with the metadata table (``hoodie.metadata.enable=true``), nothing lists a partition
+  folder: writes, their services, reads and the server's views take partitions and files
+  from it.
 """
 from __future__ import annotations
 
@@ -197,3 +200,34 @@ def test_the_services_after_a_write_see_what_it_and_the_compaction_before_them_w
         assert len(rows) == 100 and {r["ts"] for r in rows} == {round_}
     assert max(storage.listed.values()) <= 4, storage.listed
     assert len(sorted((tmp_path / "t" / ".hoodie").glob("*.clean"))) == 3
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"hoodie.cleaner.commits.retained": "2", "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
+         "hoodie.compact.inline.max.delta.commits": "2"},
+        {"hoodie.cleaner.commits.retained": "2", "hoodie.filesystem.view.type": "REMOTE_FIRST"},
+    ],
+    ids=["default-cleaning", "mor-compaction-cleaning", "embedded-server"],
+)
+def test_with_the_metadata_table_upserts_reads_and_services_list_no_partition(tmp_path: Path, options: dict[str, str]) -> None:
+    """Issue 29's own check: ten upserts, each followed by a snapshot read, with default
+    cleaning and ``hoodie.metadata.enable=true`` list no partition folder at all: the
+    writes, their inline services, the reads and a timeline server's views take
+    partitions and files from the metadata table (as do a merge-on-read table's
+    compactions and cleans that run)."""
+    path = str(tmp_path / "t")
+    storage = ListingsByCaller(path)
+    for round_ in range(10):
+        _upsert(path, storage, round_, **{"hoodie.metadata.enable": "true", **options})
+        rows = hoodie.read(path, storage=storage).to_pylist()
+        assert len(rows) == 100 and {r["ts"] for r in rows} == {round_}
+    pulled = hoodie.read(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"}, storage=storage)
+    assert pulled.num_rows == 100
+    assert not storage.listed, (storage.listed, storage.callers)
+    if options:
+        assert len(sorted((tmp_path / "t" / ".hoodie").glob("*.clean"))) >= 3  # the cleans ran
+    listing = ListingsByCaller(path)
+    assert hoodie.read(path, {"hoodie.metadata.enable": "false"}, storage=listing).num_rows == 100 and listing.listed
