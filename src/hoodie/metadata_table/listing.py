@@ -9,14 +9,17 @@ partition folder is listed. The metadata table knows committed files only: what 
 for files of pending or failed writes (rollback, markers, a commit's check of its
 tasks' files) lists storage through :meth:`~hoodie.table.table.HoodieTable.storage_view`.
 With ``hoodie.metadata.validate`` each answer is compared with storage
-(:class:`~hoodie.table.checked_listing.CheckedLister`).
+(:class:`~hoodie.table.checked_listing.CheckedLister`). The lookups, slice reads and
+comparisons are recorded in the listing's metrics, when it is given some (a timeline
+server's, which exports them).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
+from hoodie.metadata_table.metrics import VALIDATE, MetadataMetrics
 from hoodie.metadata_table.reader import FILES, MetadataTableReader
 from hoodie.table.checked_listing import CheckedLister
 from hoodie.table.fs_view import PartitionLister
@@ -26,17 +29,24 @@ from hoodie.table.table import HoodieTable
 @dataclass(frozen=True)
 class MetadataListing:
     """Views list through the table's metadata table, as of the table's loaded timeline
-    (only what the data table completed is seen); ``validate``: compared with storage."""
+    (only what the data table completed is seen); ``validate``: compared with storage;
+    ``metrics``: where the work is recorded (each reader's own when None)."""
 
     validate: bool = False
+    metrics: MetadataMetrics | None = field(default=None, compare=False)
 
     def lister(self, table: HoodieTable) -> PartitionLister | None:
         if FILES not in table.config.metadata_partitions:
             return None  # dropped since the table was opened (a writer disabled it): list storage
-        reader = MetadataTableReader(table)
+        reader = MetadataTableReader(table, self.metrics)
         if not self.validate:
             return reader
-        return CheckedLister(reader, table.storage_view(), "the metadata table")
+        metrics = reader.metrics
+
+        def checked(kind: str, seconds: float, differences: int) -> None:
+            metrics.record(VALIDATE, kind, seconds, errors=differences)
+
+        return CheckedLister(reader, table.storage_view(), "the metadata table", on_check=checked)
 
 
 def metadata_listing(config: HoodieConfig, enabled_by_default: bool = True) -> MetadataListing | None:

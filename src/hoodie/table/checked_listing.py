@@ -12,10 +12,13 @@ storage lacks counts unless a clean, rollback or restore is under way (it delete
 it completes). Sizes must agree for base files; a log file may have grown on storage (an
 append in flight), never shrunk. Read-only: listings go through a storage view
 (:class:`~hoodie.table.fs_view.FileSystemView`), the one place partitions are listed.
+Each comparison is reported to ``on_check`` (``partitions`` or ``files``, the seconds
+its storage listing and comparison took, the differences found) before any is raised.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
 from hoodie.errors import MetadataOutOfSyncError
 from hoodie.layout import parse_base_file_name, parse_log_file_name
@@ -24,22 +27,26 @@ from hoodie.timeline.instant import Action
 
 _DELETERS = (Action.CLEAN, Action.ROLLBACK, Action.RESTORE)
 _SHOWN = 20  # files a message names at most per kind of difference
+#: ``on_check(kind, seconds, differences)``: one comparison done
+CheckReport = Callable[[str, float, int], None]
 
 
 class CheckedLister:
     """``lister``'s answers, each compared with what ``storage_view`` (a view listing
     storage, of the same timeline) lists."""
 
-    def __init__(self, lister: PartitionLister, storage_view: FileSystemView, what: str) -> None:
+    def __init__(self, lister: PartitionLister, storage_view: FileSystemView, what: str, on_check: CheckReport | None = None) -> None:
         self.lister = lister
         self.storage_view = storage_view
         self.what = what  # the lister, as messages name it ("the metadata table")
+        self.on_check = on_check
         pending = [i for i in storage_view.timeline.instants if not i.is_completed]
         self._instant_pending = bool(pending)
         self._deleting = any(i.action in _DELETERS for i in pending)
 
     def all_partition_paths(self) -> list[str]:
         listed = self.lister.all_partition_paths()
+        started = time.perf_counter()
         on_storage = self.storage_view.all_partition_paths()
         problems = []
         if not self._deleting and (gone := sorted(set(listed) - set(on_storage))):
@@ -47,15 +54,16 @@ class CheckedLister:
         unknown = [p for p in sorted(set(on_storage) - set(listed)) if self._must_know(self._stored(p))]
         if unknown:
             problems.append(f"partitions {_named(unknown)} hold committed files on storage and are missing from {self.what}")
-        self._raise(problems)
+        self._raise("partitions", started, problems)
         return listed
 
     def files_in_many(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         listed = self.lister.files_in_many(partitions)
+        started = time.perf_counter()
         problems = []
         for partition, files in sorted(listed.items()):
             problems.extend(self._differences(partition, files, self._stored(partition)))
-        self._raise(problems)
+        self._raise("files", started, problems)
         return listed
 
     def _stored(self, partition: str) -> dict[str, int]:
@@ -92,7 +100,9 @@ class CheckedLister:
                 out.append(f"{where}: {name} is {size} bytes in {self.what} and {on_disk} bytes on storage")
         return out
 
-    def _raise(self, problems: list[str]) -> None:
+    def _raise(self, kind: str, started: float, problems: list[str]) -> None:
+        if self.on_check is not None:
+            self.on_check(kind, time.perf_counter() - started, len(problems))
         if problems:
             raise MetadataOutOfSyncError(
                 f"{self.what} of {self.storage_view.base_path} is out of sync with storage: {'; '.join(problems)} "

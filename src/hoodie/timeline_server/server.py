@@ -128,7 +128,7 @@ class TimelineServer:
         path = normalize_path(base_path)
         if path not in self.tables.tables:
             settings = views or StoreSettings()
-            self.tables.tables[path] = TableViews(path, storage or storage_for(path), settings, self.metrics.synced)
+            self.tables.tables[path] = TableViews(path, storage or storage_for(path), settings, self.metrics.synced, self.metrics.metadata)
 
     def start(self) -> TimelineServer:
         ready: Future[int] = Future()

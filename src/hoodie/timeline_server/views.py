@@ -32,6 +32,7 @@ from typing import Any
 
 from hoodie.layout import HOODIE_FOLDER
 from hoodie.metadata_table.listing import MetadataListing
+from hoodie.metadata_table.metrics import MetadataMetrics
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.fs_view import FileSystemView, PartitionLister
@@ -57,12 +58,15 @@ class ViewBehind(Exception):
 class TableViews:
     """The synced latest view of one table."""
 
-    def __init__(self, base_path: str, storage: Storage, settings: StoreSettings, on_sync: Callable[[str], None]) -> None:
+    def __init__(
+        self, base_path: str, storage: Storage, settings: StoreSettings, on_sync: Callable[[str], None], metadata_metrics: MetadataMetrics | None = None
+    ) -> None:
         self.base_path = base_path
         self.storage = storage
         self.settings = settings
         self.listings = SyncedListings(storage, base_path, settings.open(), settings.incremental_sync)
-        self.listing = MetadataListing(settings.validate_metadata) if settings.metadata_table else None
+        # the metadata table's lookups for the views are recorded in the server's metrics
+        self.listing = MetadataListing(settings.validate_metadata, metadata_metrics) if settings.metadata_table else None
         self._on_sync = on_sync
         self._lock = threading.Lock()
         self._timeline: ActiveTimeline | None = None
