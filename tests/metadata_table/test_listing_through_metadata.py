@@ -20,7 +20,7 @@ from shared import cases_or_skip
 import hoodie
 from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
-from hoodie.errors import MetadataOutOfSyncError
+from hoodie.errors import DamagedTableError, MetadataOutOfSyncError
 from hoodie.layout import parse_base_file_name
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata, metadata_listing
@@ -240,3 +240,19 @@ def test_a_synced_view_looks_up_the_partitions_it_prefetches_at_once(conformance
     direct = _CountedLister(MetadataTableReader(table))
     local = FileSystemView(storage, base, table.timeline, lister=direct)
     assert local.latest_slices_all() == table.local_view().latest_slices_all() and len(direct.lookups) == 1
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_committed_file_the_metadata_table_lacks_is_named_as_missing_from_it(conformance_table: Callable[[str], Path], name: str, tmp_path: Path) -> None:
+    """The metadata table's delta commit of the latest write gone (a writer that kept no
+    metadata table wrote it): the view finds the write's files missing from its listing,
+    and says it is the metadata table's, not storage's."""
+    base = _copy(conformance_table, name, tmp_path)
+    table = HoodieTable.open(base)
+    last = table.timeline.completed_writes()[-1]
+    mdt = MetadataTableReader(table).table.timeline
+    (delta,) = [i for i in mdt.instants if i.timestamp == last.timestamp and i.is_completed]
+    Path(mdt.instant_path(delta)).unlink()
+    with pytest.raises(DamagedTableError, match=rf"written by the completed instant {last.timestamp}, is missing from the metadata table's listing"):
+        _through_mdt(base).view().latest_slices_all()
+    assert HoodieTable.open(base).view().latest_slices_all()  # storage has it

@@ -433,7 +433,9 @@ class FileSystemView:
 
     def _missing(self, partition_path: str, file_name: str, instant: str) -> None:
         rel = relative(partition_path, file_name, source=f"instant {instant}")
-        message = f"{self.base_path}: {rel}, written by the completed instant {instant}, is missing from storage"
+        # with a lister, storage was not listed: the file is missing from what the lister gives
+        where = "storage" if self.lister is None else "the metadata table's listing (hoodie.metadata.validate=true compares it with storage)"
+        message = f"{self.base_path}: {rel}, written by the completed instant {instant}, is missing from {where}"
         if self.as_of is not None:
             message += f" (if a clean removed it, as.of.instant {self.as_of} is older than what the cleaner retains)"
         if not self.ignore_missing_files:
