@@ -37,7 +37,9 @@ def test_create_delete_init(cli, tmp_path: Path) -> None:
     path = _table(tmp_path)
     result = cli("metadata", "create", path)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Created the metadata table of t (files) in ") and result.stdout.rstrip().endswith(" s")
+    last = result.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("Created the metadata table of t (files) in ") and last.endswith(" s")
+    assert "partition=files" in result.stdout  # the metrics of the partition built
     assert _check(path) == ["a", "b", "c"]
 
     again = cli("metadata", "create", path)
@@ -47,6 +49,10 @@ def test_create_delete_init(cli, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["partitions"] == ["files"] and out["duration_s"] >= 0
+    # the files partition's records: the list of partitions and each partition's files
+    [built] = out["metrics"]
+    assert (built["metric"], built["label"], built["value"], built["count"]) == ("initialize", "partition", "files", 1)
+    assert (built["records"], built["file_groups"]) == (4, 1) and built["seconds"] > 0
     mdt = HoodieTable.open(f"{path}/.hoodie/metadata")
     assert [i.timestamp for i in mdt.timeline.completed()] == [f"{HoodieTable.open(path).timeline.completed()[-1].timestamp}010"]
     _check(path)

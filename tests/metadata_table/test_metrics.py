@@ -1,22 +1,30 @@
 """The metadata table's metrics (issue 29: "Metrics as the seed lists them (initialisation,
 sync, lookup and scan durations and counts)"): the registry's arithmetic, the figures a
-reader records for its lookups and slice reads on a copy of a table Apache Hudi 0.15
-wrote, and the figures its timeline persists (Apache Hudi's own write stats)."""
+reader records for its lookups and slice reads and a validation for its checks on copies
+of the tables Apache Hudi 0.15 wrote, those the writer records for an initialisation and
+the syncs of a restore on a table hoodie wrote, and the figures the metadata timeline
+persists (Apache Hudi's own write stats)."""
 from __future__ import annotations
 
 import json
 import threading
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
-from mdt_checks import SAMPLE_NAMES, copy_sample
+from mdt_checks import SAMPLE_NAMES, check_files, copy_sample
 
-from hoodie.metadata_table import MetadataMetrics, MetadataTableReader, metadata_table_stats
-from hoodie.metadata_table.metrics import LOOKUP, METRICS, SCAN, SYNC, Figure
-from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX
+import hoodie
+from hoodie.metadata_table import MetadataMetrics, MetadataTableReader, metadata_table_stats, validate_metadata_table
+from hoodie.metadata_table.metrics import INITIALIZE, LOOKUP, METRICS, SCAN, SYNC, VALIDATE, Figure
+from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, MetadataSettings
 from hoodie.metadata_table.stats import timeline_figures
+from hoodie.metadata_table.sync import initialise, with_metadata_sync
+from hoodie.services.restore import restore_to
+from hoodie.services.savepoint import create_savepoint
 from hoodie.table import HoodieTable
 from hoodie.table.file_group import FileSlice
+from hoodie.timeline.instant import Action
 
 
 def test_figures_add_up_by_label() -> None:
@@ -165,3 +173,64 @@ def test_stats_walk_records_what_it_read(tmp_path: Path, name: str) -> None:
         assert scan.amounts["log_bytes"] == sum(s.log_bytes for s in mine)
         assert scan.amounts["base_bytes"] == sum(s.base_file_size or 0 for s in mine)
         assert scan.amounts["records"] == sum((s.base_records or 0) + s.log_records for s in mine)
+
+
+WRITE = {
+    "hoodie.table.name": "m",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.compact.inline": "false",
+}
+
+
+def _write(path: Path, keys: range, ts: int, metadata: bool) -> str:
+    rows = pa.table({"id": [f"k{k}" for k in keys], "p": [f"p{k % 2}" for k in keys], "ts": [ts] * len(keys)})
+    return hoodie.write(rows, str(path), {**WRITE, "hoodie.metadata.enable": str(metadata).lower()})
+
+
+def test_initialisation_and_syncs_are_recorded_by_partition_and_action(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _write(path, range(10), 1, metadata=False)
+    saved = _write(path, range(5, 15), 2, metadata=False)
+    settings = MetadataSettings(enable=True)
+    metrics = MetadataMetrics()
+    table = initialise(with_metadata_sync(HoodieTable.open(str(path)), settings), settings, metrics=metrics)
+    figure = metrics.get(INITIALIZE, FILES)
+    # the files partition: every data partition's record and the list of partitions
+    assert (figure.count, figure.amounts) == (1, {"records": 3, "file_groups": 1})
+    assert [label for m, label, _ in metrics.figures()] == [FILES]
+
+    create_savepoint(with_metadata_sync(table, settings, metrics), saved)
+    later = [_write(path, range(k, k + 5), k, metadata=True) for k in (20, 30)]
+    assert metrics.get(SYNC, Action.DELTA_COMMIT) == Figure()  # the writes synced into their own metrics
+    restore_to(with_metadata_sync(HoodieTable.open(str(path)), settings, metrics), saved)
+    restore = metrics.get(SYNC, Action.RESTORE)
+    mdt = HoodieTable.open(str(path / ".hoodie" / "metadata"))
+    restored = mdt.timeline.get(HoodieTable.open(str(path)).timeline.completed([Action.RESTORE])[-1].timestamp)
+    written = mdt.timeline.commit_metadata(restored).write_stats()
+    assert restore.count == 1 and restore.amounts["records"] == sum(s.numWrites for s in written) > 0
+    assert not set(later) & {i.timestamp for i in mdt.timeline.instants}
+    assert check_files(MetadataTableReader(HoodieTable.open(str(path))), HoodieTable.open(str(path)))
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES[:1])
+def test_validation_records_each_check_and_its_differences(tmp_path: Path, name: str) -> None:
+    base = copy_sample(name, tmp_path)
+    metrics = MetadataMetrics()
+    table = HoodieTable.open(str(base))
+    report = validate_metadata_table(table, reader=MetadataTableReader(table, metrics))
+    assert report.ok
+    assert [label for m, label, _ in metrics.figures() if m is VALIDATE] == sorted(report.checks)
+    assert all(metrics.get(VALIDATE, c).amounts == {"errors": 0} for c in report.checks)
+
+    gone = next(s.base_file for s in table.local_view().latest_slices_all() if s.base_file is not None)
+    Path(gone.path).unlink()  # lost on storage: the files check finds it, the others too
+    metrics = MetadataMetrics()
+    table = HoodieTable.open(str(base))
+    report = validate_metadata_table(table, reader=MetadataTableReader(table, metrics))
+    assert not report.ok
+    for check in report.checks:
+        assert metrics.get(VALIDATE, check).amounts == {"errors": sum(1 for d in report.differences if d.check == check)}
+    assert metrics.get(VALIDATE, FILES).amounts["errors"] >= 1

@@ -26,6 +26,7 @@ from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table import compaction as mdt_compaction
 from hoodie.metadata_table.compaction import MetadataCompactionSettings
 from hoodie.metadata_table.keys import bloom_filter_key, column_stats_key, file_group_index
+from hoodie.metadata_table.metrics import CLEAN, COMPACTION, SCAN, Figure, MetadataMetrics
 from hoodie.metadata_table.records import BloomFilterInfo, ColumnStats, MetadataRecord, RecordLocation
 from hoodie.metadata_table.services import (
     MetadataArchiveRule,
@@ -212,8 +213,14 @@ def _three_more_delta_commits(table: Path, compaction: str) -> None:
 
 
 def test_clean_deletes_the_slices_older_than_its_retention(table: Path) -> None:
-    run_table_services(HoodieTable.open(str(table)), _settings(), METADATA_SERVICES)
+    metrics = MetadataMetrics()
+    run_table_services(HoodieTable.open(str(table)), _settings(), METADATA_SERVICES, metrics)
     compaction = T3 + "001"
+    written = _mdt(table).timeline.commit_metadata(_mdt(table).timeline.get(compaction)).write_stats()
+    figure = metrics.get(COMPACTION, "")
+    assert (figure.count, figure.amounts) == (1, {"file_groups": len(written), "records": sum(s.numWrites for s in written)})
+    assert metrics.get(SCAN, "files").count >= 1  # the slices it merged
+    assert metrics.get(CLEAN, "") == Figure()
     old = sorted(p for p in (table / ".hoodie" / "metadata").rglob(f"*{INIT}*") if p.parent.name != ".hoodie")
     assert len(old) == 13  # base files and logs of the slices the compaction replaced
     delta_commits(table / ".hoodie", [T4])
@@ -223,9 +230,11 @@ def test_clean_deletes_the_slices_older_than_its_retention(table: Path) -> None:
     _three_more_delta_commits(table, compaction)
     before = _answers(table)
     rules = _settings(max_delta_commits=9, clean=MetadataCleanRule(commits_retained=2))
-    report = run_table_services(HoodieTable.open(str(table)), rules, METADATA_SERVICES)
+    report = run_table_services(HoodieTable.open(str(table)), rules, METADATA_SERVICES, metrics)
     assert report.clean is not None and getattr(report.clean, "instant", None) == T6 + "002"
     assert not any(p.exists() for p in old)
+    figure = metrics.get(CLEAN, "")
+    assert (figure.count, figure.amounts) == (1, {"files": len(old)})  # the metrics of the clean that deleted them
     assert _answers(table) == before
     assert _mdt(table).timeline.get(T6 + "002").state is State.COMPLETED
 

@@ -4,8 +4,9 @@ table, each printing how long it took.
 ``create`` builds the metadata table of a table that has none (the partitions the
 ``-o hoodie.metadata.*`` options enable; ``files`` always) from one listing, as a write
 with ``hoodie.metadata.enable=true`` does; ``init`` deletes the metadata table and builds
-it again (a progress bar per partition built); ``delete`` removes it (the table's
-``hoodie.properties`` stops naming it first). Building refuses a table with a write in
+it again (a progress bar per partition built), both then print the metrics of each
+partition built; ``delete`` removes it (the table's ``hoodie.properties`` stops naming
+it first). Building refuses a table with a write in
 progress: that writer would complete without updating the new metadata table.
 """
 from __future__ import annotations
@@ -15,8 +16,10 @@ from dataclasses import replace
 from typing import Any
 
 from hoodie.cli.errors import UsageError
-from hoodie.cli.output import print_json, progress, stdout_console
+from hoodie.cli.metadata import metrics_json, metrics_table
+from hoodie.cli.output import print_json, print_table, progress, stdout_console
 from hoodie.config.options import HoodieConfig
+from hoodie.metadata_table.metrics import MetadataMetrics
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.sync import initialise, with_metadata_sync
 from hoodie.metadata_table.writer import delete_metadata_table, metadata_path
@@ -29,7 +32,7 @@ def _settings(config: HoodieConfig) -> MetadataSettings:
     return replace(MetadataSettings.of(config), enable=True)
 
 
-def _build(table: HoodieTable, settings: MetadataSettings, what: str) -> tuple[HoodieTable, float]:
+def _build(table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics) -> tuple[HoodieTable, float]:
     pending = table.timeline.pending(Action.WRITE_ACTIONS)
     if pending:
         raise UsageError(
@@ -43,16 +46,17 @@ def _build(table: HoodieTable, settings: MetadataSettings, what: str) -> tuple[H
         def built(partition: str, done: int, total: int) -> None:
             display.update(bar, completed=done, total=total, description=f"built {partition}")
 
-        table = initialise(with_metadata_sync(table, settings), settings, built)
+        table = initialise(with_metadata_sync(table, settings), settings, built, metrics)
     return table, time.perf_counter() - started
 
 
-def _report(verb: str, table: HoodieTable, seconds: float, as_json: bool) -> None:
+def _report(verb: str, table: HoodieTable, seconds: float, as_json: bool, metrics: MetadataMetrics) -> None:
     partitions = list(table.config.metadata_partitions)
     if as_json:
-        out: dict[str, Any] = {"path": table.base_path, "partitions": partitions, "duration_s": seconds}
+        out: dict[str, Any] = {"path": table.base_path, "partitions": partitions, "metrics": metrics_json(metrics), "duration_s": seconds}
         print_json(out)
         return
+    print_table(metrics_table(metrics, "Metadata table work of this command"))
     names = ", ".join(partitions) if partitions else "no partition"
     stdout_console().print(f"{verb} the metadata table of {table.name} ({names}) in {seconds:.3f} s", soft_wrap=True, markup=False)
 
@@ -66,8 +70,9 @@ def create(path: str, config: HoodieConfig, as_json: bool) -> None:
             f"{path} already has a metadata table ({','.join(table.config.metadata_partitions)}); "
             "'hoodie metadata init' builds it again"
         )
-    table, seconds = _build(table, _settings(config), "Creating")
-    _report("Created", table, seconds, as_json)
+    metrics = MetadataMetrics()
+    table, seconds = _build(table, _settings(config), "Creating", metrics)
+    _report("Created", table, seconds, as_json, metrics)
 
 
 def init(path: str, config: HoodieConfig, as_json: bool) -> None:
@@ -76,8 +81,9 @@ def init(path: str, config: HoodieConfig, as_json: bool) -> None:
     table.require_writable("initialise the metadata table of")
     started = time.perf_counter()
     table = delete_metadata_table(table)
-    table, seconds = _build(table, _settings(config), "Initialising")
-    _report("Initialised", table, time.perf_counter() - started, as_json)
+    metrics = MetadataMetrics()
+    table, seconds = _build(table, _settings(config), "Initialising", metrics)
+    _report("Initialised", table, time.perf_counter() - started, as_json, metrics)
 
 
 def delete(path: str, as_json: bool) -> None:

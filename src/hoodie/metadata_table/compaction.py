@@ -38,6 +38,7 @@ from hoodie.formats.bloom import DYNAMIC_V0, new_bloom_filter
 from hoodie.formats.hfile.writer import HFileSettings, write_hfile
 from hoodie.layout import InstantTime, base_file_name, write_token
 from hoodie.markers import DirectMarkers
+from hoodie.metadata_table.metrics import MetadataMetrics
 from hoodie.metadata_table.reader import MetadataTableReader, SliceMergeCounts
 from hoodie.metadata_table.records import encode_value
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON
@@ -174,11 +175,13 @@ def schedule_metadata_compaction(reader: MetadataTableReader, instant: str) -> C
 
 
 def run_metadata_compaction(
-    data_table: HoodieTable, instant: str, settings: MetadataCompactionSettings, rollback_attempt: RollbackAttempt
+    data_table: HoodieTable, instant: str, settings: MetadataCompactionSettings, rollback_attempt: RollbackAttempt,
+    metrics: MetadataMetrics | None = None,
 ) -> CommitMetadata:
     """Execute the pending compaction at ``instant`` of the metadata table of
-    ``data_table`` and complete it (a failed earlier attempt is rolled back first)."""
-    reader = MetadataTableReader(data_table)
+    ``data_table`` and complete it (a failed earlier attempt is rolled back first); its
+    slice reads recorded in ``metrics``."""
+    reader = MetadataTableReader(data_table, metrics)
     mdt = reader.table
     found = [(i, p) for i, p in pending_plans(mdt.timeline) if i.timestamp == instant]
     if not found:
@@ -186,7 +189,7 @@ def run_metadata_compaction(
     inst, plan = found[0]
     if inst.is_inflight:
         rollback_attempt(mdt, inst, sorted({op.partition_path for op in plan.operations}))
-        reader = MetadataTableReader(data_table.reload())
+        reader = MetadataTableReader(data_table.reload(), metrics)
         mdt = reader.table
     mdt.timeline.transition_to_inflight(Instant(instant, Action.COMPACTION, State.REQUESTED), b"")
     markers = DirectMarkers(mdt.storage, mdt.base_path, instant)

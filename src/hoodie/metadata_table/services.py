@@ -23,6 +23,10 @@ services run on the metadata table (a table like any other); they live above thi
 package, so the caller hands them in (:class:`BorrowedServices`;
 ``hoodie.services.for_metadata`` implements it).
 
+Each compaction and clean that completes is recorded in the metrics the caller gives
+(:data:`~.metrics.COMPACTION`: file groups and records written; :data:`~.metrics.CLEAN`:
+files deleted), the compaction's slice reads as :data:`~.metrics.SCAN`.
+
 Call it when the data instant of the metadata table's latest delta commit has completed
 (after the data commit, or before the next write as Hudi does): a compaction never runs
 while a data instant at or before that delta commit is pending.
@@ -30,6 +34,7 @@ while a data instant at or before that delta commit is pending.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -44,6 +49,7 @@ from hoodie.metadata_table.compaction import (
     run_metadata_compaction,
     schedule_metadata_compaction,
 )
+from hoodie.metadata_table.metrics import CLEAN, COMPACTION, MetadataMetrics
 from hoodie.metadata_table.reader import FILES, MetadataTableReader
 from hoodie.metadata_table.stats import open_metadata_table
 from hoodie.table.table import HoodieTable
@@ -140,10 +146,12 @@ class MetadataServicesReport:
 
 
 def run_table_services(
-    data_table: HoodieTable, settings: MetadataServiceSettings, services: BorrowedServices
+    data_table: HoodieTable, settings: MetadataServiceSettings, services: BorrowedServices, metrics: MetadataMetrics | None = None
 ) -> MetadataServicesReport:
-    """Run the metadata table's services that are due (see the module's doc)."""
+    """Run the metadata table's services that are due (see the module's doc); what ran
+    recorded in ``metrics``."""
     report = MetadataServicesReport()
+    metrics = metrics if metrics is not None else MetadataMetrics()
     data_table = data_table.reload()  # (the caller's timeline may predate its own commit)
     if FILES not in data_table.config.metadata_partitions:
         report.notes.append(f"{data_table.base_path} has no complete metadata table")
@@ -151,7 +159,7 @@ def run_table_services(
     mdt = open_metadata_table(data_table)
     mdt.require_writable("run table services on")
     for inst, _ in pending_plans(mdt.timeline):
-        run_metadata_compaction(data_table, inst.timestamp, settings.compaction, services.rollback_compaction_attempt)
+        _compact(data_table, inst.timestamp, settings, services, metrics)
         report.compactions.append(inst.timestamp)
     mdt = mdt.reload()
     deltas = mdt.timeline.completed([Action.DELTA_COMMIT])
@@ -159,19 +167,28 @@ def run_table_services(
         report.notes.append("the metadata table has no completed delta commit")
         return report
     latest = deltas[-1].timestamp
-    _clean(mdt, latest, settings.clean, services, report)
+    _clean(mdt, latest, settings.clean, services, report, metrics)
 
     instant, why = compaction_due(data_table, mdt.reload(), settings.compaction)
     report.notes.append(f"compaction: {why}")
-    if instant is not None and schedule_metadata_compaction(MetadataTableReader(data_table), instant) is not None:
-        run_metadata_compaction(data_table, instant, settings.compaction, services.rollback_compaction_attempt)
+    if instant is not None and schedule_metadata_compaction(MetadataTableReader(data_table, metrics), instant) is not None:
+        _compact(data_table, instant, settings, services, metrics)
         report.compactions.append(instant)
     mdt = mdt.reload()
     report.archive = services.archive(mdt, settings.archive, archive_limits(data_table, mdt))
     return report
 
 
-def _clean(mdt: HoodieTable, latest: str, rule: MetadataCleanRule, services: BorrowedServices, report: MetadataServicesReport) -> None:
+def _compact(data_table: HoodieTable, instant: str, settings: MetadataServiceSettings, services: BorrowedServices, metrics: MetadataMetrics) -> None:
+    started = time.perf_counter()
+    done = run_metadata_compaction(data_table, instant, settings.compaction, services.rollback_compaction_attempt, metrics)
+    stats = done.write_stats()
+    metrics.record(COMPACTION, "", time.perf_counter() - started, file_groups=len(stats), records=sum(s.numWrites for s in stats))
+
+
+def _clean(
+    mdt: HoodieTable, latest: str, rule: MetadataCleanRule, services: BorrowedServices, report: MetadataServicesReport, metrics: MetadataMetrics
+) -> None:
     timeline = mdt.timeline
     compactions = timeline.completed([Action.COMMIT])
     if compactions:
@@ -186,7 +203,13 @@ def _clean(mdt: HoodieTable, latest: str, rule: MetadataCleanRule, services: Bor
     if timeline.contains(instant):
         report.notes.append(f"clean: the clean at {instant} already ran")
         return
+    started = time.perf_counter()
     report.clean = services.clean(mdt, instant, rule)
+    timeline = timeline.reload()
+    if timeline.contains(instant) and (done := timeline.get(instant)).is_completed:
+        # what the clean deleted, as its metadata records it (a clean with nothing to
+        # delete leaves no instant)
+        metrics.record(CLEAN, "", time.perf_counter() - started, files=timeline.clean_metadata(done).total_files_deleted)
 
 
 def archive_limits(data_table: HoodieTable, mdt: HoodieTable) -> list[tuple[str, str]]:

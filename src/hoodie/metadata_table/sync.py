@@ -16,6 +16,10 @@ A table whose ``hoodie.properties`` names metadata partitions refuses to complet
 instant without the hook, so every writer installs it when it opens the table for writing
 (:func:`with_metadata_sync`); a write also initialises or deletes the metadata table as
 ``hoodie.metadata.enable`` says (:func:`prepare_metadata_table`, :func:`initialise`).
+
+Each sync (conversion, delta commit and undoing) is recorded as
+:data:`~.metrics.SYNC` by the completed data action, each partition built as
+:data:`~.metrics.INITIALIZE`, in the metrics the hook or the initialisation is given.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import time
 from hoodie.errors import TableError
 from hoodie.layout import InstantTime
 from hoodie.metadata_table.conversion import records_for_action, records_for_listing
+from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table
 from hoodie.storage.base import Storage
@@ -40,18 +45,28 @@ log = logging.getLogger(__name__)
 
 
 class MetadataSync:
-    """The completion hook of a data table at ``base_path`` (see the module docstring)."""
+    """The completion hook of a data table at ``base_path`` (see the module docstring);
+    its syncs recorded in ``metrics`` (its own when not given)."""
 
-    def __init__(self, base_path: str, storage: Storage, settings: MetadataSettings) -> None:
+    def __init__(self, base_path: str, storage: Storage, settings: MetadataSettings, metrics: MetadataMetrics | None = None) -> None:
         self.base_path = base_path
         self.storage = storage
         self.settings = settings
+        self.metrics = metrics if metrics is not None else MetadataMetrics()
 
     def __call__(self, timeline: ActiveTimeline, instant: Instant, content: bytes) -> None:
+        started = time.perf_counter()
+        applied = self._sync(instant, content)
+        if applied is not None:
+            self.metrics.record(SYNC, instant.action, time.perf_counter() - started, records=applied)
+
+    def _sync(self, instant: Instant, content: bytes) -> int | None:
+        """Apply the completed ``instant`` to the metadata table; the records applied
+        (None: the table has none)."""
         data = HoodieTable.open(self.base_path, self.storage)
         partitions = data.config.metadata_partitions
         if not partitions:
-            return  # no complete metadata table (deleted, or its first partition not built)
+            return None  # no complete metadata table (deleted, or its first partition not built)
         writer = MetadataWriter(data, self.settings)
         if not writer.exists():
             raise TableError(
@@ -61,6 +76,7 @@ class MetadataSync:
         completed = instant.with_state(State.COMPLETED)
         records = records_for_action(data, completed, content, partitions, self.settings)
         mdt = writer.apply(instant.timestamp, records)
+        applied = sum(len(rs) for p, rs in records.items() if p in partitions)
         undone = _undone(instant, content)
         compacted = _last_compaction(mdt)
         if compacted is not None and any(InstantTime(t) <= InstantTime(compacted) for t in undone):
@@ -71,9 +87,10 @@ class MetadataSync:
                 self.base_path, instant.action, instant.timestamp, compacted, ", ".join(undone),
             )
             delete_metadata_table(data)
-            return
+            return applied
         for target in sorted(undone, key=InstantTime, reverse=True):
             writer.undo(target)
+        return applied
 
 
 def _undone(instant: Instant, content: bytes) -> list[str]:
@@ -92,10 +109,10 @@ def _last_compaction(mdt: HoodieTable) -> str | None:
     return done[-1].timestamp if done else None
 
 
-def with_metadata_sync(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+def with_metadata_sync(table: HoodieTable, settings: MetadataSettings, metrics: MetadataMetrics | None = None) -> HoodieTable:
     """``table`` whose completions update its metadata table first (a no-op while it has
-    none)."""
-    return table.with_completion_hook(MetadataSync(table.base_path, table.storage, settings))
+    none), recorded in ``metrics``."""
+    return table.with_completion_hook(MetadataSync(table.base_path, table.storage, settings, metrics))
 
 
 def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
@@ -124,10 +141,13 @@ def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:
     return out
 
 
-def initialise(table: HoodieTable, settings: MetadataSettings, on_built: Progress | None = None) -> HoodieTable:
+def initialise(
+    table: HoodieTable, settings: MetadataSettings, on_built: Progress | None = None, metrics: MetadataMetrics | None = None
+) -> HoodieTable:
     """Build the enabled metadata partitions the table lacks (all of them on a table
     without a metadata table, one written by Apache Hudi without one or by an older
-    hoodie included), from one listing; the table, reloaded, its hook kept."""
+    hoodie included), from one listing; the table, reloaded, its hook kept. Each partition
+    built is recorded in ``metrics``."""
     wanted = settings.partitions
     if not wanted or set(wanted) <= set(table.config.metadata_partitions):
         return table
@@ -135,7 +155,7 @@ def initialise(table: HoodieTable, settings: MetadataSettings, on_built: Progres
     listing = table_listing(table)
     latest = table.timeline.completed()
     as_of = latest[-1].timestamp if latest else ""
-    writer = MetadataWriter(table, settings)
+    writer = MetadataWriter(table, settings, metrics)
     table = writer.initialise(wanted, listing, lambda partition, instant: records_for_listing(table, listing, [partition], settings, as_of), on_built)
     log.info("metadata table of %s initialised in %.2f s (%s)", table.base_path, time.monotonic() - started, ",".join(wanted))
     return table

@@ -16,10 +16,12 @@ check, partition, file, key or column, and both values):
 Memory stays bounded by one partition's files, one file slice's keys, a batch of keys
 being looked up (``key_batch``) and one file group of the record index. The view's
 listing of a partition is dropped once the partition is checked. ``on_progress`` hears
-of every partition each check finishes.
+of every partition each check finishes. Each check is recorded in the reader's metrics
+(:data:`~.metrics.VALIDATE`: the time it took, the differences it found).
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +29,7 @@ import pyarrow as pa
 
 from hoodie.errors import TableError
 from hoodie.formats.meta_columns import RECORD_KEY, data_fields, stored_layout
+from hoodie.metadata_table.metrics import VALIDATE
 from hoodie.metadata_table.reader import KeyLocation, MetadataTableReader
 from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX
 from hoodie.metadata_table.validate_stats import ABSENT, Difference, bloom_filter_differences, column_stats_differences
@@ -126,9 +129,11 @@ def validate_metadata_table(
     counts = _Counts()
     visible = InstantFilter.of_timeline(table.timeline)
     columns = _layout(table).names
+    spent = dict.fromkeys(ordered, 0.0)
     for done, partition in enumerate(wanted, 1):
         files = _committed_files(view, partition) if partition in on_storage else _Partition()
         for check in ordered:
+            started = time.perf_counter()
             if check == FILES:
                 diffs.extend(_file_differences(reader, partition, files.sizes()))
                 counts.files += len(files.bases) + len(files.logs)
@@ -142,11 +147,16 @@ def validate_metadata_table(
             else:
                 slices = view.latest_slices(partition) if partition in on_storage else []
                 diffs.extend(_key_differences(reader, table, partition, slices, visible, counts, key_batch))
+            spent[check] += time.perf_counter() - started
             if on_progress is not None:
                 on_progress(check, partition, done, len(wanted))
         view.forget(partition)  # bounded memory: the listing is not needed again
     if RECORD_INDEX in ordered and partitions is None:
+        started = time.perf_counter()
         diffs.extend(_extra_keys(reader, table, view, visible, counts))
+        spent[RECORD_INDEX] += time.perf_counter() - started
+    for check in ordered:
+        reader.metrics.record(VALIDATE, check, spent[check], errors=sum(1 for d in diffs if d.check == check))
     return MetadataValidation(
         table.base_path, ordered, tuple(wanted), counts.files, counts.statistics, counts.filters, counts.keys, tuple(diffs)
     )

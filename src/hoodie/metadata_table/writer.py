@@ -43,6 +43,7 @@ from hoodie.layout import (
 )
 from hoodie.metadata_table.conversion import MdtRecords
 from hoodie.metadata_table.keys import file_group_index
+from hoodie.metadata_table.metrics import INITIALIZE, MetadataMetrics
 from hoodie.metadata_table.records import MetadataRecord, encode_value, is_deletion
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON
 from hoodie.metadata_table.settings import FILES, PARTITION_ORDER, MetadataSettings, file_group_ids
@@ -148,11 +149,13 @@ class _LogWrite:
 
 
 class MetadataWriter:
-    """Writes the metadata table of ``data_table`` with ``settings``."""
+    """Writes the metadata table of ``data_table`` with ``settings``; each partition it
+    initialises is recorded in ``metrics`` (its own when not given)."""
 
-    def __init__(self, data_table: HoodieTable, settings: MetadataSettings) -> None:
+    def __init__(self, data_table: HoodieTable, settings: MetadataSettings, metrics: MetadataMetrics | None = None) -> None:
         self.data_table = data_table
         self.settings = settings
+        self.metrics = metrics if metrics is not None else MetadataMetrics()
         self.storage = data_table.storage
         self.path = metadata_path(data_table)
         self.hfile = HFileSettings(block_size=settings.hfile_block_size)
@@ -198,8 +201,10 @@ class MetadataWriter:
             instant = f"{base_instant}{_INIT_SUFFIX + offset:03d}"
             taken.add(instant)
             table = set_partition_state(table, done, [partition])
-            records = build(partition, instant).get(partition, [])
-            self._bulk_insert(mdt, partition, instant, records, listing)
+            with self.metrics.timed(INITIALIZE, partition) as amounts:
+                records = build(partition, instant).get(partition, [])
+                groups = self._bulk_insert(mdt, partition, instant, records, listing)
+                amounts.update(records=len(records), file_groups=groups)
             done.add(partition)
             table = set_partition_state(table, done, [])
             mdt = mdt.reload()
@@ -208,9 +213,10 @@ class MetadataWriter:
         self.data_table = table
         return table
 
-    def _bulk_insert(self, mdt: HoodieTable, partition: str, instant: str, records: list[MetadataRecord], listing: Mapping[str, Mapping[str, int]]) -> None:
+    def _bulk_insert(self, mdt: HoodieTable, partition: str, instant: str, records: list[MetadataRecord], listing: Mapping[str, Mapping[str, int]]) -> int:
         """One metadata-only delta commit laying out ``partition``: a base HFile for each
-        file group that holds records and an empty first log file for every file group."""
+        file group that holds records and an empty first log file for every file group.
+        The number of file groups."""
         folder = under(self.path, partition)
         count = self.settings.file_group_count(partition, _record_count(records))
         ids = file_group_ids(partition, count)
@@ -242,6 +248,7 @@ class MetadataWriter:
             self.storage.create_new(under(folder, name), data, durable=False)
         timeline.transition_to_completed(inflight, metadata.to_json_bytes())
         log.info("metadata table of %s: %s built at %s (%d records, %d file groups)", self.data_table.base_path, partition, instant, len(records), count)
+        return count
 
     # --- delta commits -----------------------------------------------------------------------
     def apply(self, instant: str, records: MdtRecords) -> HoodieTable:
