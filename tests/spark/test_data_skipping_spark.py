@@ -3,12 +3,10 @@ only the file slices whose column statistics in the metadata table may hold a ma
 row, and returns exactly what the same read without skipping returns. The files read
 are Spark's own list of the scan's files (``inputFiles``), compared with the Parquet
 footers of the base files; tables are Apache Hudi's (the conformance tables with a
-metadata table, and Apache Hudi 0.15's merge-on-read sample with log files)."""
+metadata table) and a merge-on-read table hoodie writes with log files."""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -18,7 +16,7 @@ import pyarrow as pa
 import pytest
 from mdt_checks import footer_stats, mdt_tables
 from pyspark.sql import functions as F
-from shared import cases_or_skip, shared_dir
+from shared import cases_or_skip
 
 import hoodie
 from hoodie.spark.pushdown import implied_filter
@@ -26,8 +24,11 @@ from hoodie.spark.skipping import SkippingDataFrame
 from hoodie.table.table import HoodieTable
 
 MDT_TABLES = mdt_tables()
-CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
 COW = "sample_table/cow/v9_txns_simple_meta"
+# a partitioned copy-on-write table and an unpartitioned merge-on-read one (one plain
+# scan): the two ways the scan is built for tables with a metadata table
+PICKED = [t for t in (COW, "sample_table/mor/avro/v9_nonpartitioned_rollback") if t in MDT_TABLES]
+CASES = cases_or_skip(PICKED, PICKED, "tables with a metadata table")
 OFF = {"hoodie.enable.data.skipping": "false"}
 
 Footer = dict[str, tuple[Any, Any, int, int]]
@@ -148,40 +149,44 @@ def test_without_column_statistics_or_with_skipping_off_every_file_is_read(spark
         assert _names(spark.read.format("hoodie").options(**off).load(cow).where("txn_ts >= 1700800000000")) == set(_latest_base_files(cow))
 
 
-def _mor_sample() -> Path | None:
-    """Apache Hudi 0.15's merge-on-read sample (slices with log files, all four metadata
-    partitions), kept beside the shared folder."""
-    env = os.environ.get("HOODIE_SAMPLES_DIR")
-    path = (Path(env) if env else shared_dir().parent / "samples") / "hudi015_MERGE_ON_READ"
-    return path if (path / ".hoodie" / "hoodie.properties").is_file() else None
+def _mor_with_logs(path: str) -> None:
+    """A merge-on-read table hoodie writes with column statistics in its metadata table:
+    three inserts into new file groups (v of insert i in [10i, 10i + 3]), then an upsert
+    that puts v = 500 into a log file of the first file group."""
+    options = {
+        "hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        "hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true", "hoodie.parquet.small.file.limit": "0",
+    }
+    for i in range(3):
+        rows = pa.table({"id": [f"k{i}{j}" for j in range(4)], "p": ["x", "x", "y", "y"], "ts": [i] * 4, "v": [i * 10 + j for j in range(4)]})
+        hoodie.write(rows, path, {**options, "hoodie.datasource.write.operation": "insert"})
+    hoodie.write(pa.table({"id": ["k00"], "p": ["x"], "ts": [9], "v": [500]}), path, {**options, "hoodie.datasource.write.operation": "upsert"})
 
 
 def test_merged_slices_with_log_files_are_skipped_by_their_files_statistics(spark, helpers, tmp_path: Path) -> None:
-    sample = _mor_sample()
-    if sample is None:
-        pytest.skip("Apache Hudi 0.15's merge-on-read sample (samples/hudi015_MERGE_ON_READ) not found")
-    path = tmp_path / "mor"
-    shutil.copytree(sample, path, symlinks=True)
-    df = spark.read.format("hoodie").load(str(path))
+    path = str(tmp_path / "mor")
+    _mor_with_logs(path)
+    df = spark.read.format("hoodie").load(path)
     assert isinstance(df, SkippingDataFrame)
-    assert any(s.log_files for s in df.hoodie_file_slices)
-    unskipped = spark.read.format("hoodie").options(**OFF).load(str(path))
-    footers = _latest_base_files(str(path))
-    ranges = (("ts >= 4", "ts", 4, 10**9), ("ts IN (1, 2)", "ts", 1, 2), ("fare > 900", "fare", Decimal("900.01"), Decimal(10**8)))
-    for condition, column, lo, hi in ranges:
+    merged = [s for s in df.hoodie_file_slices if s.log_files]
+    assert len(merged) == 1 and len(df.hoodie_file_slices) == 6
+    footers = _latest_base_files(path)
+    for condition, lo, hi in (("v >= 400", 400, 10**9), ("v = 1", 1, 1), ("v < 5", -(10**9), 4), ("v BETWEEN 20 AND 21", 20, 21)):
         got = df.where(condition)
-        assert helpers.rows(got) == helpers.rows(unskipped.where(condition)), condition
-        kept = set(got.hoodie_file_slices)
-        assert kept < set(df.hoodie_file_slices), condition  # each condition rules some slice out
+        filters = [("v", ">=", lo), ("v", "<=", hi)]
+        assert helpers.rows(got) == helpers.rows(hoodie.read(path, OFF, filters=filters)), condition
+        expected = set()
         for s in df.hoodie_file_slices:
             assert s.base_file is not None
-            footer = footers[s.base_file.file_name]
-            overlaps = _between(column, lo, hi)(footer)
-            if not s.log_files:  # a base file alone: read exactly when its footer overlaps
-                assert (s in kept) == overlaps, (condition, s.file_id)
-            elif overlaps:  # a merged slice is kept at least when its base file overlaps
-                assert s in kept, (condition, s.file_id)
-        assert _names(got) == {s.base_file.file_name for s in kept if s.base_file is not None and not s.log_files}
+            overlaps = _between("v", lo, hi)(footers[s.base_file.file_name])
+            # the log file holds v = 500 only: its statistics decide with the base file's
+            if overlaps or (s.log_files and lo <= 500 <= hi):
+                expected.add(s)
+        assert set(got.hoodie_file_slices) == expected, condition
+        assert _names(got) == {s.base_file.file_name for s in expected if s.base_file is not None and not s.log_files}, condition
+    assert [r.v for r in df.where("v >= 400").collect()] == [500]
+    assert len(df.where("v BETWEEN 20 AND 21").hoodie_file_slices) == 1  # the third insert's x file group only
 
 
 def test_spark_conditions_become_the_row_filters_they_imply(spark) -> None:
@@ -224,6 +229,13 @@ def test_spark_conditions_become_the_row_filters_they_imply(spark) -> None:
     assert implied(F.col("at") >= dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)) == [[("at", ">=", dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc))]]
     assert implied(F.col("ntz") < F.lit(dt.datetime(2024, 3, 1)).cast("timestamp_ntz")) == [[("ntz", "<", dt.datetime(2024, 3, 1))]]
     assert implied("b = true") == [[("b", "=", True)]]
+    assert implied("i BETWEEN 2 AND 5") == [[("i", ">=", 2), ("i", "<=", 5)]]
+    assert implied("NOT (i BETWEEN 2 AND 5)") == [[("i", "<", 2)], [("i", ">", 5)]]
+    assert implied("i BETWEEN 2 AND l") == [[("i", ">=", 2)]]  # l is no constant
+    assert implied("l BETWEEN 2 AND 5") == [[("l", ">=", 2), ("l", "<=", 5)]]  # int bounds of a long
+    assert implied("d BETWEEN 2 AND 5") == [[("d", "<=", 5.0)]]  # a floating column: the upper bound only
+    assert implied("m BETWEEN 1 AND 2") == [[("m", ">=", Decimal("1.00")), ("m", "<=", Decimal("2.00"))]]
+    assert implied("day BETWEEN '2024-01-01' AND '2024-02-01'") == [[("day", ">=", dt.date(2024, 1, 1)), ("day", "<=", dt.date(2024, 2, 1))]]
     assert implied("st.x = 1") is None  # nested fields have no statistics here
     assert implied("s = i") is None and implied("s > 1") is None  # not a constant; a cast of s
     # a column of the same name that is not the stored one

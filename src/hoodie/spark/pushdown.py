@@ -5,8 +5,8 @@ analyzer made of ``df.where(...)``) into a :class:`~hoodie.query.skipping.RowFil
 that every row the condition keeps also passes: ``And``/``Or``/``Not`` (negations pushed
 to the leaves by De Morgan, which holds in SQL's three-valued logic), comparisons of a
 column with a constant (``=``, ``<=>`` with a non-null constant, ``<``, ``<=``, ``>``,
-``>=``, either side), ``IN`` lists of constants, ``IS NULL`` and ``IS NOT NULL``. Any
-other part of the condition (functions of columns, subqueries, nested fields, other
+``>=``, either side), ``BETWEEN``, ``IN`` lists of constants, ``IS NULL`` and ``IS NOT
+NULL``. Any other part of the condition (functions of columns, subqueries, nested fields, other
 types) becomes "may match", so the filter is weaker than the condition, never stronger:
 it only picks the files to read, and Spark applies the whole condition to their rows.
 
@@ -90,7 +90,13 @@ def _dnf(e: JavaObject, negated: bool, columns: frozenset[int]) -> Dnf:
         is_null = (kind == "IsNull") != negated
         return [((column[0], "is null" if is_null else "is not null", None),)]
     if kind in _COMPARISONS:
-        return _comparison(e, _COMPARISONS[kind], kind == "EqualNullSafe", negated, columns)
+        return _comparison(e.left(), e.right(), _COMPARISONS[kind], kind == "EqualNullSafe", negated, columns)
+    if kind == "Between":
+        # v BETWEEN a AND b is v >= a AND v <= b; NOT of it is v < a OR v > b
+        value, lower, upper = _between(e)
+        low = _comparison(value, lower, ">=", False, negated, columns)
+        high = _comparison(value, upper, "<=", False, negated, columns)
+        return _or(low, high) if negated else _and(low, high)
     if kind == "In" and not negated:
         return _in(e, columns)
     return _ANYTHING
@@ -108,8 +114,7 @@ def _or(left: Dnf, right: Dnf) -> Dnf:
     return out if len(out) <= MAX_CONJUNCTIONS else _ANYTHING
 
 
-def _comparison(e: JavaObject, op: str, null_safe: bool, negated: bool, columns: frozenset[int]) -> Dnf:
-    left, right = e.left(), e.right()
+def _comparison(left: JavaObject, right: JavaObject, op: str, null_safe: bool, negated: bool, columns: frozenset[int]) -> Dnf:
     column, constant = _column(left, columns), right
     if column is None:
         column, constant, op = _column(right, columns), left, _SWAPPED[op]
@@ -122,6 +127,25 @@ def _comparison(e: JavaObject, op: str, null_safe: bool, negated: bool, columns:
     if value is None or value is _UNKNOWN or (kind in _FLOATING and op not in _NAN_SAFE):
         return _ANYTHING
     return [((name, op, value),)]
+
+
+def _between(e: JavaObject) -> tuple[JavaObject, JavaObject, JavaObject]:
+    """The value and bounds of ``BETWEEN``, cast to their common type as in the comparisons
+    Spark replaces it by (``With(v >= a AND v <= b)``, ``v`` evaluated once); as written
+    when the replacement has another shape (then only integer bounds of an integer
+    column compare, see :func:`_constant`)."""
+    value, lower, upper = e.input(), e.lower(), e.upper()
+    replacement = e.replacement()
+    if replacement.nodeName() != "With" or replacement.defs().size() != 1:
+        return value, lower, upper
+    body = replacement.child()
+    if body.nodeName() != "And":
+        return value, lower, upper
+    ge, le = body.left(), body.right()
+    shape = (ge.nodeName(), ge.left().nodeName(), le.nodeName(), le.left().nodeName())
+    if shape != ("GreaterThanOrEqual", "CommonExpressionRef", "LessThanOrEqual", "CommonExpressionRef"):
+        return value, lower, upper
+    return replacement.defs().apply(0).child(), ge.right(), le.right()
 
 
 def _in(e: JavaObject, columns: frozenset[int]) -> Dnf:
@@ -183,7 +207,10 @@ def _constant(e: JavaObject, kind: str) -> Any:
     """The Python value of the constant expression ``e`` of the column type ``kind``, as
     the metadata table's statistics hold it: None for a null constant, ``_UNKNOWN`` when
     ``e`` is no constant or has no value statistics compare with."""
-    if not e.foldable() or e.dataType().typeName() != kind:
+    constant_kind = e.dataType().typeName()
+    # comparisons come with both sides of one type; BETWEEN keeps its bounds' own types
+    # (an int bound of a long column), which compare exactly when both are integers
+    if not e.foldable() or (constant_kind != kind and not (constant_kind in _INTEGRAL_DIGITS and kind in _INTEGRAL_DIGITS)):
         return _UNKNOWN
     try:
         raw = e.eval(None)
