@@ -7,6 +7,7 @@ persists (Apache Hudi's own write stats)."""
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from pathlib import Path
 
@@ -234,3 +235,12 @@ def test_validation_records_each_check_and_its_differences(tmp_path: Path, name:
     for check in report.checks:
         assert metrics.get(VALIDATE, check).amounts == {"errors": sum(1 for d in report.differences if d.check == check)}
     assert metrics.get(VALIDATE, FILES).amounts["errors"] >= 1
+
+
+def test_a_copy_sent_to_another_process_records_apart() -> None:
+    metrics = MetadataMetrics()
+    metrics.record(SCAN, FILES, 0.5, log_files=2)
+    copy = pickle.loads(pickle.dumps(metrics))
+    copy.record(SCAN, FILES, 0.25, log_files=1)
+    assert copy.get(SCAN, FILES) == Figure(2, 0.75, {"log_files": 3})
+    assert metrics.get(SCAN, FILES) == Figure(1, 0.5, {"log_files": 2})

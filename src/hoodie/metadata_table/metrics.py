@@ -99,6 +99,16 @@ class MetadataMetrics:
         self._lock = threading.Lock()
         self._figures: dict[tuple[str, str], Figure] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # a copy sent to another process (a table listed through its metadata table, in a
+        # Spark task) records apart, from the figures it was sent with
+        with self._lock:
+            return {"_figures": {key: Figure(f.count, f.seconds, dict(f.amounts)) for key, f in self._figures.items()}}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def record(self, metric: Metric, label: str, seconds: float, **amounts: int) -> None:
         """One operation of ``metric`` by ``label`` that took ``seconds``."""
         unknown = set(amounts) - set(metric.amounts)
