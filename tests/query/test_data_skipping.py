@@ -79,11 +79,19 @@ def test_a_filtered_read_skips_the_files_whose_ranges_miss_it(
     base = str(conformance_table(name))
     filters, overlaps = FILTERS[case]
     everything = hoodie.read(base)
-    expected = everything.filter(RowFilter.of(filters).expression())  # type: ignore[union-attr]
+    expected = unskipped = everything.filter(RowFilter.of(filters).expression())  # type: ignore[union-attr]
     table = HoodieTable.open(base)
     latest = table.local_view().latest_slices_all()
     assert all(s.base_file is not None and not s.log_files for s in latest)
     should_read = {s.file_id for s in latest if s.base_file is not None and overlaps(footer_stats(Path(s.base_file.path)))}
+    if "record_index" in table.config.metadata_partitions and RowFilter.of(filters).columns == list(table.config.record_key_fields):  # type: ignore[union-attr]
+        # asked by key: only the file groups the record index names for those keys are
+        # read; a key a table holds twice (v9_nonpartitioned_rollback inserted TXN-002 in
+        # two file groups) is found where the index places it, as Apache Hudi finds it
+        keys = {k for conj in RowFilter.of(filters).conjunctions for _, _, v in conj for k in (v if isinstance(v, list) else [v])}  # type: ignore[union-attr]
+        named = {loc.file_id for loc in MetadataTableReader(table).record_locations(keys).values()}
+        should_read &= named
+        expected = expected.filter(pc.is_in(pc.utf8_slice_codeunits(expected.column("_hoodie_file_name"), 0, 38), pa.array(sorted(named), pa.string())))
 
     read = _spy_reads(monkeypatch)
     got = hoodie.read(base, filters=filters)
@@ -93,7 +101,7 @@ def test_a_filtered_read_skips_the_files_whose_ranges_miss_it(
     # skipping off (either option): every slice is read, the rows are the same
     for off in ({"hoodie.enable.data.skipping": "false"}, {"hoodie.metadata.enable": "false"}):
         read.clear()
-        assert _sorted(hoodie.read(base, off, filters=filters)).equals(_sorted(expected))
+        assert _sorted(hoodie.read(base, off, filters=filters)).equals(_sorted(unskipped))
         assert {s.file_id for s in read} == {s.file_id for s in latest}
 
 

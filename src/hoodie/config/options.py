@@ -440,7 +440,29 @@ METADATA_CLEANER_COMMITS_RETAINED = _opt(
 )
 
 # --- index --------------------------------------------------------------------------------
-INDEX_TYPE = _opt("hoodie.index.type", "BLOOM", upper, "BLOOM or SIMPLE.", (), ("BLOOM", "SIMPLE"))
+INDEX_TYPE = _opt(
+    "hoodie.index.type",
+    "BLOOM",
+    upper,
+    "BLOOM or SIMPLE (keys unique per partition), or RECORD_INDEX (global: the metadata table's record_index partition "
+    "places each key in its file group, whatever partition it is in).",
+    (),
+    ("BLOOM", "SIMPLE", "RECORD_INDEX"),
+)
+RECORD_INDEX_UPDATE_PARTITION_PATH = _opt(
+    "hoodie.record.index.update.partition.path",
+    False,
+    boolean,
+    "RECORD_INDEX: a record whose partition differs from the one its key is in is deleted there and inserted into the "
+    "new partition (true), or updated where it is, its partition path kept (false).",
+)
+BLOOM_INDEX_USE_METADATA = _opt(
+    "hoodie.bloom.index.use.metadata",
+    False,
+    boolean,
+    "BLOOM: take each file's bloom filter from the metadata table's bloom_filters partition and its key range from "
+    "column_stats of _hoodie_record_key, when complete, instead of the file's footer.",
+)
 BLOOM_NUM_ENTRIES = _opt("hoodie.index.bloom.num_entries", 60000, int_in(1), "Keys per bloom filter row.")
 BLOOM_FPP = _opt("hoodie.index.bloom.fpp", 1e-9, number_in(0, 1, open_low=True, open_high=True), "Bloom filter false positive probability.")
 BLOOM_FILTER_TYPE = _opt("hoodie.bloom.index.filter.type", "DYNAMIC_V0", upper, "SIMPLE or DYNAMIC_V0.", (), ("SIMPLE", "DYNAMIC_V0"))

@@ -1,14 +1,18 @@
 """Indexes: map incoming record keys to the file groups that hold them.
 
-An index works one partition at a time (keys are unique within a partition): given the
-keys bound for a partition and the latest base files there, it returns the file id of
-each key that already exists. :mod:`bloom` prunes by key range and bloom filter before
-checking the real keys; :mod:`simple` checks every file's keys. Both are pure functions
-over picklable inputs, so the in-process and Spark engines run the same code.
+BLOOM and SIMPLE work one partition at a time (keys are unique within a partition):
+given the keys bound for a partition and the latest base files there, they return the
+file id of each key that already exists. :mod:`bloom` prunes by key range and bloom
+filter (from the footers, or from the metadata table) before checking the real keys;
+:mod:`simple` checks every file's keys. RECORD_INDEX (:mod:`record_index`) is global:
+the metadata table's record index names each key's partition and file group, through a
+locator the writer wires. All are pure functions over picklable inputs, so the
+in-process and Spark engines run the same code.
 """
 from __future__ import annotations
 
-from hoodie.index.base import FileRef, IndexSettings
+from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, IndexSettings
+from hoodie.index.record_index import GlobalLocations, KeyLocator, locate_keys
 from hoodie.index.tag import tag_partition
 
-__all__ = ["FileRef", "IndexSettings", "tag_partition"]
+__all__ = ["BloomSource", "FileKeyIndex", "FileRef", "GlobalLocations", "IndexSettings", "KeyLocator", "locate_keys", "tag_partition"]

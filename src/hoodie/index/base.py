@@ -1,9 +1,16 @@
 """The values every index type shares: file references, settings and tag results."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+import pyarrow as pa
+
+from hoodie.index.record_index import KeyLocator
+
+RECORD_INDEX = "RECORD_INDEX"
 
 
 @dataclass(frozen=True)
@@ -13,12 +20,59 @@ class FileRef:
     file_id: str
     base_instant: str
     path: str
+    partition_path: str = ""
+
+    @property
+    def file_name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+class KeyProbe(Protocol):
+    """A bloom filter, in footer text or decoded: all tagging asks of it."""
+
+    def might_contain(self, key: str) -> bool: ...
+
+    def might_contain_many(self, keys: pa.Array) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class FileKeyIndex:
+    """What an index keeps of a base file besides the file: its key range (None: not
+    known) and its bloom filter (None: none kept)."""
+
+    min_key: str | None
+    max_key: str | None
+    bloom: KeyProbe | None
+
+
+class BloomSource(Protocol):
+    """Bloom filters and key ranges of base files kept outside them (the metadata
+    table's ``bloom_filters`` and ``column_stats``). Picklable: engine tasks call it."""
+
+    def file_indexes(self, partition: str, file_names: Sequence[str]) -> Mapping[str, tuple[str | None, str | None, KeyProbe]]:
+        """Each of ``file_names`` (files of ``partition``) whose bloom filter it holds:
+        (min key, max key, filter), the range None where it holds none; one lookup for
+        them all. (Plain tuples: the metadata table cannot import this package.)"""
+        ...
 
 
 @dataclass(frozen=True)
 class IndexSettings:
+    """How a write's keys are looked up. ``locator`` (RECORD_INDEX) and ``bloom_source``
+    (BLOOM with ``hoodie.bloom.index.use.metadata``) are wired by the writer from the
+    table's metadata table."""
+
     index_type: str = "BLOOM"
     prune_by_ranges: bool = True
+    update_partition_path: bool = False
+    locator: KeyLocator | None = None
+    bloom_source: BloomSource | None = None
+
+    @property
+    def is_global(self) -> bool:
+        """Whether a key is looked up in every partition, not only the one its record
+        names (and records of one key are one record whatever their partitions)."""
+        return self.index_type == RECORD_INDEX
 
 
 @dataclass(frozen=True)

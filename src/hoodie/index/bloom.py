@@ -1,11 +1,16 @@
-"""Bloom index: prune candidate files by the key range and bloom filter in each base
-file's footer, then verify candidates against the file's real keys.
+"""Bloom index: prune candidate files by the key range and bloom filter of each base
+file, then verify candidates against the file's real keys.
 
-Verification is what makes the index exact: a bloom false positive costs one read of a
-file's key column, never an insert turned into an update. Each file is opened once: its
-footer (with the filter) and, when needed, its key column come from the same reader. The
-filter's job is to spare files from being read, so probing a file stops at the first key
-it lets through: that file is read, and all its candidates are checked exactly.
+Range and filter come from the file's footer, or, given a :class:`BloomSource`
+(``hoodie.bloom.index.use.metadata`` on a table whose metadata table has a complete
+``bloom_filters`` partition), from the metadata table: one lookup for all the files of
+the partition, and a file the filter rules out is never opened. Verification is what
+makes the index exact: a bloom false positive costs one read of a file's key column,
+never an insert turned into an update, so both sources tag alike. Each file is opened
+once: its footer (with the filter) and, when needed, its key column come from the same
+reader. The filter's job is to spare files from being read, so probing a file stops at
+the first key it lets through: that file is read, and all its candidates are checked
+exactly.
 """
 from __future__ import annotations
 
@@ -13,22 +18,35 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.formats.bloom_footer import EncodedBloomFilter
-from hoodie.formats.parquet import BaseFileReader
-from hoodie.index.base import FileRef, TagResult
+from hoodie.formats.parquet import BaseFileReader, read_record_keys
+from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, KeyProbe, TagResult
 from hoodie.storage.base import Storage
 
 
-def bloom_tag(keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_ranges: bool = True) -> TagResult:
+def bloom_tag(
+    keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_ranges: bool = True, source: BloomSource | None = None
+) -> TagResult:
     pos = np.full(len(keys), -1, dtype=np.int32)
     unresolved = np.ones(len(keys), dtype=bool)
     checked = verified = 0
+    kept = source.file_indexes(files[0].partition_path, [f.file_name for f in files]) if source is not None and files else {}
     for i, ref in enumerate(files):
         if not unresolved.any():
             break
         idx = np.nonzero(unresolved)[0]
-        with BaseFileReader(storage, ref.path) as reader:
-            found, n_verified = _keys_in_file(reader, idx, keys.take(pa.array(idx)), prune_by_ranges)
+        candidates = keys.take(pa.array(idx))
+        held = kept.get(ref.file_name)
+        if held is not None:
+            index = FileKeyIndex(*held)
+            # the metadata table's filter and range: the file is read only to verify
+            idx, candidates = _admitted(index, idx, candidates, prune_by_ranges)
+            found, n_verified = _verified(read_record_keys(storage, ref.path), idx, candidates) if len(idx) else (idx, 0)
+        else:
+            with BaseFileReader(storage, ref.path) as reader:
+                footer = reader.footer.index
+                footer_index = FileKeyIndex(footer.min_key, footer.max_key, footer.bloom) if footer is not None else FileKeyIndex(None, None, None)
+                idx, candidates = _admitted(footer_index, idx, candidates, prune_by_ranges)
+                found, n_verified = _verified(reader.record_keys(), idx, candidates) if len(idx) else (idx, 0)
         checked += 1
         verified += n_verified
         pos[found] = i
@@ -36,22 +54,24 @@ def bloom_tag(keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_r
     return TagResult(pos, checked, verified)
 
 
-def _keys_in_file(reader: BaseFileReader, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, int]:
-    """The entries of ``idx`` whose key (``candidates``, aligned) is in the file, and how
-    many keys were checked against the file's keys: every candidate in its key range
-    once the filter lets one through, else none."""
-    footer = reader.footer.index
-    if footer is not None and prune_by_ranges and footer.min_key is not None and footer.max_key is not None:
-        in_range = pc.and_(pc.greater_equal(candidates, footer.min_key), pc.less_equal(candidates, footer.max_key))
+def _admitted(index: FileKeyIndex, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, pa.Array]:
+    """The entries of ``idx`` (keys ``candidates``, aligned) the file's key range and
+    filter may hold: every candidate in its key range once the filter lets one through,
+    else none."""
+    if prune_by_ranges and index.min_key is not None and index.max_key is not None:
+        in_range = pc.and_(pc.greater_equal(candidates, index.min_key), pc.less_equal(candidates, index.max_key))
         idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
-    if len(idx) and footer is not None and footer.bloom is not None and not _bloom_admits_any(footer.bloom, candidates):
-        return idx[:0], 0
-    if not len(idx):
-        return idx, 0
+    if len(idx) and index.bloom is not None and not _bloom_admits_any(index.bloom, candidates):
+        return idx[:0], candidates.slice(0, 0)
+    return idx, candidates
+
+
+def _verified(file_keys: pa.Array | pa.ChunkedArray, idx: np.ndarray, candidates: pa.Array) -> tuple[np.ndarray, int]:
+    """The entries of ``idx`` whose key is among ``file_keys``, and how many keys were
+    checked."""
     # The candidates, usually far fewer, are hashed and the file's keys looked up among
     # them (cheaper than hashing every key of the file); the keys found then mark every
     # candidate equal to one (a batch not combined may hold a key twice).
-    file_keys = reader.record_keys()
     found = file_keys.filter(pc.is_in(file_keys, value_set=candidates))
     present = pc.is_in(candidates, value_set=found).to_numpy(zero_copy_only=False)
     return idx[present], len(idx)
@@ -61,7 +81,7 @@ _SINGLE_PROBES = 4
 _FIRST_PROBE = 64
 
 
-def _bloom_admits_any(bloom: EncodedBloomFilter, candidates: pa.Array) -> bool:
+def _bloom_admits_any(bloom: KeyProbe, candidates: pa.Array) -> bool:
     """Whether the filter lets any candidate through: the first few keys one at a time,
     then the rest in growing chunks.
 

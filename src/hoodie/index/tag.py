@@ -14,10 +14,12 @@ from hoodie.storage.base import Storage
 def tag_partition(keys: pa.Array, files: list[FileRef], storage: Storage, settings: IndexSettings) -> TagResult:
     """Locate ``keys`` (all of one partition, unique) among ``files`` (that partition's
     latest base files)."""
+    if settings.is_global:
+        raise ConfigError(f"hoodie.index.type={settings.index_type} is global: its keys are located across partitions (index.record_index), not per partition")
     if not files or len(keys) == 0:
         return TagResult(np.full(len(keys), -1, dtype=np.int32), 0, 0)
     if settings.index_type == "BLOOM":
-        return bloom_tag(keys, files, storage, settings.prune_by_ranges)
+        return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source)
     if settings.index_type == "SIMPLE":
         return simple_tag(keys, files, storage)
-    raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE)")
+    raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE, RECORD_INDEX)")

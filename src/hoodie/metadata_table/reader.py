@@ -333,17 +333,29 @@ class MetadataTableReader:
 
     def bloom_filter(self, partition: str, file_name: str) -> BloomFilter | None:
         """The bloom filter of one data file, or None when the index has none."""
-        key = bloom_filter_key(partition, file_name)
-        record = self._read(BLOOM_FILTERS, _Query(keys=(key,))).get(key)
-        if record is None or record.is_deleted:
+        info = self.bloom_filter_infos([(partition, file_name)]).get((partition, file_name))
+        if info is None:
             return None
-        info = record.payload
-        if not isinstance(info, BloomFilterInfo):
-            raise FormatError(f"metadata table {self.base_path}: the bloom filter record of {file_name} in partition {partition!r} is of type {record.type}")
         try:
             return deserialize_filter(info.filter, info.type_code)
         except FormatError as exc:
             raise FormatError(f"metadata table {self.base_path}: bloom filter of {file_name} in partition {partition!r}: {exc}") from exc
+
+    def bloom_filter_infos(self, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], BloomFilterInfo]:
+        """The bloom filter records (serialized filter and type code) of ``files``
+        ((partition, file name) pairs), in one lookup; files without one are left out."""
+        keys = {bloom_filter_key(p, f): (p, f) for p, f in dict.fromkeys(files)}
+        out: dict[tuple[str, str], BloomFilterInfo] = {}
+        for key, record in self._read(BLOOM_FILTERS, _Query(keys=tuple(keys))).items():
+            if record.is_deleted:
+                continue
+            partition, file_name = keys[key]
+            if not isinstance(record.payload, BloomFilterInfo):
+                raise FormatError(
+                    f"metadata table {self.base_path}: the bloom filter record of {file_name} in partition {partition!r} is of type {record.type}"
+                )
+            out[(partition, file_name)] = record.payload
+        return out
 
     def bloom_filter_keys(self, partition: str) -> set[str]:
         """The keys of every bloom filter record of one data partition (a record names no

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import ConfigError, SchemaError
+from hoodie.metadata_table.index_lookup import has_record_index
 from hoodie.metadata_table.reader import COLUMN_STATS, MetadataTableReader
 from hoodie.metadata_table.records import ColumnStats
 from hoodie.table.file_group import FileSlice
@@ -101,7 +102,11 @@ class RowFilter:
 
     def may_match(self, stats: Mapping[str, ColumnStats]) -> bool:
         """Whether a file with these column statistics may hold a matching row."""
-        return any(all(_may_match(stats.get(c), op, v) for c, op, v in conj) for conj in self.conjunctions)
+        return any(_conjunction_may_match(conj, stats) for conj in self.conjunctions)
+
+
+def _conjunction_may_match(conj: tuple[Predicate, ...], stats: Mapping[str, ColumnStats]) -> bool:
+    return all(_may_match(stats.get(c), op, v) for c, op, v in conj)
 
 
 def _predicate(p: Predicate) -> pc.Expression:
@@ -163,16 +168,64 @@ def has_column_stats(table: HoodieTable) -> bool:
     return COLUMN_STATS in table.config.metadata_partitions
 
 
-def prune_slices(table: HoodieTable, slices: Sequence[FileSlice], row_filter: RowFilter) -> list[FileSlice]:
+def prune_slices(table: HoodieTable, slices: Sequence[FileSlice], row_filter: RowFilter, by_record_index: bool = False) -> list[FileSlice]:
     """The slices of ``slices`` that may hold a row ``row_filter`` matches, by the column
-    statistics of the table's metadata table; all of them when it has no complete
-    ``column_stats`` partition."""
-    if not slices or not has_column_stats(table):
+    statistics of the table's metadata table and, with ``by_record_index`` (a read of the
+    latest snapshot: the index places keys as they are now), by its record index: a
+    conjunction that asks for given record keys (``=``/``in`` on the record key field)
+    can only match in the file groups the index names for them. All of ``slices`` when
+    the metadata table has neither."""
+    if not slices:
+        return []
+    wanted = _wanted_keys(table, row_filter) if by_record_index and has_record_index(table) else [None] * len(row_filter.conjunctions)
+    use_stats = has_column_stats(table)
+    if not use_stats and all(keys is None for keys in wanted):
         return list(slices)
     reader = MetadataTableReader(table)
-    stats = reader.column_stats_many(((s.partition_path, f) for s in slices for f in _files(s)), row_filter.columns)
+    stats = reader.column_stats_many(((s.partition_path, f) for s in slices for f in _files(s)), row_filter.columns) if use_stats else {}
+    asked = sorted({k for keys in wanted if keys is not None for k in keys})
+    located = {k: (loc.partition, loc.file_id) for k, loc in reader.record_locations(asked).items()} if asked else {}
 
-    def keep(s: FileSlice) -> bool:
-        return any(row_filter.may_match(stats.get((s.partition_path, f), {})) for f in _files(s))
+    def allows(conj: tuple[Predicate, ...], keys: frozenset[str] | None, s: FileSlice) -> bool:
+        if keys is not None and not any(located.get(k) == (s.partition_path, s.file_id) for k in keys):
+            return False
+        return not use_stats or any(_conjunction_may_match(conj, stats.get((s.partition_path, f), {})) for f in _files(s))
 
-    return [s for s in slices if keep(s)]
+    return [s for s in slices if any(allows(conj, keys, s) for conj, keys in zip(row_filter.conjunctions, wanted))]
+
+
+def _wanted_keys(table: HoodieTable, row_filter: RowFilter) -> list[frozenset[str] | None]:
+    """Per conjunction, the record keys it asks for (None: it names none, or the keys
+    cannot be told from the values). Only where a key is its one field's value as text:
+    one record key field of a string or integer column, not the complex key generator's
+    ``field:value`` pairs."""
+    fields = table.config.record_key_fields
+    if len(fields) != 1 or "Complex" in (table.config.keygen_class or ""):
+        return [None] * len(row_filter.conjunctions)
+    schema = table.data_schema()
+    index = schema.get_field_index(fields[0]) if schema is not None else -1
+    if index < 0:
+        return [None] * len(row_filter.conjunctions)
+    kind = schema.field(index).type  # type: ignore[union-attr]
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if not (text or pa.types.is_integer(kind)):
+        return [None] * len(row_filter.conjunctions)
+
+    def as_key(value: Any) -> str | None:
+        if text:
+            return value if isinstance(value, str) else None
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+    out: list[frozenset[str] | None] = []
+    for conj in row_filter.conjunctions:
+        keys: frozenset[str] | None = None
+        for column, op, value in conj:
+            if column != fields[0] or op not in ("=", "==", "in"):
+                continue
+            values = [as_key(v) for v in (value if op == "in" else [value])]
+            if any(v is None for v in values):
+                continue  # a value no key is written as (None matches nothing anyway)
+            given = frozenset(v for v in values if v is not None)
+            keys = given if keys is None else keys & given
+        out.append(keys)
+    return out

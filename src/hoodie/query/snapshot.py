@@ -89,7 +89,8 @@ def _read(
     if row_filter is not None:
         row_filter.check_columns(schema)
         if skip:
-            slices = prune_slices(table, slices, row_filter)
+            # the record index places keys as they are now: only the latest snapshot asks it
+            slices = prune_slices(table, slices, row_filter, by_record_index=as_of is None and not read_optimized)
     visible = InstantFilter.of_timeline(table.timeline, upto=as_of)
     what = "read_optimized: read base files" if read_optimized else "snapshot: read file slices"
     if row_filter is None:

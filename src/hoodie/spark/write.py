@@ -16,8 +16,10 @@ aligned     shuffle by partition (on the partition fields themselves when distin
             tag, plan) and ``handles.run_bucket``; bucket ids ``<id in its partition> *
             <partitions> + <partition ordinal>``
 tag         keys in ``mapInArrow``; shuffle by (partition path, record key) so duplicates
-            meet (skipped when nothing dedupes or tags); ``steps.dedupe_and_tag`` in one
-            ``mapInArrow`` (base files broadcast); the result is persisted
+            meet (by record key alone with a global index; skipped when nothing dedupes
+            or tags); ``steps.dedupe_and_tag`` in one ``mapInArrow`` (base files
+            broadcast; a global index's locator reads the record index in the task);
+            the result is persisted
 profiles    counts per (partition, file id)
 buckets     ``steps.assign_buckets`` (plan broadcast) in ``mapInArrow``, then
             ``groupBy(bucket).applyInArrow``: ``handles.run_bucket`` per file group,
@@ -372,14 +374,16 @@ class DataFrameRecordFlow:
 
     def tag(self, refs: Mapping[str, list[FileRef]]) -> DataFrame:
         """Keyed, deduped and tagged records, persisted (the counts and the handles both
-        read them); duplicates meet because the shuffle hashes (partition, key)."""
+        read them); duplicates meet because the shuffle hashes (partition, key), or the
+        key alone with a global index (each task then looks its keys up in the record
+        index itself: no key reaches the driver)."""
         s = self.settings
         keyed = self.keyed()
         if not (s.combine or s.tags_records):
             # Nothing needs duplicates to meet: no shuffle (bulk_insert, plain insert).
             return self._persist(keyed)
         n = self._shuffle_partitions()
-        cols = [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
+        cols = [F.col(tasks.RECORD_KEY)] if s.index.is_global else [F.col(tasks.PARTITION_PATH), F.col(tasks.RECORD_KEY)]
         shuffled = keyed.repartition(n, *cols) if n else keyed.repartition(*cols)
         spec = tasks.TagSpec(self.table.storage, s)
         fn = functools.partial(tasks.dedupe_and_tag_task, spec=spec, refs=self._broadcast(dict(refs)))

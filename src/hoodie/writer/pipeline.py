@@ -41,7 +41,7 @@ import pyarrow as pa
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.engine.base import Engine
-from hoodie.errors import ConcurrentWriteError, ConfigError, TableServiceError
+from hoodie.errors import ConcurrentWriteError, ConfigError, MetadataOutOfSyncError, TableServiceError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.index.base import FileRef
 from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress, ServerClient
@@ -240,13 +240,36 @@ def _execute(
         )
         return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), aligned), replaced
     latest = _latest(view, partitions, replaced)
-    refs = {p: steps.file_refs(latest[p]) for p in partitions} if s.tags_records else {}
+    # a global index finds keys in any partition by itself: no base files to hand it
+    refs = {p: steps.file_refs(latest[p]) for p in partitions} if s.tags_records and not s.index.is_global else {}
     tagged = flow.tag(refs)
     profiles = flow.profiles(tagged)
+    if s.index.is_global:
+        latest = _with_located_partitions(view, latest, profiles, prepared.table.base_path)
     plan = planner.plan(profiles, latest)
     # planned counts: on an engine that keeps the records elsewhere, exact ones cost a pass
     txn.mark_inflight(workload_stats(plan, planned_bucket_counts(plan, profiles)))
     return flow.write_buckets(tagged, plan, wctx), replaced
+
+
+def _with_located_partitions(
+    view: TableView, latest: dict[str, list[FileSlice]], profiles: Mapping[str, PartitionProfile], base_path: str
+) -> dict[str, list[FileSlice]]:
+    """``latest`` plus the latest slices of the partitions a global index found keys in
+    (besides those the records name), each file group it named checked to be live there:
+    a record index out of step with the table is an error, never a lost update."""
+    others = sorted(set(profiles) - set(latest))
+    latest = {**latest, **_latest(view, others, None)} if others else latest
+    for partition, profile in sorted(profiles.items()):
+        live = {s.file_id for s in latest[partition]}
+        missing = sorted(set(profile.updates) - live)
+        if missing:
+            raise MetadataOutOfSyncError(
+                f"{base_path}: the record index places {sum(profile.updates[f] for f in missing)} key(s) of this write in file group(s) "
+                f"{', '.join(missing)} of partition {partition!r}, which the table does not hold; rebuild the metadata table "
+                "(hoodie metadata init)"
+            )
+    return latest
 
 
 def _latest(view: TableView, partitions: list[str], replaced: dict[str, list[str]] | None) -> dict[str, list[FileSlice]]:
@@ -326,7 +349,9 @@ def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int)
     """Whether every task can take whole partitions through the pipeline: the index is
     consulted (so tagging, the costly step, runs in the tasks too) and there are at least
     :data:`PARTITIONS_PER_TASK` partitions for each task (and two in all)."""
-    return prepared.settings.tags_records and partitions >= max(2, PARTITIONS_PER_TASK * tasks)
+    s = prepared.settings
+    # a global index's records may belong to other partitions than they name: not aligned
+    return s.tags_records and not s.index.is_global and partitions >= max(2, PARTITIONS_PER_TASK * tasks)
 
 
 def replaced_file_groups(op: str, view: TableView, partitions: list[str]) -> dict[str, list[str]] | None:

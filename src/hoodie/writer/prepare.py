@@ -45,15 +45,17 @@ def check_ordering_field(batch: pa.Table, field: str | None, required: bool) -> 
         raise RecordError(f"ordering (precombine) field {field!r} is not a column of the batch (columns: {', '.join(batch.column_names)})")
 
 
-def dedupe(batch: pa.Table, ordering_field: str | None) -> pa.Table:
-    """One record per (partition path, record key), the one the merge rules keep."""
+def dedupe(batch: pa.Table, ordering_field: str | None, by_key: bool = False) -> pa.Table:
+    """One record per (partition path, record key), or per record key with ``by_key``
+    (a global index: a key is one record whatever partitions its records name, as Hudi
+    dedupes for one), the one the merge rules keep."""
     n = batch.num_rows
     if n <= 1:
         return batch
     # (unique costs half of count_distinct; keys are never null here)
     if len(pc.unique(batch.column("_hoodie_record_key"))) == n:
         return batch  # distinct keys make distinct (partition, key) pairs: the usual batch
-    encoded = _composite_key(batch).dictionary_encode()
+    encoded = (batch.column("_hoodie_record_key").combine_chunks() if by_key else _composite_key(batch)).dictionary_encode()
     keys = len(encoded.dictionary)
     if keys == n:
         return batch

@@ -49,7 +49,9 @@ class WriteSettings:
             combine=bool(combine),
             drop_duplicates=bool(config.get(o.INSERT_DROP_DUPS)),
             allow_column_drop=bool(config.get(o.ALLOW_COLUMN_DROP)),
-            index=IndexSettings(config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES))),
+            index=IndexSettings(
+                config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES)), bool(config.get(o.RECORD_INDEX_UPDATE_PARTITION_PATH))
+            ),
             sizing=SizingSettings(
                 small_file_limit=config.get(o.SMALL_FILE_LIMIT),
                 max_file_size=config.get(o.MAX_FILE_SIZE),

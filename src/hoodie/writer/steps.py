@@ -22,6 +22,7 @@ from hoodie.engine.base import Engine, TaskContext
 from hoodie.index import FileRef, IndexSettings, tag_partition
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
+from hoodie.writer.global_tag import tag_globally
 from hoodie.writer.planner import PartitionProfile, WritePlan, assign_insert_buckets
 from hoodie.writer.prepare import dedupe
 from hoodie.writer.schema import (
@@ -47,14 +48,16 @@ def dedupe_and_tag(
     null locations. Every record of a key must be in ``records`` (dedupe compares them).
     """
     if settings.combine:
-        records = dedupe(records, settings.ordering_field)
+        records = dedupe(records, settings.ordering_field, by_key=settings.index.is_global)
     if not settings.tags_records:
         return untagged(records)
+    if settings.index.is_global:
+        return after_tagging(tag_globally(records, settings.index, settings.ordering_field), settings.operation)
     return after_tagging(tag_records(records, refs_by_partition, storage, settings.index, engine), settings.operation)
 
 
 def file_refs(slices: list[FileSlice]) -> list[FileRef]:
-    return [FileRef(s.file_id, s.base_instant, s.base_file.path) for s in slices if s.base_file is not None]
+    return [FileRef(s.file_id, s.base_instant, s.base_file.path, s.partition_path) for s in slices if s.base_file is not None]
 
 
 def tag_records(

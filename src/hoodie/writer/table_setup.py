@@ -9,6 +9,7 @@ error naming both values; options the user left out are taken from the table's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -19,6 +20,8 @@ from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, UnsupportedTableError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import data_fields
+from hoodie.index.base import RECORD_INDEX
+from hoodie.metadata_table.index_lookup import MetadataBloomSource, RecordIndexLocator, has_bloom_filters, has_record_index
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.sync import initialise as initialise_metadata_table
@@ -181,12 +184,42 @@ def prepare_write(
     # the metadata table: deleted when disabled, else updated by every completion from
     # here on (recovery's rollbacks too), then built where it is missing
     metadata = MetadataSettings.of(config)
+    check_index_needs(config, metadata, path)
     table = services.recover(prepare_metadata_table(table, metadata))
     table = initialise_metadata_table(table, metadata)
     # the write's views (and its inline services') list through the metadata table it keeps
     # (hoodie.metadata.enable: off for writes unless set); recovery and initialisation list storage
     table = listed_through_metadata(table, metadata_listing(config, enabled_by_default=False))
-    return PreparedWrite(table, config, keygen, WriteSettings.of(config, op), services)
+    return PreparedWrite(table, config, keygen, with_index_sources(WriteSettings.of(config, op), table, config), services)
+
+
+def check_index_needs(config: HoodieConfig, metadata: MetadataSettings, path: str) -> None:
+    """RECORD_INDEX lives in the metadata table: a write that would delete it (metadata
+    off) is refused before anything changes."""
+    if config.get(o.INDEX_TYPE) == RECORD_INDEX and not metadata.enable:
+        raise ConfigError(
+            f"{o.INDEX_TYPE.key}=RECORD_INDEX looks keys up in the metadata table's record index, but "
+            f"{o.METADATA_ENABLE.key} is off for this write of {path} (which would delete the metadata table): "
+            f"set {o.METADATA_ENABLE.key}=true"
+        )
+
+
+def with_index_sources(settings: WriteSettings, table: HoodieTable, config: HoodieConfig) -> WriteSettings:
+    """The write's index wired to the metadata table: RECORD_INDEX to its record index
+    (which must be complete: built first when ``hoodie.metadata.record.index.enable``),
+    BLOOM with ``hoodie.bloom.index.use.metadata`` to its bloom filters when complete."""
+    index = settings.index
+    if index.index_type == RECORD_INDEX:
+        if not has_record_index(table):
+            raise ConfigError(
+                f"{o.INDEX_TYPE.key}=RECORD_INDEX needs a complete record_index partition in the metadata table of {table.base_path} "
+                f"(hoodie.table.metadata.partitions: {','.join(table.config.metadata_partitions) or 'none'}): "
+                f"set {o.METADATA_RECORD_INDEX_ENABLE.key}=true to build it first"
+            )
+        return replace(settings, index=replace(index, locator=RecordIndexLocator(table)))
+    if index.index_type == "BLOOM" and config.get(o.BLOOM_INDEX_USE_METADATA) and has_bloom_filters(table):
+        return replace(settings, index=replace(index, bloom_source=MetadataBloomSource(table)))
+    return settings
 
 
 def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.Schema:
