@@ -16,7 +16,7 @@ import pytest
 from hoodie.errors import FormatError
 from hoodie.formats.hfile import HFileReader, encode_hfile
 from hoodie.formats.log import HeaderKey, HFileDataBlock
-from hoodie.metadata_table.keys import bloom_filter_key, column_stats_key, file_group_index, xxhash64
+from hoodie.metadata_table.keys import bloom_filter_key, column_stats_key, file_group_index, file_group_indices, xxhash64
 from hoodie.metadata_table.records import (
     BloomFilterInfo,
     ColumnStats,
@@ -24,6 +24,7 @@ from hoodie.metadata_table.records import (
     MetadataRecord,
     RecordLocation,
     SecondaryIndexEntry,
+    _raw,
     decode_value,
     encode_value,
     merge,
@@ -162,6 +163,43 @@ def test_file_group_index_is_java_string_hash() -> None:
     assert file_group_index("a", 10) == 97 % 10
     assert file_group_index("polygenelubricants", 7) == (2 ** 31) % 7  # hashCode() == Integer.MIN_VALUE
     assert file_group_index("TXN-001", 10) == abs(_java_hash("TXN-001")) % 10
+
+
+def test_file_group_indices_of_many_keys_are_each_keys_index() -> None:
+    keys = ["", "a", "polygenelubricants", "TXN-001", "zürich-𝄞", "key-000000001234", *(f"k{i:0{i % 20}d}" for i in range(2000))]
+    for groups in (1, 7, 10):
+        assert file_group_indices(keys, groups).tolist() == [file_group_index(k, groups) for k in keys]
+    assert file_group_indices([], 10).tolist() == []
+
+
+def test_record_index_values_are_what_fastavro_writes_each_time() -> None:
+    """Record-index values are kept by location (encoding) and by bytes (decoding): the
+    same bytes as a fresh encoding, and each key decoded with its own key."""
+    parsed = fastavro.parse_schema(json.loads(SCHEMA))
+
+    def fresh(record: MetadataRecord) -> bytes:
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, {**_raw(record), "key": ""})
+        return buf.getvalue()
+
+    locations = [
+        RecordLocation("a", "9e1f2b4c-0d3a-4a8e-9b1c-2f3e4d5c6b7a-0", 1735689600000),
+        RecordLocation("a", "9e1f2b4c-0d3a-4a8e-9b1c-2f3e4d5c6b7a-1", 1735689600000),
+        RecordLocation("b", "9e1f2b4c-0d3a-4a8e-9b1c-2f3e4d5c6b7a-0", 1735689600000),
+        RecordLocation("a", "9e1f2b4c-0d3a-4a8e-9b1c-2f3e4d5c6b7a-0", 1735689600001),
+        RecordLocation("a", "not-a-uuid-file-id", 1735689600000),
+        RecordLocation(None, "f1e2d3c4-b5a6-4798-8a7b-6c5d4e3f2a1b-12", None, 42),
+    ]
+    for round_ in range(2):  # the second round meets every value again
+        for i, loc in enumerate(locations):
+            record = MetadataRecord(f"key-{round_}-{i}", 5, loc)
+            value = encode_value(record)
+            assert value == fresh(record)
+            assert decode_value(record.key, value, SCHEMA, "block") == record
+    # a value with its key in it (not blank) is not one of them
+    keyed = encode_value(MetadataRecord("key-x", 5, locations[0]), blank_key=False)
+    assert keyed != encode_value(MetadataRecord("key-x", 5, locations[0]))
+    assert decode_value("key-x", keyed, SCHEMA, "block") == MetadataRecord("key-x", 5, locations[0])
 
 
 def _java_hash(text: str) -> int:

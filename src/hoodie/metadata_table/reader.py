@@ -53,7 +53,7 @@ from hoodie.metadata_table.keys import (
     bloom_filter_prefix,
     column_stats_key,
     column_stats_prefix,
-    file_group_index,
+    file_group_indices,
     partition_identifier,
 )
 from hoodie.metadata_table.metrics import LOOKUP, SCAN, MetadataMetrics
@@ -207,8 +207,8 @@ class MetadataTableReader:
         slices = self.file_slices(partition)
         if query.keys is not None and slices:
             by_group: dict[int, list[str]] = {}
-            for key in query.keys:
-                by_group.setdefault(file_group_index(key, len(slices)), []).append(key)
+            for key, i in zip(query.keys, file_group_indices(query.keys, len(slices)).tolist()):
+                by_group.setdefault(i, []).append(key)
             work = [(slices[i], _Query(keys=tuple(keys))) for i, keys in sorted(by_group.items())]
         else:
             work = [(s, query) for s in slices]

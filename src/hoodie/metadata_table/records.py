@@ -158,9 +158,35 @@ def _parsed(schema_json: str) -> Any:
 _NAMESPACE = "org.apache.hudi.avro.model."
 
 
+# A record-index value names a location only (its key is the HFile entry's), and the keys
+# of one file group written at one instant share it: decoding or encoding one through
+# fastavro costs 20-50 us, which a lookup of 200,000 keys or a write inserting them would
+# pay per key. Locations are immutable, so the values seen recently are kept both ways
+# (bounded; emptied when full).
+_RECENT_LIMIT = 1 << 16
+_LOCATIONS_OF: dict[tuple[bytes, str], RecordLocation] = {}
+_VALUES_OF: dict[RecordLocation, bytes] = {}
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(cache) >= _RECENT_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
 def decode_value(key: str, value: bytes, schema_json: str, source: str) -> MetadataRecord:
     """The record stored under ``key`` as ``value`` (schemaless Avro of the writer's
     ``schema_json``); ``source`` names the file for errors."""
+    location = _LOCATIONS_OF.get((value, schema_json))
+    if location is not None:
+        return MetadataRecord(key, TYPE_RECORD_INDEX, location)
+    record = _decode_value(key, value, schema_json, source)
+    if isinstance(record.payload, RecordLocation):
+        _remember(_LOCATIONS_OF, (value, schema_json), record.payload)
+    return record
+
+
+def _decode_value(key: str, value: bytes, schema_json: str, source: str) -> MetadataRecord:
     try:
         raw = fastavro.schemaless_reader(
             io.BytesIO(value), _parsed(schema_json), None, return_record_name=True, return_record_name_override=True
@@ -346,9 +372,10 @@ def _raw_location(p: RecordLocation) -> dict[str, Any]:
     out: dict[str, Any] = {"partitionName": p.partition, "instantTime": p.instant_millis, "position": p.position}
     head, _, index = p.file_id.rpartition("-")
     try:
-        bits = uuid.UUID(head).int
-        if str(uuid.UUID(head)) != head or not index.isdigit():
+        parsed = uuid.UUID(head)
+        if str(parsed) != head or not index.isdigit():
             raise ValueError(head)
+        bits = parsed.int
     except ValueError:
         return {**out, "fileId": p.file_id, "fileIdEncoding": 1}
 
@@ -372,9 +399,20 @@ def encode_value(record: MetadataRecord, schema_json: str = METADATA_RECORD_SCHE
     empty as in an HFile, whose entry key holds it, unless ``blank_key`` is False."""
     if is_deletion(record):
         raise FormatError(f"the record-index deletion of key {record.key!r} has no value to encode: it belongs in a delete block")
+    location = record.payload if blank_key and schema_json == METADATA_RECORD_SCHEMA_JSON and isinstance(record.payload, RecordLocation) else None
+    if location is not None:
+        value = _VALUES_OF.get(location)
+        if value is None:
+            value = _encode_raw({**_raw(record), "key": ""}, schema_json)
+            _remember(_VALUES_OF, location, value)
+        return value
     raw = _raw(record)
     if blank_key:
         raw["key"] = ""
+    return _encode_raw(raw, schema_json)
+
+
+def _encode_raw(raw: Mapping[str, Any], schema_json: str) -> bytes:
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, _parsed(schema_json), raw)
     return buf.getvalue()

@@ -42,7 +42,7 @@ from hoodie.layout import (
     write_token,
 )
 from hoodie.metadata_table.conversion import MdtRecords
-from hoodie.metadata_table.keys import file_group_index
+from hoodie.metadata_table.keys import file_group_indices
 from hoodie.metadata_table.metrics import INITIALIZE, MetadataMetrics
 from hoodie.metadata_table.records import MetadataRecord, encode_value, is_deletion
 from hoodie.metadata_table.schema import METADATA_RECORD_SCHEMA_JSON
@@ -320,8 +320,8 @@ def _unfinished(table: HoodieTable) -> bool:
 def _route(records: list[MetadataRecord], count: int) -> dict[int, list[MetadataRecord]]:
     """The records of each file group (by the index their key hashes to)."""
     out: dict[int, list[MetadataRecord]] = {}
-    for r in records:
-        out.setdefault(file_group_index(r.key, count), []).append(r)
+    for r, i in zip(records, file_group_indices([r.key for r in records], count).tolist()):
+        out.setdefault(i, []).append(r)
     return out
 
 
