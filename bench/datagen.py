@@ -31,9 +31,11 @@ def _rows(keys: np.ndarray, parts: np.ndarray, ts: np.ndarray, rng: np.random.Ge
     })
 
 
-def base_table(n: int, partitions: int, seed: int = 1) -> pa.Table:
+def base_table(n: int, partitions: int, seed: int = 1, start: int = 0) -> pa.Table:
+    """Rows of keys ``start`` .. ``start + n - 1`` (a big table is made a piece at a time:
+    pass each piece its own ``start`` and ``seed``)."""
     rng = np.random.default_rng(seed)
-    keys = np.arange(n)
+    keys = np.arange(start, start + n)
     parts = keys % partitions
     return _rows(keys, parts, np.full(n, 1, dtype=np.int64), rng)
 
