@@ -27,12 +27,14 @@ import logging
 import time
 
 from hoodie.errors import TableError
-from hoodie.layout import InstantTime
+from hoodie.layout import HOODIE_FOLDER, InstantTime
 from hoodie.metadata_table.conversion import records_for_action, records_for_listing
 from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table
 from hoodie.storage.base import Storage
+from hoodie.storage.paths import under
+from hoodie.table.properties_file import load_table_config
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
@@ -63,10 +65,11 @@ class MetadataSync:
     def _sync(self, instant: Instant, content: bytes) -> int | None:
         """Apply the completed ``instant`` to the metadata table; the records applied
         (None: the table has none)."""
+        # one read when there is nothing to keep: hoodie.properties, as it is now
+        if not load_table_config(self.storage, under(self.base_path, HOODIE_FOLDER)).metadata_partitions:
+            return None  # no complete metadata table (deleted, or its first partition not built)
         data = HoodieTable.open(self.base_path, self.storage)
         partitions = data.config.metadata_partitions
-        if not partitions:
-            return None  # no complete metadata table (deleted, or its first partition not built)
         writer = MetadataWriter(data, self.settings)
         if not writer.exists():
             raise TableError(

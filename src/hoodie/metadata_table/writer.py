@@ -218,7 +218,7 @@ class MetadataWriter:
         file group that holds records and an empty first log file for every file group.
         The number of file groups."""
         folder = under(self.path, partition)
-        count = self.settings.file_group_count(partition, _record_count(records))
+        count = self.settings.file_group_count(partition, len(records))
         ids = file_group_ids(partition, count)
         groups = _route(records, count)
         writes: list[tuple[str, bytes]] = []
@@ -323,10 +323,6 @@ def _route(records: list[MetadataRecord], count: int) -> dict[int, list[Metadata
     for r, i in zip(records, file_group_indices([r.key for r in records], count).tolist()):
         out.setdefault(i, []).append(r)
     return out
-
-
-def _record_count(records: list[MetadataRecord]) -> int:
-    return len(records)
 
 
 def _planned(metadata: CommitMetadata, partition: str, names: list[str]) -> CommitMetadata:
