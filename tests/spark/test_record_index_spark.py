@@ -1,0 +1,49 @@
+"""RECORD_INDEX through Spark (issue 29): random upserts and deletes, some naming another
+partition than their key is in, written with ``df.write.format("hoodie")`` match the
+global model after every commit; the tagging tasks look their keys up in the record
+index themselves (the driver never does)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from global_modeling import GlobalModel, Row, global_batch, global_options, snapshot_rows, to_arrow
+from mdt_checks import check_record_index
+
+import hoodie
+from hoodie.metadata_table import MetadataTableReader
+from hoodie.metadata_table.index_lookup import RecordIndexLocator
+from hoodie.table.table import HoodieTable
+
+
+def _without_city(rows: dict[str, tuple[str, Row]]) -> dict[str, tuple[str, Row]]:
+    return {k: (p, {c: v for c, v in row.items() if c != "city"}) for k, (p, row) in rows.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("table_type", "update_partition_path"), [("COPY_ON_WRITE", False), ("MERGE_ON_READ", True)])
+def test_spark_writes_with_the_record_index_match_the_model(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_type: str, update_partition_path: bool
+) -> None:
+    def driver_lookup(self: RecordIndexLocator, keys: object) -> object:
+        raise AssertionError("the driver looked keys up in the record index")
+
+    # executors are other processes: only a lookup on the driver would meet this
+    monkeypatch.setattr(RecordIndexLocator, "locate", driver_lookup)
+    rng = random.Random(5 + update_partition_path)
+    path = str(tmp_path / "t")
+    opts = {**global_options(table_type, update_partition_path), "hoodie.upsert.shuffle.parallelism": "3", "hoodie.delete.shuffle.parallelism": "3"}
+    model, next_id = GlobalModel(update_partition_path), [0]
+    for step in range(5):
+        op, rows = global_batch(rng, model, next_id)
+        model.apply(op, rows)
+        df = spark.createDataFrame(to_arrow(rows).to_pandas())
+        df.write.format("hoodie").options(**opts).option("hoodie.datasource.write.operation", op).mode("append").save(path)
+        snap = spark.read.format("hoodie").load(path).toArrow()
+        assert _without_city(snapshot_rows(snap)) == _without_city(model.rows), f"step {step} ({op})"
+        assert snap.num_rows == len(model.rows), f"a key twice after step {step}"
+        # the partition column as written (Spark's scan takes it from the partition path)
+        assert snapshot_rows(hoodie.read(path)) == model.rows
+    monkeypatch.undo()
+    check_record_index(MetadataTableReader(HoodieTable.open(path)), path)
