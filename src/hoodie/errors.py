@@ -27,6 +27,8 @@ debugger. This module holds no logic.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class HoodieError(Exception):
     """Base of every hoodie error."""
@@ -50,8 +52,15 @@ class DamagedTableError(TableError):
 
 
 class MetadataOutOfSyncError(DamagedTableError):
-    """The metadata table lists partitions or files that storage does not hold as the
-    completed instants left them, or lacks some it does."""
+    """The metadata table disagrees with its data table: it lists partitions or files that
+    storage does not hold as the completed instants left them, or lacks some it does, or
+    it lacks instants the data table completed after it began (a writer that does not
+    maintain it wrote them; ``instants`` names those, oldest first). What it says is
+    stale."""
+
+    def __init__(self, message: str, instants: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.instants = tuple(instants)
 
 
 class UnsafePathError(HoodieError):

@@ -1,7 +1,8 @@
 """``hoodie metadata validate``: the metadata tables Apache Hudi wrote (the conformance
 tables, copies of Apache Hudi 0.15's samples) pass; copies damaged outside the timeline
 fail (exit code 1) with a table naming each difference, or one error line naming the
-damaged metadata file."""
+damaged metadata file. A metadata table out of sync with its table is told: listing
+falls back to storage, ``stats`` and ``validate`` name the instants it lacks."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, rewrite_mdt_base
+from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, out_of_sync_copy, rewrite_mdt_base, stored_files
 from shared import cases_or_skip
 from typer.testing import Result
 
@@ -106,3 +107,68 @@ def test_a_metadata_log_file_removed_is_one_error_line_naming_it(cli, one_line_e
 def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table) -> None:
     message = one_line_error(cli("metadata", "validate", table.path))
     assert table.path in message and "metadata table" in message
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_an_out_of_sync_metadata_table_is_told_and_storage_listed_instead(cli, name: str, tmp_path: Path) -> None:
+    base, instant = out_of_sync_copy(name, tmp_path)
+    table = HoodieTable.open(str(base))
+    # list-partitions and list-files list storage, with a note naming the instant
+    listed = cli("metadata", "list-partitions", str(base))
+    assert listed.exit_code == 0, listed.output
+    assert "is out of sync" in listed.stderr and instant in listed.stderr and "listing storage instead" in listed.stderr
+    assert "partition(s) on storage (the metadata table is out of sync)" in listed.stdout
+    out = _json(cli("metadata", "list-partitions", str(base), "--json"))
+    assert out["source"] == "storage" and out["out_of_sync"] == [instant]
+    assert out["partitions"] == table.local_view().all_partition_paths()
+    assert cli("metadata", "list-partitions", str(base), "--compare").exit_code == 1
+    for partition in out["partitions"]:
+        files = _json(cli("metadata", "list-files", str(base), "-p", partition, "--json"))
+        assert files["source"] == "storage" and {f["name"]: f["size"] for f in files["files"]} == stored_files(table, partition)
+    # stats and validate name it; validate fails
+    assert _json(cli("metadata", "stats", str(base), "--json"))["unsynced"] == [instant]
+    assert f"Out of sync: no delta commit for the data table's completed instant(s) {instant}" in cli("metadata", "stats", str(base)).stdout
+    result = cli("metadata", "validate", str(base))
+    assert result.exit_code == 1 and f"Out of sync: no delta commit for the data table's completed instant(s) {instant}" in result.stdout
+    report = _json(cli("metadata", "validate", str(base), "--json"), exit_code=1)
+    assert report["out_of_sync"] == [instant] and not report["ok"]
+
+
+def test_a_table_in_sync_lists_from_its_metadata_table(cli, tmp_path: Path) -> None:
+    base = copy_sample("hudi015_MERGE_ON_READ", tmp_path)
+    out = _json(cli("metadata", "list-partitions", str(base), "--json"))
+    assert out["source"] == "metadata_table" and out["out_of_sync"] == []
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_repair_rebuilds_an_out_of_sync_metadata_table(cli, name: str, tmp_path: Path) -> None:
+    base, instant = out_of_sync_copy(name, tmp_path)
+    result = cli("metadata", "validate", str(base), "--repair")
+    assert result.exit_code == 0, result.output
+    assert f"Out of sync: no delta commit for the data table's completed instant(s) {instant}" in result.stdout
+    assert "Rebuilt the metadata table (bloom_filters, column_stats, files, record_index) from a listing in " in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1].startswith("no difference (files, column_stats, bloom_filters, record_index)")
+    # in sync again: readers use it, and it lists what the write made
+    table = HoodieTable.open(str(base))
+    reader = MetadataTableReader(table)
+    assert reader.unsynced == [] and all(reader.files_in(p) == stored_files(table, p) for p in reader.all_partition_paths())
+    assert _json(cli("metadata", "list-partitions", str(base), "--json"))["source"] == "metadata_table"
+    again = _json(cli("metadata", "validate", str(base), "--repair", "--json"))
+    assert again["ok"] and "repaired" not in again
+    assert "Nothing to repair" in cli("metadata", "validate", str(base), "--repair").stdout
+
+
+def test_repair_rebuilds_a_damaged_column_statistic(cli, tmp_path: Path) -> None:
+    base = copy_sample("hudi015_COPY_ON_WRITE", tmp_path)
+
+    def lower(record: MetadataRecord) -> MetadataRecord:
+        cs = record.payload
+        if isinstance(cs, ColumnStats) and cs.column_name == "ts":
+            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=-1))
+        return record
+
+    rewrite_mdt_base(base, "column_stats", lower)
+    out = _json(cli("metadata", "validate", str(base), "--column-stats", "--repair", "--json"))
+    assert out["ok"] and out["repaired"]["differences_before"] > 0 and out["repaired"]["out_of_sync_before"] == []
+    assert out["repaired"]["partitions"] == ["bloom_filters", "column_stats", "files", "record_index"]
+    assert _json(cli("metadata", "validate", str(base), "--json"))["ok"]

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
 from sequences import SERVICES, Layout, batch, steps  # noqa: E402
 
 ALL = MetadataSettings(enable=True, column_stats=True, bloom_filters=True, record_index=True)
-INIT = "00000000000000010"
+INIT_SUFFIX = "010"  # a metadata table built on a table with history: at <its latest instant>010
 Folded = dict[str, dict[str, MetadataRecord]]
 
 
@@ -49,8 +49,10 @@ def _fold(state: Folded, records: MdtRecords) -> None:
 
 def _lay_out(base: Path, state: Folded) -> MetadataTableReader:
     """``state`` as a metadata table of one file group per partition (a base HFile each),
-    named complete in the data table's properties."""
+    named complete in the data table's properties, built as of the data table's latest
+    instant (so that it holds every instant the data table completed)."""
     table = HoodieTable.open(str(base))
+    init = table.timeline.instants[-1].timestamp + INIT_SUFFIX
     config = table.config.with_updates({"hoodie.table.metadata.partitions": ",".join(PARTITION_ORDER)})
     store_table_config(config, table.storage, table.meta_path)
     mdt = base / ".hoodie" / "metadata"
@@ -59,14 +61,14 @@ def _lay_out(base: Path, state: Folded) -> MetadataTableReader:
         "hoodie.table.base.file.format": "HFILE", "hoodie.table.recordkey.fields": "key",
     })
     for state_name in ("requested", "inflight"):
-        (mdt / ".hoodie" / f"{INIT}.deltacommit.{state_name}").write_bytes(b"")
-    (mdt / ".hoodie" / f"{INIT}.deltacommit").write_text(json.dumps({"partitionToWriteStats": {}, "operationType": "UPSERT_PREPPED"}))
+        (mdt / ".hoodie" / f"{init}.deltacommit.{state_name}").write_bytes(b"")
+    (mdt / ".hoodie" / f"{init}.deltacommit").write_text(json.dumps({"partitionToWriteStats": {}, "operationType": "UPSERT_PREPPED"}))
     for partition in PARTITION_ORDER:
         (file_id,) = file_group_ids(partition, 1)
         folder = mdt / partition
         folder.mkdir(parents=True)
         entries = sorted((k, encode_value(r)) for k, r in state.get(partition, {}).items())
-        (folder / f"{file_id}_0-0-0_{INIT}.hfile").write_bytes(encode_hfile(entries, schema=SCHEMA))
+        (folder / f"{file_id}_0-0-0_{init}.hfile").write_bytes(encode_hfile(entries, schema=SCHEMA))
     return MetadataTableReader.open(str(base))
 
 

@@ -12,11 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from shared import samples_dir, shared_dir
 
 import hoodie
+from hoodie.config.table_config import TableConfig
 from hoodie.formats.hfile import HFileReader, encode_hfile
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.metadata_table import KeyLocation, MetadataRecord, MetadataTableReader, validate_stats
@@ -48,6 +50,38 @@ def copy_sample(name: str, tmp_path: Path) -> Path:
     dest = tmp_path / name
     shutil.copytree(source, dest, symlinks=True)
     return dest
+
+
+def out_of_sync_copy(name: str, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of a sample whose data table a writer that does not maintain the metadata
+    table wrote to, and the instant it wrote: an upsert of one row by hoodie with the
+    metadata table off (which drops it, as Apache Hudi does), the metadata table and
+    ``hoodie.table.metadata.partitions`` put back as they were, as hudi-rs or an older
+    hoodie would have left them."""
+    base = copy_sample(name, tmp_path)
+    aside = tmp_path / "metadata-aside"
+    shutil.copytree(base / ".hoodie" / "metadata", aside, symlinks=True)
+    table = HoodieTable.open(str(base))
+    partitions = table.config.props["hoodie.table.metadata.partitions"]
+    data = [f.name for f in table.data_schema() or []]
+    row = hoodie.read(str(base)).select(data).slice(0, 1)
+    row = row.set_column(data.index("note"), "note", pa.array(["written without the metadata table"], row.schema.field("note").type))
+    options = {
+        "hoodie.table.name": table.config.name,
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.table.type": table.config.table_type,
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.metadata.enable": "false",
+    }
+    instant = hoodie.write(row, str(base), options)
+    if not (base / ".hoodie" / "metadata").exists():
+        shutil.copytree(aside, base / ".hoodie" / "metadata", symlinks=True)
+    props = {**HoodieTable.open(str(base)).config.props, "hoodie.table.metadata.partitions": partitions}
+    (base / ".hoodie" / "hoodie.properties").write_bytes(TableConfig(props).render())
+    return base, instant
 
 
 def rewrite_mdt_base(base: Path, partition: str, change: Callable[[MetadataRecord], MetadataRecord | None]) -> list[MetadataRecord]:

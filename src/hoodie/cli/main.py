@@ -372,12 +372,15 @@ def metadata_validate(
     column_stats: Annotated[bool, typer.Option("--column-stats", help="Check the column statistics against footers and log records.")] = False,
     bloom_filters: Annotated[bool, typer.Option("--bloom-filters", help="Check the bloom filters against the base files' footers and keys.")] = False,
     record_index: Annotated[bool, typer.Option("--record-index", help="Check the record index against the live keys.")] = False,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="On any difference, rebuild the metadata table from a listing and validate again (no writer may be writing).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check the metadata table against the data (all the checks its partitions allow, or those named); exit 1 on any difference."""
     with reporting_errors():
         named = [c for c, on in (("files", files), ("column_stats", column_stats), ("bloom_filters", bloom_filters), ("record_index", record_index)) if on]
-        metadata_cmd.validate(path, partition, named or None, as_json)
+        metadata_cmd.validate(path, partition, named or None, as_json, metadata_admin_cmd.rebuild_as_it_was if repair else None)
 
 
 @app.command("timeline-server")

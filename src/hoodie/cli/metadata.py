@@ -9,7 +9,10 @@ partition lists, then the metrics of that work
 (:class:`hoodie.metadata_table.metrics.MetadataMetrics`) and the figures the metadata
 timeline recorded of its own work. ``validate`` runs
 :func:`hoodie.metadata_table.validate_metadata_table` with a progress bar per check (on
-stderr), prints a table of the differences and fails (exit code 1) when there is any.
+stderr), prints a table of the differences and fails (exit code 1) when there is any;
+with ``--repair`` it then has the metadata table built again from one listing (the
+``rebuild`` it is given: :func:`hoodie.cli.metadata_admin.rebuild_as_it_was`) and
+validates it again.
 Each command prints how long it took (``duration_s`` in JSON): opening the table and the
 metadata table, and the lookup.
 """
@@ -25,7 +28,8 @@ from rich.table import Table
 from rich.text import Text
 
 from hoodie.cli.errors import EXIT_FAILURE, UsageError
-from hoodie.cli.output import human_size, print_json, print_table, progress, stdout_console
+from hoodie.cli.output import human_size, note, print_json, print_table, progress, stdout_console
+from hoodie.errors import MetadataOutOfSyncError
 from hoodie.metadata_table import (
     FILES,
     ActionFigures,
@@ -37,6 +41,7 @@ from hoodie.metadata_table import (
     metadata_table_stats,
     validate_metadata_table,
 )
+from hoodie.metadata_table.validate import committed_file_sizes
 from hoodie.table import HoodieTable
 
 T = TypeVar("T")
@@ -65,20 +70,53 @@ def _say(line: str) -> None:
 # --- list-partitions ------------------------------------------------------------------------------
 
 
+class _Lister:
+    """What ``list-partitions`` and ``list-files`` read: the metadata table, or, when it is
+    out of sync with the table (a stale answer), storage through the local view, with a
+    note saying so."""
+
+    def __init__(self, path: str) -> None:
+        table = HoodieTable.open(path)
+        self.out_of_sync: tuple[str, ...] = ()
+        try:
+            self.reader: MetadataTableReader | None = MetadataTableReader(table)
+        except MetadataOutOfSyncError as exc:
+            note(f"note: {exc}; listing storage instead")
+            self.reader, self.out_of_sync, self.view = None, exc.instants, table.local_view()
+
+    @property
+    def where(self) -> str:
+        return "in the metadata table" if self.reader is not None else "on storage (the metadata table is out of sync)"
+
+    def json(self) -> dict[str, Any]:
+        return {"source": "metadata_table" if self.reader is not None else "storage", "out_of_sync": list(self.out_of_sync)}
+
+    def partitions(self) -> list[str]:
+        return self.reader.all_partition_paths() if self.reader is not None else self.view.all_partition_paths()
+
+    def files_in(self, partition: str) -> dict[str, int]:
+        return self.reader.files_in(partition) if self.reader is not None else committed_file_sizes(self.view, partition)
+
+
 def list_partitions(path: str, compare: bool, as_json: bool) -> None:
     """The data partitions the metadata table lists (and storage's, with ``compare``)."""
-    partitions, seconds = _timed(lambda: MetadataTableReader(HoodieTable.open(path)).all_partition_paths())
+
+    def lookup() -> tuple[_Lister, list[str]]:
+        lister = _Lister(path)
+        return lister, lister.partitions()
+
+    (lister, partitions), seconds = _timed(lookup)
     # what storage holds, even where committed files are gone (that is a difference to show)
     on_storage = HoodieTable.open(path).local_view(ignore_missing_files=True).all_partition_paths() if compare else None
     only_mdt = sorted(set(partitions) - set(on_storage)) if on_storage is not None else []
     only_storage = sorted(set(on_storage) - set(partitions)) if on_storage is not None else []
     if as_json:
-        out: dict[str, Any] = {"path": path, "partitions": partitions, "duration_s": seconds}
+        out: dict[str, Any] = {"path": path, "partitions": partitions, **lister.json(), "duration_s": seconds}
         if on_storage is not None:
             out.update(storage_partitions=on_storage, only_in_metadata_table=only_mdt, only_on_storage=only_storage)
         print_json(out)
     else:
-        listing = Table(title=f"Partitions in the metadata table of {path}", title_justify="left")
+        listing = Table(title=f"Partitions {lister.where} of {path}", title_justify="left")
         listing.add_column("Partition", overflow="fold")
         if on_storage is not None:
             listing.add_column("Metadata table")
@@ -89,11 +127,12 @@ def list_partitions(path: str, compare: bool, as_json: bool) -> None:
                 cells += ["yes" if p in partitions else "no", "yes" if p in on_storage else "no"]
             listing.add_row(*cells)
         print_table(listing)
-        _say(f"{len(partitions)} partition(s) in the metadata table, listed in {_took(seconds)}")
+        _say(f"{len(partitions)} partition(s) {lister.where}, listed in {_took(seconds)}")
         if on_storage is not None:
             verdict = "the same" if not (only_mdt or only_storage) else f"{len(only_mdt)} only in the metadata table, {len(only_storage)} only on storage"
             _say(f"{len(on_storage)} partition(s) on storage: {verdict}")
-    if only_mdt or only_storage:
+    # (compared with an out-of-sync metadata table, storage differs from it)
+    if only_mdt or only_storage or (compare and lister.out_of_sync):
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -103,19 +142,18 @@ def list_partitions(path: str, compare: bool, as_json: bool) -> None:
 def list_files(path: str, partition: str | None, as_json: bool) -> None:
     """The files (and sizes) the metadata table lists in one data partition."""
 
-    def lookup() -> tuple[str, dict[str, int]]:
-        reader = MetadataTableReader(HoodieTable.open(path))
-        known = reader.all_partition_paths()
-        wanted = _partition(path, partition, known)
-        return wanted, reader.files_in(wanted)
+    def lookup() -> tuple[_Lister, str, dict[str, int]]:
+        lister = _Lister(path)
+        wanted = _partition(path, partition, lister.partitions())
+        return lister, wanted, lister.files_in(wanted)
 
-    (wanted, files), seconds = _timed(lookup)
+    (lister, wanted, files), seconds = _timed(lookup)
     total = sum(files.values())
     if as_json:
         print_json({"path": path, "partition": wanted, "files": [{"name": n, "size": files[n]} for n in sorted(files)],
-                    "total_bytes": total, "duration_s": seconds})
+                    "total_bytes": total, **lister.json(), "duration_s": seconds})
         return
-    listing = Table(title=f"Files of partition {_label(wanted)} in the metadata table of {path}", title_justify="left")
+    listing = Table(title=f"Files of partition {_label(wanted)} {lister.where} of {path}", title_justify="left")
     listing.add_column("File", overflow="fold")
     listing.add_column("Size", justify="right")
     listing.add_column("Bytes", justify="right")
@@ -156,7 +194,8 @@ def stats(path: str, as_json: bool) -> None:
         report = metadata_table_stats(table, metrics)
         # as Hudi's "metadata stats" counts them: the files partition's answer
         complete = FILES in table.config.metadata_partitions
-        return report, len(MetadataTableReader(table, metrics).all_partition_paths()) if complete else None
+        # (one out of sync is described too: what it lacks is in the report)
+        return report, len(MetadataTableReader(table, metrics, check_sync=False).all_partition_paths()) if complete else None
 
     (report, data_partitions), seconds = _timed(gather)
     if as_json:
@@ -181,6 +220,8 @@ def stats(path: str, as_json: bool) -> None:
     last = f"{report.last_completed[0]} ({report.last_completed[1]})" if report.last_completed else "none"
     pending = ", ".join(f"{t} ({a}, {s})" for t, a, s in report.pending) or "none"
     _say(f"Last completed instant: {last}; pending: {pending}")
+    if report.unsynced:
+        _say(f"Out of sync: no delta commit for the data table's completed instant(s) {', '.join(report.unsynced)} (readers list storage instead)")
     corrupt = sum(s.corrupt_blocks for s in report.slices)
     if corrupt:
         _say(f"{corrupt} corrupt log block(s) (partial writes a reader skips)")
@@ -253,10 +294,41 @@ def metrics_json(metrics: MetadataMetrics) -> list[dict[str, Any]]:
 # --- validate -------------------------------------------------------------------------------------
 
 
-def validate(path: str, partitions: list[str] | None, checks: list[str] | None, as_json: bool) -> None:
-    """Compare the metadata table with the data; exit 1 on any difference."""
+def validate(
+    path: str, partitions: list[str] | None, checks: list[str] | None, as_json: bool, rebuild: Callable[[str], list[str]] | None = None
+) -> None:
+    """Compare the metadata table with the data; exit 1 on any difference. ``rebuild``
+    (``--repair``): when there is any, rebuild the metadata table of ``path`` with it
+    (it returns the partitions built) and validate it again (exit 1 when differences
+    remain)."""
+    repair = rebuild is not None
     wanted = ["" if p.strip("/") in ROOT_NAMES else p.strip("/") for p in partitions] if partitions else None
+    report, seconds = _validated(path, checks, wanted)
+    if repair and not report.ok:
+        if not as_json:
+            _show(report, seconds)
+        assert rebuild is not None
+        partitions_rebuilt, rebuild_seconds = _timed(lambda: rebuild(path))
+        before = report
+        report, seconds = _validated(path, checks, wanted)
+        if as_json:
+            repaired = {"partitions": partitions_rebuilt, "differences_before": len(before.differences),
+                        "out_of_sync_before": list(before.out_of_sync), "duration_s": rebuild_seconds}
+            print_json({**asdict(report), "ok": report.ok, "repaired": repaired, "duration_s": seconds})
+        else:
+            _say(f"Rebuilt the metadata table ({', '.join(partitions_rebuilt)}) from a listing in {_took(rebuild_seconds)}; validated again:")
+            _show(report, seconds)
+    elif as_json:
+        print_json({**asdict(report), "ok": report.ok, "duration_s": seconds})
+    else:
+        _show(report, seconds)
+        if repair:
+            _say("Nothing to repair")
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILURE)
 
+
+def _validated(path: str, checks: list[str] | None, partitions: list[str] | None) -> tuple[MetadataValidation, float]:
     def run() -> MetadataValidation:
         table = HoodieTable.open(path)
         with progress(f"validate the metadata table of {path}") as display:
@@ -267,22 +339,22 @@ def validate(path: str, partitions: list[str] | None, checks: list[str] | None, 
                     bars[check] = display.add_task(check, total=total)
                 display.update(bars[check], completed=done)
 
-            return validate_metadata_table(table, checks, wanted, on_progress=advance)
+            return validate_metadata_table(table, checks, partitions, on_progress=advance)
 
-    report, seconds = _timed(run)
-    if as_json:
-        print_json({**asdict(report), "ok": report.ok, "duration_s": seconds})
-    else:
-        if report.differences:
-            print_table(_differences_table(report))
-        counted = (
-            f"{len(report.partitions)} partition(s): {report.files_checked} file(s), {report.statistics_checked} column statistic(s), "
-            f"{report.filters_checked} bloom filter(s), {report.keys_checked} key(s)"
-        )
-        verdict = "no difference" if report.ok else f"{len(report.differences)} difference(s)"
-        _say(f"{verdict} ({', '.join(report.checks)}) in {counted}, checked in {_took(seconds)}")
-    if not report.ok:
-        raise typer.Exit(EXIT_FAILURE)
+    return _timed(run)
+
+
+def _show(report: MetadataValidation, seconds: float) -> None:
+    if report.differences:
+        print_table(_differences_table(report))
+    counted = (
+        f"{len(report.partitions)} partition(s): {report.files_checked} file(s), {report.statistics_checked} column statistic(s), "
+        f"{report.filters_checked} bloom filter(s), {report.keys_checked} key(s)"
+    )
+    if report.out_of_sync:
+        _say(f"Out of sync: no delta commit for the data table's completed instant(s) {', '.join(report.out_of_sync)}")
+    verdict = "no difference" if not report.differences else f"{len(report.differences)} difference(s)"
+    _say(f"{verdict} ({', '.join(report.checks)}) in {counted}, checked in {_took(seconds)}")
 
 
 def _differences_table(report: MetadataValidation) -> Table:

@@ -8,6 +8,8 @@ it again (a progress bar per partition built), both then print the metrics of ea
 partition built; ``delete`` removes it (the table's ``hoodie.properties`` stops naming
 it first). Building refuses a table with a write in
 progress: that writer would complete without updating the new metadata table.
+:func:`rebuild_as_it_was` builds the partitions a table had again, for ``hoodie metadata
+validate --repair``.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from hoodie.cli.metadata import metrics_json, metrics_table
 from hoodie.cli.output import print_json, print_table, progress, stdout_console
 from hoodie.config.options import HoodieConfig
 from hoodie.metadata_table.metrics import MetadataMetrics
-from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, RECORD_INDEX, MetadataSettings
 from hoodie.metadata_table.sync import initialise, with_metadata_sync
 from hoodie.metadata_table.writer import delete_metadata_table, metadata_path
 from hoodie.table import HoodieTable
@@ -32,13 +34,17 @@ def _settings(config: HoodieConfig) -> MetadataSettings:
     return replace(MetadataSettings.of(config), enable=True)
 
 
-def _build(table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics) -> tuple[HoodieTable, float]:
+def _refuse_pending(table: HoodieTable) -> None:
     pending = table.timeline.pending(Action.WRITE_ACTIONS)
     if pending:
         raise UsageError(
             f"cannot build the metadata table of {table.base_path}: write {pending[0].timestamp} ({pending[0].action}) is in progress; "
             "run this once it completed (or the next write rolled it back)"
         )
+
+
+def _build(table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics) -> tuple[HoodieTable, float]:
+    _refuse_pending(table)
     started = time.perf_counter()
     with progress(f"{what} the metadata table of {table.name}") as display:
         bar = display.add_task("partitions built", total=len(settings.partitions))
@@ -78,12 +84,29 @@ def create(path: str, config: HoodieConfig, as_json: bool) -> None:
 def init(path: str, config: HoodieConfig, as_json: bool) -> None:
     """Delete the metadata table (if any) and build it again from one listing."""
     table = HoodieTable.open(path)
-    table.require_writable("initialise the metadata table of")
     started = time.perf_counter()
-    table = delete_metadata_table(table)
     metrics = MetadataMetrics()
-    table, seconds = _build(table, _settings(config), "Initialising", metrics)
+    table = rebuild(table, _settings(config), "Initialising", metrics)
     _report("Initialised", table, time.perf_counter() - started, as_json, metrics)
+
+
+def rebuild(table: HoodieTable, settings: MetadataSettings, what: str = "Rebuilding", metrics: MetadataMetrics | None = None) -> HoodieTable:
+    """Delete the metadata table (if any) and build ``settings``' partitions again from one
+    listing; a table with a write in progress is refused before anything is deleted."""
+    table.require_writable("initialise the metadata table of")
+    _refuse_pending(table)
+    table, _ = _build(delete_metadata_table(table), settings, what, metrics if metrics is not None else MetadataMetrics())
+    return table
+
+
+def rebuild_as_it_was(path: str) -> list[str]:
+    """Delete the metadata table of the table at ``path`` and build the partitions it had
+    again from one listing (Apache Hudi's default layout for each); the partitions built
+    (``hoodie metadata validate --repair``)."""
+    table = HoodieTable.open(path)
+    had = set(table.config.metadata_partitions)
+    settings = MetadataSettings(enable=True, column_stats=COLUMN_STATS in had, bloom_filters=BLOOM_FILTERS in had, record_index=RECORD_INDEX in had)
+    return list(rebuild(table, settings).config.metadata_partitions)
 
 
 def delete(path: str, as_json: bool) -> None:

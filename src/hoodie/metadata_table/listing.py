@@ -11,19 +11,25 @@ tasks' files) lists storage through :meth:`~hoodie.table.table.HoodieTable.stora
 With ``hoodie.metadata.validate`` each answer is compared with storage
 (:class:`~hoodie.table.checked_listing.CheckedLister`). The lookups, slice reads and
 comparisons are recorded in the listing's metrics, when it is given some (a timeline
-server's, which exports them).
+server's, which exports them). A metadata table out of sync with the table
+(:class:`~hoodie.errors.MetadataOutOfSyncError`: instants the table completed that it
+lacks) is not listed through: storage is, with a warning naming those instants.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
+from hoodie.errors import MetadataOutOfSyncError
 from hoodie.metadata_table.metrics import VALIDATE, MetadataMetrics
 from hoodie.metadata_table.reader import FILES, MetadataTableReader
 from hoodie.table.checked_listing import CheckedLister
 from hoodie.table.fs_view import PartitionLister
 from hoodie.table.table import HoodieTable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,12 @@ class MetadataListing:
     def lister(self, table: HoodieTable) -> PartitionLister | None:
         if FILES not in table.config.metadata_partitions:
             return None  # dropped since the table was opened (a writer disabled it): list storage
-        reader = MetadataTableReader(table, self.metrics)
+        try:
+            reader = MetadataTableReader(table, self.metrics)
+        except MetadataOutOfSyncError as exc:
+            # a stale listing would hide what those instants wrote: list storage instead
+            log.warning("%s; listing storage instead", exc)
+            return None
         if not self.validate:
             return reader
         metrics = reader.metrics

@@ -22,7 +22,11 @@ What a reader sees, as Java's ``HoodieBackedTableMetadata``:
   may be half deleted) and instants older than the data table's active timeline
   (archived there);
 * a damaged metadata file (HFile, log block, a committed file gone) is a
-  :class:`~hoodie.errors.FormatError` naming it, never an older answer.
+  :class:`~hoodie.errors.FormatError` naming it, never an older answer;
+* a metadata table that lacks instants its data table completed after it began (a
+  writer that does not maintain it wrote them: hudi-rs, an older hoodie) is refused on
+  open, a :class:`~hoodie.errors.MetadataOutOfSyncError` naming them
+  (:func:`unsynced_instants`), never a stale answer.
 
 Each lookup and each slice read is recorded in the reader's
 :class:`~hoodie.metadata_table.metrics.MetadataMetrics` (:data:`~.metrics.LOOKUP` by
@@ -39,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hoodie.errors import DamagedTableError, FormatError, TableError
+from hoodie.errors import DamagedTableError, FormatError, MetadataOutOfSyncError, TableError
 from hoodie.formats.bloom import BloomFilter, deserialize_filter
 from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import HeaderKey, HFileDataBlock
@@ -72,9 +76,31 @@ from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.slice_reader.log_scan import METADATA_TABLE_BLOCKS, LogScanStats, scan_log
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action
 
-__all__ = ["FILES", "KeyLocation", "MetadataTableReader", "SliceMergeCounts"]
+__all__ = ["FILES", "KeyLocation", "MetadataTableReader", "SliceMergeCounts", "unsynced_instants"]
+
+#: the data actions whose completion Apache Hudi writes to the metadata table first, as a
+#: delta commit at the same instant (a compaction completes as a commit, a clustering as a
+#: replace commit; savepoints and indexing write none)
+SYNCED_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLEAN, Action.ROLLBACK, Action.RESTORE)
+
+
+def unsynced_instants(data: ActiveTimeline, metadata: ActiveTimeline) -> list[str]:
+    """The data table's completed instants (of :data:`SYNCED_ACTIONS`) after the metadata
+    table's first instant that the metadata table completed nothing at (a delta commit;
+    for a data rollback Apache Hudi 1.x rolls the metadata table's delta commit back at
+    the same instant instead), oldest first. Older ones are in it through its
+    initialisation (at ``<the latest data instant>010``, after it as a string) or were
+    archived with its own timeline. Timestamps compare as strings, as Java compares them
+    (``T`` < ``T010``)."""
+    starts = [i.timestamp for i in metadata.instants]
+    if not starts:
+        return []
+    first = min(starts)
+    done = {i.timestamp for i in metadata.instants if i.is_completed}
+    return [i.timestamp for i in data.completed(SYNCED_ACTIONS) if i.timestamp > first and i.timestamp not in done]
 
 _DECIMAL_WRAPPER = pa.decimal128(30, 15)  # DecimalWrapper's value: decimal(30, 15)
 
@@ -124,9 +150,11 @@ class _Query:
 
 class MetadataTableReader:
     """The metadata table of ``data_table`` as of the data table's loaded timeline; its
-    lookups and slice reads are recorded in ``metrics`` (its own when not given)."""
+    lookups and slice reads are recorded in ``metrics`` (its own when not given).
+    ``check_sync=False`` opens one that is out of sync too (to validate or describe it:
+    :attr:`unsynced` names what it lacks)."""
 
-    def __init__(self, data_table: HoodieTable, metrics: MetadataMetrics | None = None) -> None:
+    def __init__(self, data_table: HoodieTable, metrics: MetadataMetrics | None = None, check_sync: bool = True) -> None:
         self.data_table = data_table
         self.metrics = metrics if metrics is not None else MetadataMetrics()
         self.partitions = frozenset(data_table.config.metadata_partitions)
@@ -142,15 +170,26 @@ class MetadataTableReader:
             self.view = self.table.local_view()
         except DamagedTableError as exc:
             raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
+        #: completed data instants the metadata table lacks (see :func:`unsynced_instants`)
+        self.unsynced = unsynced_instants(data_table.timeline, self.table.timeline)
+        if self.unsynced and check_sync:
+            shown = ", ".join(self.unsynced[:5]) + (f" and {len(self.unsynced) - 5} more" if len(self.unsynced) > 5 else "")
+            raise MetadataOutOfSyncError(
+                f"the metadata table of {data_table.base_path} is out of sync: it has no completed delta commit for the data "
+                f"table's completed instant(s) {shown} (written without maintaining it)",
+                self.unsynced,
+            )
         self._visible = self._visibility()
         self._slices: dict[str, list[FileSlice]] = {}
         self._schema: pa.Schema | None = None
         self._utc = data_table.config.props.get("hoodie.table.timeline.timezone", "LOCAL").upper() == "UTC"
 
     @classmethod
-    def open(cls, base_path: str, storage: Storage | None = None, metrics: MetadataMetrics | None = None) -> MetadataTableReader:
+    def open(
+        cls, base_path: str, storage: Storage | None = None, metrics: MetadataMetrics | None = None, check_sync: bool = True
+    ) -> MetadataTableReader:
         """The metadata table of the data table at ``base_path``."""
-        return cls(HoodieTable.open(base_path, storage), metrics)
+        return cls(HoodieTable.open(base_path, storage), metrics, check_sync)
 
     # --- which instants count --------------------------------------------------------------
     def _visibility(self) -> Callable[[str], bool]:

@@ -171,7 +171,8 @@ def run_table_services(
 
     instant, why = compaction_due(data_table, mdt.reload(), settings.compaction)
     report.notes.append(f"compaction: {why}")
-    if instant is not None and schedule_metadata_compaction(MetadataTableReader(data_table, metrics), instant) is not None:
+    # (the services keep the metadata table as it is, in sync or not: readers judge that)
+    if instant is not None and schedule_metadata_compaction(MetadataTableReader(data_table, metrics, check_sync=False), instant) is not None:
         _compact(data_table, instant, settings, services, metrics)
         report.compactions.append(instant)
     mdt = mdt.reload()

@@ -5,10 +5,11 @@ partitions the data table calls complete (``hoodie.table.metadata.partitions``) 
 building (``...partitions.inflight``) and which exist on storage; the latest slice of
 every file group of each partition (its base HFile's size and entry count, its log files
 with their blocks and the records of their HFILE_DATA blocks); the metadata timeline's
-last completed instant and its pending ones; what the metadata timeline's completed
-instants recorded of their own work (:class:`ActionFigures`, the figures Apache Hudi
-persists: write stats of its delta commits and compactions, files its cleans and rollbacks
-deleted, the time each took). Log files are walked block by block
+last completed instant and its pending ones; the data table's completed instants it lacks
+(:func:`~hoodie.metadata_table.reader.unsynced_instants`: out of sync when any); what the
+metadata timeline's completed instants recorded of their own work (:class:`ActionFigures`,
+the figures Apache Hudi persists: write stats of its delta commits and compactions, files
+its cleans and rollbacks deleted, the time each took). Log files are walked block by block
 (headers, and the trailer of each HFILE_DATA block's HFile), so the counts cost one read
 per file and no record decoding. A metadata table that is not complete is described too:
 that is when one wants to look at it. The walk's reads are recorded as
@@ -25,6 +26,7 @@ from hoodie.formats.log import BlockType, CorruptBlock
 from hoodie.formats.log.reader import LogFileReader
 from hoodie.layout import HOODIE_FOLDER, METADATA_FOLDER
 from hoodie.metadata_table.metrics import SCAN, MetadataMetrics
+from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -85,6 +87,7 @@ class MetadataTableStats:
     last_completed: tuple[str, str] | None  # (instant time, action)
     pending: tuple[tuple[str, str, str], ...]  # (instant time, action, state)
     history: tuple[ActionFigures, ...] = ()  # per action of the completed instants
+    unsynced: tuple[str, ...] = ()  # completed data instants it lacks (out of sync when any)
 
 
 def open_metadata_table(data_table: HoodieTable) -> HoodieTable:
@@ -120,6 +123,7 @@ def metadata_table_stats(data_table: HoodieTable, metrics: MetadataMetrics | Non
         (completed[-1].timestamp, completed[-1].action) if completed else None,
         tuple((i.timestamp, i.action, i.state.value) for i in mdt.timeline.pending()),
         timeline_figures(mdt.timeline),
+        tuple(unsynced_instants(data_table.timeline, mdt.timeline)),
     )
 
 

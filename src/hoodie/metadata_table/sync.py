@@ -30,8 +30,9 @@ from hoodie.errors import TableError
 from hoodie.layout import HOODIE_FOLDER, InstantTime
 from hoodie.metadata_table.conversion import records_for_action, records_for_listing
 from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
+from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.metadata_table.settings import MetadataSettings
-from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table
+from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, metadata_path
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.properties_file import load_table_config
@@ -120,11 +121,27 @@ def with_metadata_sync(table: HoodieTable, settings: MetadataSettings, metrics: 
 
 def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
     """Before a write recovers the table: ``hoodie.metadata.enable=false`` deletes the
-    metadata table (as Apache Hudi does); otherwise the table's completions update it. The
-    write then calls :func:`initialise` once failed writes are rolled back."""
+    metadata table (as Apache Hudi does), and so does one out of sync with the table
+    (:func:`~.reader.unsynced_instants`: a writer that does not maintain it wrote since);
+    otherwise the table's completions update it. The write then calls :func:`initialise`
+    once failed writes are rolled back, which builds what is missing."""
     if not settings.enable:
         table = delete_metadata_table(table)
+    else:
+        unsynced = _unsynced(table)
+        if unsynced:
+            # kept on, it would stay stale (readers would never use it): built again instead
+            log.warning("the metadata table of %s lacks the completed instant(s) %s (written without maintaining it): "
+                        "building it again from a listing", table.base_path, ", ".join(unsynced))
+            table = delete_metadata_table(table)
     return with_metadata_sync(table, settings)
+
+
+def _unsynced(table: HoodieTable) -> list[str]:
+    """The completed instants of ``table`` its metadata table lacks (none without one)."""
+    if not table.config.metadata_partitions or not table.storage.exists(metadata_path(table)):
+        return []
+    return unsynced_instants(table.timeline, HoodieTable.open(metadata_path(table), table.storage).timeline)
 
 
 def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:

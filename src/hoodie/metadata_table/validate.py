@@ -13,6 +13,10 @@ check, partition, file, key or column, and both values):
   merges them) is placed in the partition and file group it is read from; when every
   partition is checked, the index holds no other key (deleted keys are gone).
 
+A metadata table out of sync (completed data instants it has no delta commit for, see
+:func:`~hoodie.metadata_table.reader.unsynced_instants`) is validated all the same, so
+that the report shows what it lacks; those instants are the report's ``out_of_sync``.
+
 Memory stays bounded by one partition's files, one file slice's keys, a batch of keys
 being looked up (``key_batch``) and one file group of the record index. The view's
 listing of a partition is dropped once the partition is checked. ``on_progress`` hears
@@ -40,7 +44,7 @@ from hoodie.table.slice_reader.merge import merge_slice
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
-__all__ = ["CHECKS", "Difference", "MetadataValidation", "Progress", "validate_metadata_table"]
+__all__ = ["CHECKS", "Difference", "MetadataValidation", "Progress", "committed_file_sizes", "validate_metadata_table"]
 
 #: the checks, in the order they run on each partition
 CHECKS = (FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX)
@@ -62,10 +66,13 @@ class MetadataValidation:
     filters_checked: int
     keys_checked: int
     differences: tuple[Difference, ...]
+    #: the data table's completed instants the metadata table lacks (out of sync when any:
+    #: readers refuse it; its differences are then what those instants changed)
+    out_of_sync: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return not self.differences
+        return not self.differences and not self.out_of_sync
 
 
 @dataclass
@@ -104,7 +111,7 @@ def validate_metadata_table(
     partition it holds. ``partitions``: only these data partitions (the list of
     partitions and the record index's extra keys, which need all of them, are then not
     checked); None: all of them."""
-    reader = reader or MetadataTableReader(table)
+    reader = reader or MetadataTableReader(table, check_sync=False)
     if checks is None:
         checks = [c for c in CHECKS if c in reader.partitions]
     unknown = [c for c in checks if c not in CHECKS]
@@ -158,7 +165,7 @@ def validate_metadata_table(
     for check in ordered:
         reader.metrics.record(VALIDATE, check, spent[check], errors=sum(1 for d in diffs if d.check == check))
     return MetadataValidation(
-        table.base_path, ordered, tuple(wanted), counts.files, counts.statistics, counts.filters, counts.keys, tuple(diffs)
+        table.base_path, ordered, tuple(wanted), counts.files, counts.statistics, counts.filters, counts.keys, tuple(diffs), tuple(reader.unsynced)
     )
 
 
@@ -168,6 +175,12 @@ def _layout(table: HoodieTable) -> pa.Schema:
     schema."""
     schema = table.data_schema() or pa.schema([])
     return stored_layout(schema) if table.config.populate_meta_fields else pa.schema(data_fields(schema))
+
+
+def committed_file_sizes(view: FileSystemView, partition: str) -> dict[str, int]:
+    """The names and sizes of the files of a partition's committed slices (every slice, and
+    file groups replaced but not yet cleaned): what the ``files`` partition lists."""
+    return _committed_files(view, partition).sizes()
 
 
 def _committed_files(view: FileSystemView, partition: str) -> _Partition:

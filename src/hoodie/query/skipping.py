@@ -14,11 +14,14 @@ the filter's value, or a predicate these rules do not cover (``not in``, a null 
 keep the slice. Besides pyarrow's operators, ``is null`` and ``is not null`` (value
 ``None``) test for nulls: a file without nulls rules out ``is null``, a file of nulls
 only ``is not null``. Statistics are looked up by the names of the files of the planned
-(latest committed) slices only, so those of older or uncommitted files never count.
+(latest committed) slices only, so those of older or uncommitted files never count. A
+metadata table out of sync with the table (:class:`~hoodie.errors.MetadataOutOfSyncError`)
+is not used: the read says so in a warning and skips nothing.
 """
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.errors import ConfigError, SchemaError
+from hoodie.errors import ConfigError, MetadataOutOfSyncError, SchemaError
 from hoodie.metadata_table.index_lookup import has_record_index
 from hoodie.metadata_table.reader import COLUMN_STATS, MetadataTableReader
 from hoodie.metadata_table.records import ColumnStats
@@ -37,6 +40,7 @@ from hoodie.table.table import HoodieTable
 
 __all__ = ["RowFilter", "has_column_stats", "prune_slices"]
 
+log = logging.getLogger(__name__)
 Predicate = tuple[str, str, Any]
 _NULL_OPS = {"is null", "is not null"}
 _OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in", *_NULL_OPS}
@@ -181,7 +185,12 @@ def prune_slices(table: HoodieTable, slices: Sequence[FileSlice], row_filter: Ro
     use_stats = has_column_stats(table)
     if not use_stats and all(keys is None for keys in wanted):
         return list(slices)
-    reader = MetadataTableReader(table)
+    try:
+        reader = MetadataTableReader(table)
+    except MetadataOutOfSyncError as exc:
+        # its statistics and record index would be stale: read every slice rather than trust them
+        log.warning("%s; data skipping is off for this read", exc)
+        return list(slices)
     stats = reader.column_stats_many(((s.partition_path, f) for s in slices for f in _files(s)), row_filter.columns) if use_stats else {}
     asked = sorted({k for keys in wanted if keys is not None for k in keys})
     located = {k: (loc.partition, loc.file_id) for k, loc in reader.record_locations(asked).items()} if asked else {}
