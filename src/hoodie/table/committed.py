@@ -124,8 +124,7 @@ class CommittedFiles:
 
     def _oldest_first(self) -> Iterator[tuple[Instant, CommitMetadata]]:
         yield from self._archived
-        for inst in self._instants:
-            yield inst, self._timeline.commit_metadata(inst)
+        yield from self._timeline.commit_metadata_of(self._instants)
 
 
 def paths_completed_writes_name(timeline: ActiveTimeline, excluding: Collection[str] = ()) -> frozenset[str]:

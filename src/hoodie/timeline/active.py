@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -32,6 +33,8 @@ FUTURE_TOLERANCE = timedelta(days=1)
 # How long a new instant time waits for this machine's clock to pass the newest instant on
 # the timeline (another writer's clock slightly ahead); beyond it, a TimelineError.
 CLOCK_SKEW_WAIT = timedelta(seconds=5)
+# Instant files read at once by commit_metadata_of (on storage that is not local)
+_READ_THREADS = 16
 
 
 #: what runs before an instant completes: the metadata table's update of a table that
@@ -196,13 +199,32 @@ class ActiveTimeline:
         """Commit metadata of a completed commit, delta commit or replace commit (decoded
         once per timeline snapshot). A completed one must hold decodable metadata of the
         right types (else :class:`FormatError`); a pending one may be empty."""
-        path = self.instant_path(instant)
-        cached = self._metadata.get(path)
-        if cached is None:
-            cached = CommitMetadata.decode(self.read_content(instant), instant.timestamp, completed=instant.is_completed)
-            if instant.is_completed and self.keeps_metadata:
-                self._metadata[path] = cached
-        return cached
+        cached = self._metadata.get(self.instant_path(instant))
+        return cached if cached is not None else self._decoded(instant, self.read_content(instant))
+
+    def commit_metadata_of(self, instants: Sequence[Instant]) -> Iterator[tuple[Instant, CommitMetadata]]:
+        """:meth:`commit_metadata` of each of ``instants``, in their order. On a storage
+        that is not local, the instant files not decoded yet are read side by side, a
+        batch at a time: each read is a round trip, and a view checking its listing reads
+        every completed write of the timeline."""
+        if self.storage.is_local:
+            for inst in instants:
+                yield inst, self.commit_metadata(inst)
+            return
+        with ThreadPoolExecutor(_READ_THREADS, thread_name_prefix="hoodie-timeline") as pool:
+            for start in range(0, len(instants), _READ_THREADS):
+                batch = instants[start : start + _READ_THREADS]
+                todo = [i for i in batch if self.instant_path(i) not in self._metadata]
+                contents = dict(zip(todo, pool.map(self.read_content, todo)))
+                for inst in batch:
+                    content = contents.get(inst)
+                    yield inst, (self.commit_metadata(inst) if content is None else self._decoded(inst, content))
+
+    def _decoded(self, instant: Instant, content: bytes) -> CommitMetadata:
+        metadata = CommitMetadata.decode(content, instant.timestamp, completed=instant.is_completed)
+        if instant.is_completed and self.keeps_metadata:
+            self._metadata[self.instant_path(instant)] = metadata
+        return metadata
 
     def read_avro(self, instant: Instant) -> dict[str, Any]:
         """The Avro record of an instant file (:func:`avro_metadata.decode`: bytes that
