@@ -14,6 +14,9 @@ JSON request per line on stdin with one JSON line on stdout.
         answers its entry count, every (key, value hex) in order, the file info entries
         and meta blocks asked for (hex, or null), and for each lookup key (sorted) the
         seekTo code with the key and value hex at the cursor (or null).
+    {"op": "validate_metadata", "path": P}
+        Apache Hudi's metadata-table validation of the table at P (hudi_validator.py):
+        answers the differences it found and how many things it compared.
     {"op": "stop"}
         stops Spark and exits.
 
@@ -60,6 +63,11 @@ def session(jar: str, workdir: str):
         SparkSession.builder.master("local[2]")
         .appName("hudi-oracle")
         .config("spark.jars", jar)
+        # also on the JVM's own class path, as when the bundle lies in Spark's jars folder:
+        # Avro (Spark's) finds Hudi's generated record classes only there, and Hudi 0.15's
+        # reader of delete blocks and metadata payloads needs them (else a
+        # ClassCastException of GenericData$Record or Utf8)
+        .config("spark.driver.extraClassPath", jar)
         .config("spark.driver.memory", "2g")
         # Hudi's quickstart settings
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
@@ -171,7 +179,9 @@ def main() -> None:
     jar, workdir = sys.argv[1], sys.argv[2]
     spark = session(jar, workdir)
     ANSWERS.write(json.dumps({"ok": True, "ready": True, "spark": spark.version}) + "\n")
-    ops = {"write": write, "read": read, "hfile": hfile}
+    import hudi_validator  # (beside this file)
+
+    ops = {"write": write, "read": read, "hfile": hfile, "validate_metadata": hudi_validator.validate}
     for line in sys.stdin:
         req = json.loads(line)
         if req["op"] == "stop":

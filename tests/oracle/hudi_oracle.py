@@ -193,6 +193,12 @@ class HudiOracle:
         ``seekTo`` code with the [key, value hex] at the cursor (see ``driver.py``)."""
         return self._request({"op": "hfile", "path": str(path), "info": info, "meta": meta, "lookups": lookups})
 
+    def validate_metadata(self, path: str | Path) -> dict[str, Any]:
+        """Apache Hudi's validation of the metadata table of the table at ``path`` against
+        its data (``hudi_validator.py``): ``differences`` (each a dict of ``check``,
+        ``partition``, ``metadata``, ``storage``) and ``counts`` (what each check compared)."""
+        return self._request({"op": "validate_metadata", "path": str(path)})
+
     def close(self, timeout: float = 60) -> None:
         """Stops Spark and the process; kills its process group if it does not end in time."""
         if self._proc.poll() is None:
