@@ -32,6 +32,7 @@ from hoodie.metadata_table.conversion import records_for_action, records_for_lis
 from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
 from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.validate import committed_file_sizes
 from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, metadata_path
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
@@ -149,16 +150,7 @@ def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:
     cleaner has not removed yet) and their sizes, from ONE listing: the local view as of
     the latest completed instant."""
     view = table.local_view()
-    out: dict[str, dict[str, int]] = {}
-    for partition in view.all_partition_paths():
-        files: dict[str, int] = {}
-        for group in [*view.file_groups(partition), *view.replaced_file_groups(partition)]:
-            for slc in group.slices:
-                if slc.base_file is not None:
-                    files[slc.base_file.file_name] = slc.base_file.size
-                files.update((lf.file_name, lf.size) for lf in slc.log_files)
-        out[partition] = files
-    return out
+    return {partition: committed_file_sizes(view, partition) for partition in view.all_partition_paths()}
 
 
 def initialise(
