@@ -18,6 +18,7 @@ from hoodie.errors import FormatError, TableError
 from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import BlockType, CorruptBlock, LogFileReader
 from hoodie.metadata_table import CHECKS, MetadataRecord, MetadataTableReader, validate_metadata_table
+from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata
 from hoodie.metadata_table.records import ColumnStats, RecordLocation
 from hoodie.table.table import HoodieTable
 
@@ -56,6 +57,8 @@ def test_a_data_file_added_outside_the_timeline_is_a_difference(sample: Path) ->
     copied = "aaaaaaaa" + name[8:]  # another file group, written "by" a completed instant
     shutil.copyfile(latest.base_file.path, sample / "city=sf" / copied)
     report = validate_metadata_table(HoodieTable.open(str(sample)))
+    # (a table whose views list through the metadata table is validated against storage all the same)
+    assert validate_metadata_table(listed_through_metadata(HoodieTable.open(str(sample)), MetadataListing())) == report
     size = latest.base_file.size
     found = {(d.check, d.file, d.data, d.metadata) for d in report.differences}
     assert ("files", copied, f"{size} bytes", "absent") in found

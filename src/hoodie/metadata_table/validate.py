@@ -111,6 +111,7 @@ def validate_metadata_table(
     partition it holds. ``partitions``: only these data partitions (the list of
     partitions and the record index's extra keys, which need all of them, are then not
     checked); None: all of them."""
+    table = table.listed_by(None)  # the data as storage holds it, even for a table listed through its metadata table
     reader = reader or MetadataTableReader(table, check_sync=False)
     if checks is None:
         checks = [c for c in CHECKS if c in reader.partitions]
