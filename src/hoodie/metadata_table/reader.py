@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -408,8 +408,21 @@ class MetadataTableReader:
         out). The instant is rebuilt from the stored epoch milliseconds in the data
         table's timeline time zone (``hoodie.table.timeline.timezone``: UTC, or this
         process's local zone, as Java's writer used its own)."""
-        records = self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys))))
-        return {key: self._location(r.payload) for key, r in records.items() if isinstance(r.payload, RecordLocation)}
+        return self._locations(self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys)))))
+
+    def _locations(self, records: Mapping[str, MetadataRecord]) -> dict[str, KeyLocation]:
+        # the keys of one file group written at one instant share their location: each
+        # location is made once, not once a key (a lookup may ask for 100,000s of keys)
+        made: dict[RecordLocation, KeyLocation] = {}
+        out: dict[str, KeyLocation] = {}
+        for key, record in records.items():
+            loc = record.payload
+            if isinstance(loc, RecordLocation):
+                where = made.get(loc)
+                if where is None:
+                    where = made[loc] = self._location(loc)
+                out[key] = where
+        return out
 
     def _location(self, loc: RecordLocation) -> KeyLocation:
         partition = "" if loc.partition is None or loc.partition == NON_PARTITIONED_NAME else loc.partition
@@ -426,7 +439,7 @@ class MetadataTableReader:
         a time (memory: one file group's records)."""
         self._require(RECORD_INDEX)
         for slc in self.file_slices(RECORD_INDEX):
-            yield {key: self._location(r.payload) for key, r in self._read_slice(slc, _Query()).items() if isinstance(r.payload, RecordLocation)}
+            yield self._locations(self._read_slice(slc, _Query()))
 
     def records(self, partition: str) -> Iterator[MetadataRecord]:
         """Every merged record of a metadata-table partition, in key order."""
