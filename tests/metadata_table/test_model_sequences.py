@@ -1,7 +1,8 @@
 """Model-based test of the metadata table (issue 29): seeded random sequences of writes
 and services on copy-on-write and merge-on-read tables, partitioned and not, with all four
-metadata partitions on and a metadata table that compacts itself every two delta
-commits. The writes are insert, upsert, bulk_insert, delete, insert_overwrite and
+metadata partitions on and a metadata table that compacts itself every three delta
+commits (and cleans three instants later, by the data table's policy: by commits, or by
+file versions, which makes its clean delete slices). The writes are insert, upsert, bulk_insert, delete, insert_overwrite and
 insert_overwrite_table (hoodie has no delete_partition operation); between them run the
 inline services (compaction, clean, archival, the metadata table's own compaction, clean
 and archival), the library's compaction, clean and archival on a table opened as the CLI
@@ -47,7 +48,9 @@ from hoodie.services.for_metadata import METADATA_SERVICES
 from hoodie.services.rollback import rollback_failed_writes
 from hoodie.table.table import HoodieTable
 
-SEEDS = [3, 17]
+#: (seed, the data table's cleaning policy): with KEEP_LATEST_FILE_VERSIONS (one version)
+#: the metadata table keeps two versions of its file groups, so its clean deletes some
+RUNS = [(3, "KEEP_LATEST_COMMITS"), (17, "KEEP_LATEST_FILE_VERSIONS")]
 #: steps after the first insert: every kind of step once, the rest drawn by weight
 STEPS = 18
 PARTITIONS = ["p0", "p1", "p2"]
@@ -60,11 +63,11 @@ BASE = {
     "hoodie.metadata.index.column.stats.enable": "true",
     "hoodie.metadata.index.bloom.filter.enable": "true",
     "hoodie.metadata.record.index.enable": "true",
-    "hoodie.metadata.compact.max.delta.commits": "2",
-    "hoodie.metadata.cleaner.commits.retained": "1",
+    "hoodie.metadata.compact.max.delta.commits": "3",
     "hoodie.compact.inline": "true",
     "hoodie.compact.inline.max.delta.commits": "2",
     "hoodie.cleaner.commits.retained": "1",
+    "hoodie.cleaner.fileversions.retained": "1",
     "hoodie.keep.min.commits": "2",
     "hoodie.keep.max.commits": "3",
     "hoodie.enable.data.skipping": "true",
@@ -73,8 +76,8 @@ BASE = {
 Row = dict[str, Any]
 
 
-def _options(table_type: str, partitioned: bool) -> dict[str, str]:
-    opts = {**BASE, "hoodie.datasource.write.table.type": table_type}
+def _options(table_type: str, partitioned: bool, policy: str) -> dict[str, str]:
+    opts = {**BASE, "hoodie.datasource.write.table.type": table_type, "hoodie.cleaner.policy": policy}
     if partitioned:
         opts["hoodie.datasource.write.partitionpath.field"] = "p"
     else:
@@ -95,15 +98,16 @@ def _arrow(rows: list[Row]) -> pa.Table:
 class Sequence:
     """One table, its model (id -> row) and the steps that change both."""
 
-    def __init__(self, path: Path, rng: random.Random, table_type: str, partitioned: bool) -> None:
+    def __init__(self, path: Path, rng: random.Random, table_type: str, partitioned: bool, policy: str) -> None:
         self.path, self.rng, self.table_type, self.partitioned = str(path), rng, table_type, partitioned
-        self.opts = _options(table_type, partitioned)
+        self.opts = _options(table_type, partitioned, policy)
         self.config = HoodieConfig.of(self.opts)
         self.model: dict[str, Row] = {}
         self.next_key = 0
         self.ts = 0
         self.savepoint: tuple[str, dict[str, Row]] | None = None
         self.log: list[str] = []
+        self.metadata_actions: set[str] = set()  # what the metadata table's timeline has shown completed
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -233,6 +237,8 @@ class Sequence:
             report = validate_metadata_table(table)
             assert sorted(report.checks) == sorted(PARTITION_ORDER), where
             assert report.ok, where + "\n" + "\n".join(map(str, report.differences[:20]))
+            mdt = HoodieTable.open(str(Path(self.path) / ".hoodie" / "metadata"))
+            self.metadata_actions.update(i.action for i in mdt.timeline.completed())
         rows = hoodie.read(self.path).select(["id", "p", "ts", "v", "s"]).to_pylist()
         assert len(rows) == len({r["id"] for r in rows}), f"duplicate keys {where}"
         assert {r["id"]: self._as_model(r) for r in rows} == self.model, where
@@ -273,8 +279,13 @@ class KillingEngine(LocalEngine):
         return super().map(dies_last, items, description)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "policy"), RUNS)
 @pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "unpartitioned"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_metadata_table_equals_the_data_after_every_step(tmp_path: Path, table_type: str, partitioned: bool, seed: int) -> None:
-    Sequence(tmp_path / "t", random.Random(seed), table_type, partitioned).run(STEPS)
+def test_metadata_table_equals_the_data_after_every_step(tmp_path: Path, table_type: str, partitioned: bool, seed: int, policy: str) -> None:
+    sequence = Sequence(tmp_path / "t", random.Random(seed), table_type, partitioned, policy)
+    sequence.run(STEPS)
+    # the metadata table's own services ran in the sequence
+    assert "commit" in sequence.metadata_actions, sequence.log  # its compaction
+    if policy == "KEEP_LATEST_FILE_VERSIONS":
+        assert "clean" in sequence.metadata_actions, sequence.log
