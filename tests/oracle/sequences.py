@@ -47,6 +47,24 @@ SERVICES = {
 }
 
 
+#: the metadata table with all four partitions (files, column stats, bloom filters,
+#: record index), compacting itself every three delta commits
+ALL_METADATA = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.bloom.filter.enable": "true",
+    "hoodie.metadata.record.index.enable": "true",
+    "hoodie.metadata.compact.max.delta.commits": "3",
+}
+
+
+def inline_services(copy_on_write: bool) -> dict[str, str]:
+    """:data:`SERVICES` for a table of that type (Apache Hudi refuses
+    ``hoodie.compact.inline`` on copy-on-write: "Compaction is not supported on a
+    CopyOnWrite table")."""
+    return {k: v for k, v in SERVICES.items() if "compact" not in k} if copy_on_write else dict(SERVICES)
+
+
 def record(n: int, ts: int) -> dict[str, Any]:
     """Key ``k<n>`` at ordering value ``ts``; every value depends on both, and some are null."""
     v = n * 7 + ts

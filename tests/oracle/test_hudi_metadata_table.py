@@ -15,21 +15,14 @@ import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
 from mdt_checks import check_bloom_filters, check_column_stats, check_files, check_record_index
 from oracle_reads import completed_actions
-from sequences import SERVICES, Layout, Model, batch, steps
+from sequences import ALL_METADATA, SERVICES, Layout, Model, batch, steps
 
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
 
-METADATA = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-    "hoodie.metadata.index.bloom.filter.enable": "true",
-    "hoodie.metadata.record.index.enable": "true",
-    # the metadata table compacts itself often, so that its base HFiles are read too
-    "hoodie.metadata.compact.max.delta.commits": "3",
-    "hoodie.index.type": "BLOOM",
-}
+# (the metadata table compacts itself often, so that its base HFiles are read too)
+METADATA = {**ALL_METADATA, "hoodie.index.type": "BLOOM"}
 MDT_PARTITIONS = {"files", "column_stats", "bloom_filters", "record_index"}
 
 

@@ -22,7 +22,7 @@ import pytest
 from hudi_oracle import HUDI_0_15, HudiOracle
 from mdt_checks import rewrite_mdt_base
 from oracle_reads import completed_actions
-from sequences import SERVICES, Layout, batch, steps
+from sequences import ALL_METADATA, Layout, batch, inline_services, steps
 
 import hoodie
 from hoodie.config.options import HoodieConfig
@@ -33,21 +33,12 @@ from hoodie.services.for_metadata import METADATA_SERVICES
 from hoodie.table.table import HoodieTable
 
 LAYOUTS = [Layout("COPY_ON_WRITE", "hive"), Layout("MERGE_ON_READ", "plain")]
-ALL_PARTITIONS = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-    "hoodie.metadata.index.bloom.filter.enable": "true",
-    "hoodie.metadata.record.index.enable": "true",
-    "hoodie.metadata.compact.max.delta.commits": "3",
-}
 #: what every validation compares at least once
 COUNTED = ("partitions", "files", "file_slices", "base_files", "file_groups", "column_stats", "bloom_filters", "keys")
 
 
 def _write_sequence(path: Path, layout: Layout, after_each: Callable[[int, str], None] = lambda n, op: None) -> None:
-    # (Apache Hudi refuses hoodie.compact.inline on copy-on-write; the same options here)
-    services = SERVICES if layout.is_mor else {k: v for k, v in SERVICES.items() if "compact" not in k}
-    options = layout.options("validated", **services, **ALL_PARTITIONS)
+    options = layout.options("validated", **inline_services(not layout.is_mor), **ALL_METADATA)
     for n, (op, records) in enumerate(steps()):
         hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
         after_each(n, op)

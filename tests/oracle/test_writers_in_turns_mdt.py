@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
 from oracle_reads import both_read
-from sequences import SERVICES, Layout, Model, batch, data, differences, model_rows
+from sequences import ALL_METADATA, Layout, Model, batch, data, differences, inline_services, model_rows
 from test_writers_in_turns import HOODIE, HUDI, KEEP_VERSION_6, LAYOUTS, stays_version_6, timeline, turns
 
 import hoodie
@@ -31,16 +31,8 @@ from hoodie.config.properties import parse_properties
 from hoodie.metadata_table import Difference, validate_metadata_table
 from hoodie.table.table import HoodieTable
 
-ALL_PARTITIONS = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-    "hoodie.metadata.index.bloom.filter.enable": "true",
-    "hoodie.metadata.record.index.enable": "true",
-    # the metadata table compacts itself within the turns
-    "hoodie.metadata.compact.max.delta.commits": "3",
-    # (Apache Hudi's index for its upserts; the record index is kept either way)
-    "hoodie.index.type": "BLOOM",
-}
+#: (Apache Hudi's index for its upserts: bloom; the record index is kept either way)
+METADATA = {**ALL_METADATA, "hoodie.index.type": "BLOOM"}
 MDT_PARTITIONS = {"files", "column_stats", "bloom_filters", "record_index"}
 THROUGH_MDT = {"hoodie.metadata.enable": "true"}
 
@@ -86,9 +78,7 @@ def test_hoodie_and_apache_hudi_write_in_turns_keeping_the_metadata_table(
 ) -> None:
     oracle = hudi_oracle(version)
     path = tmp_path / "table"
-    # (Apache Hudi refuses hoodie.compact.inline on copy-on-write)
-    extra = SERVICES if layout.is_mor else {k: v for k, v in SERVICES.items() if "compact" not in k}
-    options = layout.options("in_turns_mdt", **extra, **ALL_PARTITIONS)
+    options = layout.options("in_turns_mdt", **inline_services(not layout.is_mor), **METADATA)
     hudi_options = {**options, **(KEEP_VERSION_6 if version == HUDI_1 else {})}
     model = Model.of(layout)
     first_mdt_instant = None
