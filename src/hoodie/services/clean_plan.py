@@ -336,6 +336,10 @@ def _doomed_files(
     guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table.timeline))
     boundary = earliest.timestamp if earliest is not None else None
     replaced = _replaced_groups(table, boundary)
+    partitions = list(partitions)
+    # listed side by side, or in one lookup of the metadata table, not one after another
+    # (a first clean scans every partition of the table)
+    view.prefetch_latest(partitions)
     files: dict[str, tuple[str, ...]] = {}
     for p in partitions:
         if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
