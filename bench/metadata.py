@@ -337,13 +337,15 @@ def point_once(src: Path, work: Path, row: pa.Table, mode: str) -> dict[str, Any
     fresh_copy(src, work)
     storage = CountingStorage()
     storage.reset()
+    storage.counters.reset()
     t0 = time.perf_counter()
     hoodie.write(row, str(work), {**KEY_OPTS, **MDT_ALL, **POINT_MODES[mode]}, storage=storage)
     seconds = time.perf_counter() - t0
     read, written = storage.parquet_files()
     table = HoodieTable.open(str(work))
     stats = table.commit_metadata(table.timeline.completed_writes()[-1]).write_stats()
-    return {"seconds": seconds, "parquet_read": read, "parquet_written": written, "file_groups": len({(s.partitionPath, s.fileId) for s in stats})}
+    calls = storage.counters.by_kind()
+    return {"seconds": seconds, "parquet_read": read, "parquet_written": written, "calls": calls, "file_groups": len({(s.partitionPath, s.fileId) for s in stats})}
 
 
 def section_point(args: argparse.Namespace) -> dict[str, Any]:
@@ -361,10 +363,10 @@ def section_point(args: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(work, ignore_errors=True)
     result: dict[str, Any] = {"pending": [m for m in POINT_MODES if m not in modes]}
     for m in modes:
-        r = {"seconds": med(runs[m], "seconds"), **{k: runs[m][0][k] for k in ("parquet_read", "parquet_written", "file_groups")}, "runs": runs[m]}
+        r = {"seconds": med(runs[m], "seconds"), **{k: runs[m][0][k] for k in ("parquet_read", "parquet_written", "file_groups", "calls")}, "runs": runs[m]}
         result[m] = r
         print(f"upsert of one row into {args.point_rows} rows, {m:>16}: {r['seconds']:.3f} s, Parquet files read {r['parquet_read']}, "
-              f"written {r['parquet_written']}, file groups in the commit {r['file_groups']}", flush=True)
+              f"written {r['parquet_written']}, file groups in the commit {r['file_groups']}, storage calls {r['calls']}", flush=True)
     for m in result["pending"]:
         print(f"point upsert, {m}: pending (not on this branch)", flush=True)
     return result
