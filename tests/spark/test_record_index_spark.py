@@ -47,3 +47,20 @@ def test_spark_writes_with_the_record_index_match_the_model(
         assert snapshot_rows(hoodie.read(path)) == model.rows
     monkeypatch.undo()
     check_record_index(MetadataTableReader(HoodieTable.open(path)), path)
+
+
+def test_a_spark_read_by_key_scans_only_the_file_groups_the_index_names(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    opts = {**global_options("COPY_ON_WRITE", False), "hoodie.copyonwrite.insert.auto.split": "false", "hoodie.copyonwrite.insert.split.size": "10"}
+    rows = [{"uuid": f"k{i:03d}", "city": ("sf", "la")[i % 2], "ts": 1, "fare": float(i)} for i in range(80)]
+    hoodie.write(to_arrow(rows), path, opts)
+    where = {k: loc.file_id for k, loc in MetadataTableReader(HoodieTable.open(path)).record_locations(["k003", "k040"]).items()}
+    df = spark.read.format("hoodie").load(path)
+    assert len(df.inputFiles()) == 8
+    by_key = df.where(df.uuid.isin("k003", "k040", "nope"))
+    assert sorted(r.uuid for r in by_key.collect()) == ["k003", "k040"]
+    assert {f.rsplit("/", 1)[-1][:38] for f in by_key.inputFiles()} == set(where.values())
+    # an older instant's keys may have been elsewhere: time travel reads every slice
+    as_of = HoodieTable.open(path).timeline.completed_writes()[-1].timestamp
+    old = spark.read.format("hoodie").option("as.of.instant", as_of).load(path)
+    assert len(old.where(old.uuid == "k003").inputFiles()) == 8

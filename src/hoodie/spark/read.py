@@ -50,6 +50,7 @@ from pyspark.sql.types import StructType
 
 from hoodie.errors import UnsupportedTableError
 from hoodie.layout import InstantTime
+from hoodie.metadata_table.index_lookup import has_record_index
 from hoodie.metadata_table.listing import listed_through_metadata
 from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
@@ -104,10 +105,16 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     schema = output_schema(table, request.as_of, slices)
     visible = InstantFilter.of_timeline(table.timeline, upto=request.as_of)
     df = scan_with_merge(spark, table, slices, schema, visible, ignore_corrupt)
-    if schema is None or not request.data_skipping or not has_column_stats(table):
+    # the record index places keys as they are now: only a read of the latest snapshot asks it
+    by_key = request.as_of is None and request.query_type != "read_optimized" and has_record_index(table)
+    if schema is None or not request.data_skipping or not (has_column_stats(table) or by_key):
         return df
-    # filters on it skip slices by column statistics (hoodie.spark.skipping)
-    return SkippingDataFrame(df, SkippableRead(table, tuple(slices), lambda kept: scan_with_merge(spark, table, kept, schema, visible, ignore_corrupt)))
+    # filters on it skip slices by column statistics and the record index (hoodie.spark.skipping)
+    return SkippingDataFrame(df, SkippableRead(table, tuple(slices), functools.partial(_rescan, spark, table, schema, visible, ignore_corrupt), by_key))
+
+
+def _rescan(spark: SparkSession, table: HoodieTable, schema: pa.Schema, visible: InstantFilter, ignore_corrupt: bool, kept: Sequence[FileSlice]) -> DataFrame:
+    return scan_with_merge(spark, table, kept, schema, visible, ignore_corrupt)
 
 
 def _in_range(rows: CommitTimes) -> Column:

@@ -61,6 +61,7 @@ class SkippableRead:
     table: HoodieTable
     slices: tuple[FileSlice, ...]
     scan: Callable[[Sequence[FileSlice]], AnyDataFrame]
+    by_record_index: bool = False  # a read of the latest snapshot: filters by key ask the record index
 
 
 class SkippingDataFrame(DataFrame):
@@ -99,7 +100,7 @@ class SkippingDataFrame(DataFrame):
         plan = filtered._jdf.queryExecution().analyzed()
         row_filter = implied_filter(plan.condition(), self._hoodie_columns) if plan.nodeName() == "Filter" else None
         if row_filter is not None:
-            kept = prune_slices(read.table, read.slices, row_filter)
+            kept = prune_slices(read.table, read.slices, row_filter, read.by_record_index)
             if len(kept) < len(read.slices):
                 read = dataclasses.replace(read, slices=tuple(kept))
                 filtered = rebuild(kept).filter(condition)
