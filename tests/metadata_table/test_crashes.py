@@ -82,7 +82,7 @@ CHILD = textwrap.dedent(
         real_timeline_create = ActiveTimeline._create
 
         def timeline_create(self, instant, content):
-            if instant.is_completed and "/metadata" not in self.base_path and instant.action in ("commit", "deltacommit"):
+            if instant.is_completed and "/metadata" not in self.base_path and instant.action == arg:
                 die()
             return real_timeline_create(self, instant, content)
 
@@ -186,20 +186,38 @@ def test_killed_while_initialising_a_partition(tmp_path: Path, mode: str, partit
     _repaired(path, model, opts, 4)
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_killed_after_the_metadata_delta_commit_before_the_data_commit(tmp_path: Path, table_type: str) -> None:
+@pytest.mark.parametrize(
+    ("table_type", "action"),
+    [("COPY_ON_WRITE", "commit"), ("MERGE_ON_READ", "deltacommit"), ("MERGE_ON_READ", "compaction"), ("COPY_ON_WRITE", "clean")],
+    ids=["cow-write", "mor-write", "mor-inline-compaction", "cow-inline-clean"],
+)
+def test_killed_after_the_metadata_delta_commit_before_the_data_commit(tmp_path: Path, table_type: str, action: str) -> None:
+    """Killed as the data instant of ``action`` completes, its metadata delta commit done:
+    the write's own commit (rolled back by the next writer in both tables), or that of the
+    compaction or clean the write runs after committing (finished by the next writer)."""
     path = tmp_path / "t"
-    opts = {**ON, "hoodie.datasource.write.table.type": table_type}
-    _write(path, 0, 1, opts)
-    model = _rows(0, 1)
-    assert _child(path, opts, "between", "", 6, 2)
+    opts = {**ON, "hoodie.datasource.write.table.type": table_type, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1"}
+    model: dict[str, int] = {}
+    for ts in (1, 2):  # the same keys: updates (log files on merge-on-read), files to clean
+        _write(path, 0, ts, opts)
+        model.update(_rows(0, ts))
+    assert _child(path, opts, "between", action, 0, 3)
     table = HoodieTable.open(str(path))
     [pending] = table.timeline.pending()
+    assert pending.action == action
+    written = pending.action in (Action.COMPACTION, Action.CLEAN)  # the write itself committed
+    if written:
+        model.update(_rows(0, 3))
     mdt = HoodieTable.open(str(path / ".hoodie" / "metadata"))
     assert pending.timestamp in {i.timestamp for i in mdt.timeline.completed([Action.DELTA_COMMIT])}
     assert sorted(_readers_correct(path, model)) == sorted(PARTITION_ORDER)
-    _repaired(path, model, opts, 3)
-    assert pending.timestamp not in {i.timestamp for i in HoodieTable.open(str(mdt.base_path)).timeline.instants}
+    _repaired(path, model, opts, 4)
+    table = HoodieTable.open(str(path))
+    mdt_instants = {i.timestamp for i in HoodieTable.open(str(mdt.base_path)).timeline.completed()}
+    if written:  # finished, in both tables
+        assert table.timeline.get(pending.timestamp).is_completed and pending.timestamp in mdt_instants
+    else:  # rolled back, in both tables
+        assert not table.timeline.contains(pending.timestamp) and pending.timestamp not in mdt_instants
 
 
 @pytest.mark.parametrize("mode", ["mdt-compaction", "mdt-clean"])

@@ -7,7 +7,11 @@ check, partition, file, key or column, and both values):
 * **files**: the partitions and, in each, the files and sizes of the committed slices of
   the data table's local view (every slice, and replaced file groups the cleaner has not
   removed yet; the metadata table lists them too). A committed file storage lost is not
-  in the view, so the metadata table listing it is a difference.
+  in the view, so the metadata table listing it is a difference. Files that pending data
+  instants are changing are not: a log file a pending write created (no completed delta
+  commit wrote into it, its first block is the pending instant's or torn) is not the
+  table's yet, and a file the plan of a pending clean names may already be gone while the
+  metadata table still lists it until that clean completes.
 * **column_stats**, **bloom_filters**: see :mod:`.validate_stats`.
 * **record_index**: every live key of the latest slices (merged as a snapshot read
   merges them) is placed in the partition and file group it is read from; when every
@@ -25,6 +29,7 @@ of every partition each check finishes. Each check is recorded in the reader's m
 """
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,17 +37,20 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hoodie.errors import TableError
+from hoodie.formats.log import first_block_instant
 from hoodie.formats.meta_columns import RECORD_KEY, data_fields, stored_layout
 from hoodie.metadata_table.metrics import VALIDATE
 from hoodie.metadata_table.reader import KeyLocation, MetadataTableReader
 from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX
 from hoodie.metadata_table.validate_stats import ABSENT, Difference, bloom_filter_differences, column_stats_differences
+from hoodie.storage.base import Storage
 from hoodie.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie.table.fs_view import FileSystemView
 from hoodie.table.slice_reader.instants import InstantFilter
 from hoodie.table.slice_reader.merge import merge_slice
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action
 
 __all__ = ["CHECKS", "Difference", "MetadataValidation", "Progress", "committed_file_sizes", "validate_metadata_table"]
 
@@ -138,19 +146,21 @@ def validate_metadata_table(
     visible = InstantFilter.of_timeline(table.timeline)
     columns = _layout(table).names
     spent = dict.fromkeys(ordered, 0.0)
+    flux = _InFlux.of(table)
     for done, partition in enumerate(wanted, 1):
-        files = _committed_files(view, partition) if partition in on_storage else _Partition()
+        files = _committed_files(view, partition, flux) if partition in on_storage else _Partition()
+        leaving = flux.deleting.get(partition, frozenset())
         for check in ordered:
             started = time.perf_counter()
             if check == FILES:
-                diffs.extend(_file_differences(reader, partition, files.sizes()))
+                diffs.extend(_file_differences(reader, partition, files.sizes(), leaving))
                 counts.files += len(files.bases) + len(files.logs)
             elif check == COLUMN_STATS:
                 found, compared = column_stats_differences(reader, partition, files.bases, files.logs, columns, visible)
                 diffs.extend(found)
                 counts.statistics += compared
             elif check == BLOOM_FILTERS:
-                diffs.extend(bloom_filter_differences(reader, partition, files.bases))
+                diffs.extend(bloom_filter_differences(reader, partition, files.bases, leaving))
                 counts.filters += len(files.bases)
             else:
                 slices = view.latest_slices(partition) if partition in on_storage else []
@@ -184,13 +194,42 @@ def committed_file_sizes(view: FileSystemView, partition: str) -> dict[str, int]
     return _committed_files(view, partition).sizes()
 
 
-def _committed_files(view: FileSystemView, partition: str) -> _Partition:
+@dataclass(frozen=True)
+class _InFlux:
+    """What pending data instants are changing: the instants that may be writing log files
+    (``writing``), and by partition the names of the files pending cleans delete."""
+
+    storage: Storage | None = None
+    writing: frozenset[str] = frozenset()
+    deleting: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, table: HoodieTable) -> _InFlux:
+        pending = table.timeline.pending()
+        deleting: dict[str, set[str]] = {}
+        for clean in (i for i in pending if i.action == Action.CLEAN):
+            for partition, paths in table.timeline.cleaner_plan(clean).files_to_delete.items():
+                deleting.setdefault(partition, set()).update(posixpath.basename(p) for p in paths)
+        writing = frozenset(i.timestamp for i in pending if i.action != Action.CLEAN)
+        return cls(table.storage, writing, {p: frozenset(names) for p, names in deleting.items()})
+
+    def written_by_pending(self, log: LogFile) -> bool:
+        """Whether only a pending write wrote ``log``: no completed delta commit recorded
+        an extent of it, and its first block is a pending instant's (or torn: the writer
+        died in it). Read only while some write is pending."""
+        if not self.writing or log.committed or self.storage is None:
+            return False
+        first = first_block_instant(self.storage, log.path)
+        return first is None or first in self.writing
+
+
+def _committed_files(view: FileSystemView, partition: str, flux: _InFlux = _InFlux()) -> _Partition:
     out = _Partition()
     for group in [*view.file_groups(partition), *view.replaced_file_groups(partition)]:
         for slc in group.slices:
             if slc.base_file is not None:
                 out.bases[slc.base_file.file_name] = slc.base_file
-            out.logs.update((lf.file_name, lf) for lf in slc.log_files)
+            out.logs.update((lf.file_name, lf) for lf in slc.log_files if not flux.written_by_pending(lf))
     return out
 
 
@@ -204,11 +243,13 @@ def _partition_list_differences(listed: list[str], on_storage: list[str]) -> lis
     ]
 
 
-def _file_differences(reader: MetadataTableReader, partition: str, stored: dict[str, int]) -> list[Difference]:
+def _file_differences(reader: MetadataTableReader, partition: str, stored: dict[str, int], leaving: frozenset[str] = frozenset()) -> list[Difference]:
     listed = reader.files_in(partition)
     out = []
     for name in sorted(set(listed) | set(stored)):
         size, listed_size = stored.get(name), listed.get(name)
+        if size is None and name in leaving:
+            continue  # a pending clean deleted it; the metadata table drops it when the clean completes
         if size != listed_size:
             data = ABSENT if size is None else f"{size} bytes"
             out.append(Difference(FILES, partition, data, ABSENT if listed_size is None else f"{listed_size} bytes", file=name))

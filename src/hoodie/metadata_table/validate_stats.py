@@ -19,7 +19,7 @@ them).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -212,15 +212,18 @@ def _compare(partition: str, name: str, column: str, cs: ColumnStats, data: File
     return [] if same else [Difference(COLUMN_STATS, partition, _stats_text(data), _stats_text(cs), file=name, column=column)]
 
 
-def bloom_filter_differences(reader: MetadataTableReader, partition: str, bases: Mapping[str, BaseFile]) -> list[Difference]:
+def bloom_filter_differences(
+    reader: MetadataTableReader, partition: str, bases: Mapping[str, BaseFile], leaving: Collection[str] = ()
+) -> list[Difference]:
     """The differences between the bloom filters the metadata table holds for
     ``partition`` and the footers of its base files (``bases``, by name): a filter
     missing, different, or without some key of its file, and filters of files the
-    partition does not hold."""
+    partition does not hold (but for those a pending clean is deleting, ``leaving``)."""
     expected = {bloom_filter_key(partition, name): name for name in bases}
+    deleting = {bloom_filter_key(partition, name) for name in leaving}
     diffs = [
         Difference(BLOOM_FILTERS, partition, ABSENT, f"the filter of a file the partition does not hold (key {key})")
-        for key in sorted(reader.bloom_filter_keys(partition) - set(expected))
+        for key in sorted(reader.bloom_filter_keys(partition) - set(expected) - deleting)
     ]
     for name in sorted(bases):
         meta = _footer(reader.storage, bases[name])
