@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from opened_files import OpenedFiles
 
 import hoodie
 from hoodie.index import IndexSettings, tag_partition
@@ -45,16 +46,6 @@ def _table(path: str, rng: random.Random, table_type: str, options: dict[str, st
     return keys
 
 
-class CountingStorage(LocalStorage):
-    def __init__(self) -> None:
-        super().__init__()
-        self.opened: list[str] = []
-
-    def check_file(self, path: str) -> None:
-        self.opened.append(path)
-        super().check_file(path)
-
-
 @pytest.mark.parametrize("column_stats", [True, False])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_tagging_from_the_metadata_table_equals_tagging_from_footers(tmp_path: Path, table_type: str, column_stats: bool) -> None:
@@ -68,7 +59,7 @@ def test_tagging_from_the_metadata_table_equals_tagging_from_footers(tmp_path: P
     for partition in ("sf", "la"):
         refs = steps.file_refs(table.view().latest_slices(partition))
         assert len(refs) > 2
-        footers, metadata = CountingStorage(), CountingStorage()
+        footers, metadata = OpenedFiles(), OpenedFiles()
         by_footer = tag_partition(asked, refs, footers, IndexSettings("BLOOM"))
         by_metadata = tag_partition(asked, refs, metadata, IndexSettings("BLOOM", bloom_source=source))
         np.testing.assert_array_equal(by_metadata.file_pos, by_footer.file_pos)

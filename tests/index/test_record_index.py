@@ -15,12 +15,12 @@ import pyarrow as pa
 import pytest
 from global_modeling import GlobalModel, global_batch, global_options, snapshot_rows, to_arrow
 from mdt_checks import check_record_index
+from opened_files import OpenedFiles
 
 import hoodie
 from hoodie.errors import ConfigError, MetadataOutOfSyncError
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.query import snapshot
-from hoodie.storage.local import LocalStorage
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
 
@@ -110,18 +110,6 @@ def test_reads_by_key_read_only_the_file_groups_the_index_names(tmp_path: Path, 
         read.clear()
         hoodie.read(path, options, filters=filters)
         assert {s.file_id for s in read} == groups
-
-
-class OpenedFiles(LocalStorage):
-    """Local storage remembering every file pyarrow opened through it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.opened: list[str] = []
-
-    def check_file(self, path: str) -> None:
-        self.opened.append(path)
-        super().check_file(path)
 
 
 @pytest.mark.parametrize("index_type", ["BLOOM", "RECORD_INDEX"])
