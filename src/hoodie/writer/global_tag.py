@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.formats.meta_columns import PARTITION_PATH, RECORD_KEY
-from hoodie.index import IndexSettings, locate_keys
+from hoodie.index import GlobalLocations, IndexSettings, locate_keys
 from hoodie.writer.schema import BASE_INSTANT_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN
 
 
@@ -62,7 +62,9 @@ def tag_globally(records: pa.Table, index: IndexSettings, ordering_field: str | 
     return pa.concat_tables([tagged, olds])
 
 
-def _incoming_wins(records: pa.Table, moving: np.ndarray, found: Any, index: IndexSettings, ordering_field: str | None) -> tuple[np.ndarray, np.ndarray]:
+def _incoming_wins(
+    records: pa.Table, moving: np.ndarray, found: GlobalLocations, index: IndexSettings, ordering_field: str | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Of the records at ``moving``: whether each beats the stored record of its key
     (event-time ordering: a larger or equal ordering value, a missing one always), and
     whether the stored record is gone."""
