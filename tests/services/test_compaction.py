@@ -152,6 +152,23 @@ def test_inline_compaction_follows_the_threshold(table_path: str) -> None:
     assert ours(table_path) == [("a", "sf", 2, 3.0), ("b", "sf", 2, 4.0)] == hudi_rs(table_path)
 
 
+def test_inline_compaction_finishes_a_pending_compaction_first(table_path: str) -> None:
+    """As Apache Hudi's runAnyPendingCompactions: a compaction left pending (scheduled
+    alone, or inflight after a crash) is completed by the next write's inline compaction,
+    before a new one is planned (which would leave its slices out)."""
+    build(table_path)
+    before = ours(table_path)
+    instant, _ = schedule_compaction(HoodieTable.open(table_path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    table = HoodieTable.open(table_path)
+    table.timeline.transition_to_inflight(table.timeline.get(instant), b"")  # a run died midway
+    opts = {**OPTS, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "5"}
+    hoodie.write(pa.table({"uuid": ["u9"], "city": ["sf"], "ts": [1], "fare": [9.0]}), table_path, opts)
+    table = HoodieTable.open(table_path)
+    assert not pending_compactions(table)
+    assert table.timeline.get(instant).is_completed and table.commit_metadata(table.timeline.get(instant)).compacted
+    assert ours(table_path) == sorted([*before, ("u9", "sf", 1, 9.0)]) == hudi_rs(table_path)
+
+
 def test_copy_on_write_tables_have_nothing_to_compact(tmp_path: Path) -> None:
     path = str(tmp_path / "cow")
     hoodie.write(pa.table({"uuid": ["a"], "city": ["sf"], "ts": [1], "fare": [1.0]}), path, {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
