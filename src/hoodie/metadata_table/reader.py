@@ -338,14 +338,16 @@ class MetadataTableReader:
     def column_stats_of(self, column: str, partition: str | None = None) -> list[ColumnStats]:
         """The statistics of ``column`` in every file (of ``partition``, when given): one
         key-prefix scan."""
-        records = self._read(COLUMN_STATS, _Query(prefixes=(column_stats_prefix(column, partition),)))
-        return [self._typed(r.payload) for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
+        return self._column_stats_under((column_stats_prefix(column, partition),))
 
     def column_stats_in(self, partition: str, columns: Iterable[str]) -> list[ColumnStats]:
         """The statistics of ``columns`` in every file of one data partition (files the
         partition no longer holds too, when the metadata table still has them): one read
         with a key prefix per column."""
-        prefixes = tuple(column_stats_prefix(c, partition) for c in dict.fromkeys(columns))
+        return self._column_stats_under(tuple(column_stats_prefix(c, partition) for c in dict.fromkeys(columns)))
+
+    def _column_stats_under(self, prefixes: tuple[str, ...]) -> list[ColumnStats]:
+        """The live statistics whose keys start with one of ``prefixes``, in key order."""
         records = self._read(COLUMN_STATS, _Query(prefixes=prefixes))
         return [self._typed(r.payload) for _, r in sorted(records.items()) if isinstance(r.payload, ColumnStats) and not r.is_deleted]
 
