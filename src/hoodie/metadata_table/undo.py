@@ -79,7 +79,7 @@ def _named_files(mdt: HoodieTable, inst: Instant) -> set[str]:
 
 def _found_files(mdt: HoodieTable, instant: str, storage: Storage) -> set[str]:
     """The files of ``instant`` in the raw listings of the metadata partitions."""
-    view = mdt.local_view()
+    view = mdt.storage_view()  # files no completed instant names: storage, whatever lists the table
     out = set()
     for partition in view.all_partition_paths():
         for f in view.partition_files(partition):
