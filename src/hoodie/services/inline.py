@@ -104,8 +104,9 @@ def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine
     if config.get(o.ARCHIVE_AUTOMATIC):
         archived = run("archive", lambda: archive(table.reload(), archive_settings(config)))
         reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), _describe(archived)))
-    current = table.reload()
-    if current.config.metadata_partitions:
+    # (the write began by keeping or dropping the metadata table: its config says which)
+    if table.config.metadata_partitions:
+        current = table.reload()
         done = run("metadata table services", lambda: run_table_services(current, MetadataServiceSettings.of(config), METADATA_SERVICES))
         reports.append(ServiceReport("metadata table services", bool(done.compactions), "; ".join(done.notes)))
     return reports
