@@ -6,6 +6,7 @@ footer-based tagging gives, opening only the files whose filter lets a key throu
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,13 @@ import pytest
 from opened_files import OpenedFiles
 
 import hoodie
+from hoodie.engine.local import LocalEngine
 from hoodie.index import IndexSettings, tag_partition
 from hoodie.metadata_table.index_lookup import MetadataBloomSource
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 from hoodie.writer import steps
+from hoodie.writer.schema import FILE_ID_COLUMN
 
 OPTS = {
     "hoodie.table.name": "bloom",
@@ -101,3 +104,33 @@ def test_the_write_takes_the_metadata_table_only_when_asked_and_complete(tmp_pat
     _table(plain, random.Random(3), "COPY_ON_WRITE", without)
     none = prepare_write(plain, {**without, "hoodie.bloom.index.use.metadata": "true"}, None, schema, storage, WRITER_SERVICES)
     assert none.settings.index.bloom_source is None  # no bloom_filters partition: the footers
+
+
+def test_tagging_a_batch_of_many_partitions_reads_each_metadata_file_once(tmp_path: Path) -> None:
+    """The tagging step asks the metadata table once for the filters of every partition's
+    files: each file of the ``bloom_filters`` partition is opened once, not once per data
+    partition (each partition's lookup would read the file groups its files hash into),
+    and the tags are those of the footers."""
+    rng = random.Random(21)
+    path = str(tmp_path / "t")
+    cities = ["sf", "la", "nyc", "sea", "chi", "bos"]
+    keys: list[str] = []
+    for batch in range(3):
+        new = [f"{rng.randrange(10**6):06d}-{batch}" for _ in range(120)]
+        keys += new
+        data = pa.table({"uuid": new, "city": [cities[int(k[:6]) % len(cities)] for k in new], "ts": [batch] * len(new)})
+        hoodie.write(data, path, OPTS)
+    asked = sorted(set(rng.sample(keys, 90)) | {f"{i:06d}-absent" for i in range(90)})
+    records = pa.table({"_hoodie_record_key": asked, "_hoodie_partition_path": [cities[int(k[:6]) % len(cities)] for k in asked]})
+    opened = OpenedFiles()
+    table = HoodieTable.open(path, opened)
+    refs = {c: steps.file_refs(table.view().latest_slices(c)) for c in cities}
+    assert all(len(r) >= 3 for r in refs.values())
+    opened.opened.clear()
+    by_metadata = steps.tag_records(records, refs, opened, IndexSettings("BLOOM", bloom_source=MetadataBloomSource(table)), LocalEngine(2))
+    metadata_files = Counter(p for p in opened.opened if "/.hoodie/metadata/bloom_filters/" in p)
+    assert metadata_files and set(metadata_files.values()) == {1}, metadata_files
+    assert {p for p in opened.opened if "/.hoodie/" not in p} <= {r.path for rs in refs.values() for r in rs}
+    by_footer = steps.tag_records(records, refs, LocalStorage(), IndexSettings("BLOOM"), LocalEngine(2))
+    assert by_metadata.column(FILE_ID_COLUMN).equals(by_footer.column(FILE_ID_COLUMN))
+    assert by_footer.column(FILE_ID_COLUMN).null_count == len(asked) - 90

@@ -12,7 +12,8 @@ in-process and Spark engines run the same code.
 from __future__ import annotations
 
 from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, IndexSettings
+from hoodie.index.bloom import metadata_indexes
 from hoodie.index.record_index import GlobalLocations, KeyLocator, locate_keys
 from hoodie.index.tag import tag_partition
 
-__all__ = ["BloomSource", "FileKeyIndex", "FileRef", "GlobalLocations", "IndexSettings", "KeyLocator", "locate_keys", "tag_partition"]
+__all__ = ["BloomSource", "FileKeyIndex", "FileRef", "GlobalLocations", "IndexSettings", "KeyLocator", "locate_keys", "metadata_indexes", "tag_partition"]

@@ -49,10 +49,11 @@ class BloomSource(Protocol):
     """Bloom filters and key ranges of base files kept outside them (the metadata
     table's ``bloom_filters`` and ``column_stats``). Picklable: engine tasks call it."""
 
-    def file_indexes(self, partition: str, file_names: Sequence[str]) -> Mapping[str, tuple[str | None, str | None, KeyProbe]]:
-        """Each of ``file_names`` (files of ``partition``) whose bloom filter it holds:
-        (min key, max key, filter), the range None where it holds none; one lookup for
-        them all. (Plain tuples: the metadata table cannot import this package.)"""
+    def file_indexes(self, files: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], tuple[str | None, str | None, KeyProbe]]:
+        """Each of ``files`` ((partition, file name) pairs, of any partitions) whose bloom
+        filter it holds: (min key, max key, filter), the range None where it holds none;
+        one lookup for them all. (Plain tuples: the metadata table cannot import this
+        package.)"""
         ...
 
 

@@ -3,8 +3,11 @@ file, then verify candidates against the file's real keys.
 
 Range and filter come from the file's footer, or, given a :class:`BloomSource`
 (``hoodie.bloom.index.use.metadata`` on a table whose metadata table has a complete
-``bloom_filters`` partition), from the metadata table: one lookup for all the files of
-the partition, and a file the filter rules out is never opened. Verification is what
+``bloom_filters`` partition), from the metadata table, and a file the filter rules out is
+never opened. The metadata table is asked once for the files of many partitions
+(:func:`metadata_indexes`, which the write's tagging step calls for its whole batch):
+each lookup reads every metadata file group it touches, so a lookup per partition would
+read the same file groups again and again. Verification is what
 makes the index exact: a bloom false positive costs one read of a file's key column,
 never an insert turned into an update, so both sources tag alike. Each file is opened
 once: its footer (with the filter) and, when needed, its key column come from the same
@@ -14,6 +17,8 @@ exactly.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,22 +27,48 @@ from hoodie.formats.parquet import BaseFileReader, read_record_keys
 from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, KeyProbe, TagResult
 from hoodie.storage.base import Storage
 
+#: files whose filters one metadata-table lookup returns at most (a filter's text is
+#: ~430 KB at the default 60,000 entries: memory holds one lookup's filters at a time)
+METADATA_LOOKUP_FILES = 512
+
+
+def metadata_indexes(source: BloomSource, files: Iterable[FileRef]) -> dict[str, FileKeyIndex]:
+    """The range and filter ``source`` keeps of each of ``files`` (of any partitions), by
+    path; files it holds no filter of are left out. One lookup of up to
+    :data:`METADATA_LOOKUP_FILES` files at a time."""
+    refs = list({ref.path: ref for ref in files}.values())
+    out: dict[str, FileKeyIndex] = {}
+    for start in range(0, len(refs), METADATA_LOOKUP_FILES):
+        run = refs[start : start + METADATA_LOOKUP_FILES]
+        by_name = {(ref.partition_path, ref.file_name): ref.path for ref in run}
+        for where, held in source.file_indexes(list(by_name)).items():
+            out[by_name[where]] = FileKeyIndex(*held)
+    return out
+
 
 def bloom_tag(
-    keys: pa.Array, files: list[FileRef], storage: Storage, prune_by_ranges: bool = True, source: BloomSource | None = None
+    keys: pa.Array,
+    files: list[FileRef],
+    storage: Storage,
+    prune_by_ranges: bool = True,
+    source: BloomSource | None = None,
+    kept: Mapping[str, FileKeyIndex] | None = None,
 ) -> TagResult:
+    """Tag ``keys`` among ``files`` (one partition's). With a ``source``, the ranges and
+    filters it keeps: ``kept`` (by path) when the caller looked them up already (for many
+    partitions at once, :func:`metadata_indexes`), else one lookup for ``files``."""
     pos = np.full(len(keys), -1, dtype=np.int32)
     unresolved = np.ones(len(keys), dtype=bool)
     checked = verified = 0
-    kept = source.file_indexes(files[0].partition_path, [f.file_name for f in files]) if source is not None and files else {}
+    if kept is None:
+        kept = metadata_indexes(source, files) if source is not None else {}
     for i, ref in enumerate(files):
         if not unresolved.any():
             break
         idx = np.nonzero(unresolved)[0]
         candidates = keys.take(pa.array(idx))
-        held = kept.get(ref.file_name)
-        if held is not None:
-            index = FileKeyIndex(*held)
+        index = kept.get(ref.path)
+        if index is not None:
             # the metadata table's filter and range: the file is read only to verify
             idx, candidates = _admitted(index, idx, candidates, prune_by_ranges)
             found, n_verified = _verified(read_record_keys(storage, ref.path), idx, candidates) if len(idx) else (idx, 0)

@@ -1,25 +1,31 @@
 """Tagging one partition's keys with the index type the settings name."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pyarrow as pa
 
 from hoodie.errors import ConfigError
-from hoodie.index.base import FileRef, IndexSettings, TagResult
+from hoodie.index.base import FileKeyIndex, FileRef, IndexSettings, TagResult
 from hoodie.index.bloom import bloom_tag
 from hoodie.index.simple import simple_tag
 from hoodie.storage.base import Storage
 
 
-def tag_partition(keys: pa.Array, files: list[FileRef], storage: Storage, settings: IndexSettings) -> TagResult:
+def tag_partition(
+    keys: pa.Array, files: list[FileRef], storage: Storage, settings: IndexSettings, kept: Mapping[str, FileKeyIndex] | None = None
+) -> TagResult:
     """Locate ``keys`` (all of one partition, unique) among ``files`` (that partition's
-    latest base files)."""
+    latest base files). ``kept``: what the settings' bloom source keeps of the files, by
+    path, when the caller looked it up for many partitions at once
+    (:func:`hoodie.index.bloom.metadata_indexes`)."""
     if settings.is_global:
         raise ConfigError(f"hoodie.index.type={settings.index_type} is global: its keys are located across partitions (index.record_index), not per partition")
     if not files or len(keys) == 0:
         return TagResult(np.full(len(keys), -1, dtype=np.int32), 0, 0)
     if settings.index_type == "BLOOM":
-        return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source)
+        return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source, kept)
     if settings.index_type == "SIMPLE":
         return simple_tag(keys, files, storage)
     raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE, RECORD_INDEX)")

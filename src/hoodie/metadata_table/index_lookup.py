@@ -96,17 +96,19 @@ class MetadataBloomSource(_Lookups):
     range of ``_hoodie_record_key`` (Apache Hudi's bloom index with
     ``hoodie.bloom.index.use.metadata``)."""
 
-    def file_indexes(self, partition: str, file_names: Sequence[str]) -> Mapping[str, tuple[str | None, str | None, EncodedBloomFilter]]:
-        files = [(partition, name) for name in file_names]
+    def file_indexes(self, files: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], tuple[str | None, str | None, EncodedBloomFilter]]:
+        """(see :class:`~hoodie.index.BloomSource`) One lookup in each partition, however
+        many data partitions ``files`` span: each metadata file group is read once."""
+        files = list(dict.fromkeys(files))
         infos = self.reader.bloom_filter_infos(files)
         ranges = self.reader.column_stats_many(files, [RECORD_KEY]) if COLUMN_STATS in self.reader.partitions else {}
-        out: dict[str, tuple[str | None, str | None, EncodedBloomFilter]] = {}
-        for (_, name), info in infos.items():
+        out: dict[tuple[str, str], tuple[str | None, str | None, EncodedBloomFilter]] = {}
+        for (partition, name), info in infos.items():
             stats = ranges.get((partition, name), {}).get(RECORD_KEY)
             low, high = (stats.min, stats.max) if stats is not None else (None, None)
             try:
                 bloom = EncodedBloomFilter(info.filter, info.type_code)
             except FormatError as exc:
                 raise FormatError(f"metadata table {self.reader.base_path}: bloom filter of {name} in partition {partition!r}: {exc}") from exc
-            out[name] = (low if isinstance(low, str) else None, high if isinstance(high, str) else None, bloom)
+            out[(partition, name)] = (low if isinstance(low, str) else None, high if isinstance(high, str) else None, bloom)
         return out

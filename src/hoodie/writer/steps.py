@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.engine.base import Engine, TaskContext
-from hoodie.index import FileRef, IndexSettings, tag_partition
+from hoodie.index import FileKeyIndex, FileRef, IndexSettings, metadata_indexes, tag_partition
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer.global_tag import tag_globally
@@ -81,7 +81,11 @@ def tag_records(
         for partition, idx in group_indices(parts).items()
         if refs_by_partition.get(partition)
     ]
-    tasks = [TagTask(keys.take(pa.array(idx)), refs) for _, idx, refs in work]
+    # The bloom source (the metadata table) is asked once for the files of every
+    # partition: a lookup per task would read its file groups once per partition.
+    source = settings.bloom_source if settings.index_type == "BLOOM" else None
+    kept = metadata_indexes(source, (ref for _, _, refs in work for ref in refs)) if source is not None else None
+    tasks = [TagTask(keys.take(pa.array(idx)), refs, _kept_of(kept, refs)) for _, idx, refs in work]
     run = functools.partial(run_tag_task, storage=storage, settings=settings)
     results = (engine.map(run, tasks, "tag") if engine is not None else [run(t, None) for t in tasks])
     # Per record, the position of its file in all partitions' refs laid end to end (-1:
@@ -111,10 +115,15 @@ def untagged(records: pa.Table) -> pa.Table:
 class TagTask:
     keys: pa.Array
     refs: list[FileRef]
+    kept: Mapping[str, FileKeyIndex] | None = None  # the bloom source's ranges and filters of refs, looked up already
+
+
+def _kept_of(kept: Mapping[str, FileKeyIndex] | None, refs: list[FileRef]) -> dict[str, FileKeyIndex] | None:
+    return None if kept is None else {r.path: kept[r.path] for r in refs if r.path in kept}
 
 
 def run_tag_task(task: TagTask, ctx: TaskContext | None, storage: Storage, settings: IndexSettings) -> np.ndarray:
-    return tag_partition(task.keys, task.refs, storage, settings).file_pos
+    return tag_partition(task.keys, task.refs, storage, settings, task.kept).file_pos
 
 
 def group_indices(values: pa.Array | pa.ChunkedArray) -> dict[Any, np.ndarray]:
