@@ -29,6 +29,8 @@ def test_demo_in_process(tmp_path: Path, capsys) -> None:
     pulled = int(out.split("incremental pull of")[1].split("]: ")[1].split(" records")[0])
     assert f"the first 10 of {pulled} pulled records, oldest commit first" in out
     assert hudi_rs_table(path).num_rows == 250
+    # the demo's writes keep a metadata table (hoodie.metadata.enable's default), as Apache Hudi's do
+    assert HoodieTable.open(str(path)).config.metadata_partitions == ("files",)
 
 
 def _tree(path: Path) -> dict[str, bytes | str]:

@@ -33,20 +33,25 @@ class WrittenTable:
     delete: str
 
 
-def write_three_commits(path: Path) -> WrittenTable:
+#: for tests about a table without a metadata table (writes keep one by default)
+WITHOUT_MDT = {"hoodie.metadata.enable": "false"}
+
+
+def write_three_commits(path: Path, extra: dict[str, str] | None = None) -> WrittenTable:
     """Commit 1 inserts ids 1-4 (partitions a, b); commit 2 updates id 1 and inserts id 5;
-    commit 3 deletes id 2. The snapshot then holds ids 1, 3, 4, 5."""
+    commit 3 deletes id 2. The snapshot then holds ids 1, 3, 4, 5. ``extra``: more options."""
     base = str(path)
+    options = {**OPTIONS, **(extra or {})}
     c1 = hoodie.write(
         pa.table({"id": [1, 2, 3, 4], "p": ["a", "a", "b", "b"], "ts": [1, 1, 1, 1], "v": ["x", "y", "z", "w"]}),
         base,
-        OPTIONS,
+        options,
     )
-    c2 = hoodie.write(pa.table({"id": [1, 5], "p": ["a", "b"], "ts": [2, 2], "v": ["X", "N"]}), base, OPTIONS)
+    c2 = hoodie.write(pa.table({"id": [1, 5], "p": ["a", "b"], "ts": [2, 2], "v": ["X", "N"]}), base, options)
     c3 = hoodie.write(
         pa.table({"id": [2], "p": ["a"], "ts": [3], "v": ["y"]}),
         base,
-        {**OPTIONS, "hoodie.datasource.write.operation": "delete"},
+        {**options, "hoodie.datasource.write.operation": "delete"},
     )
     return WrittenTable(base, c1, c2, c3)
 
@@ -61,6 +66,12 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> WrittenTable:
 def own_table(tmp_path: Path) -> WrittenTable:
     """A table of the test's own, which it may change."""
     return write_three_commits(tmp_path / "t")
+
+
+@pytest.fixture
+def table_without_mdt(tmp_path: Path) -> WrittenTable:
+    """The three commits written with ``hoodie.metadata.enable=false``: no metadata table."""
+    return write_three_commits(tmp_path / "t", WITHOUT_MDT)
 
 
 Invoke = Callable[..., Result]
@@ -113,6 +124,19 @@ def cow(tmp_path: Path) -> History:
 
 
 @pytest.fixture
+def cow_without_mdt(tmp_path: Path) -> History:
+    """``cow`` written with ``hoodie.metadata.enable=false``: its archival is not held
+    back until a metadata table compacts."""
+    return write_history(tmp_path / "cow", {**COW_OPTIONS, **WITHOUT_MDT}, 4)
+
+
+@pytest.fixture
+def mor_without_mdt(tmp_path: Path) -> History:
+    """``mor`` written with ``hoodie.metadata.enable=false``."""
+    return write_history(tmp_path / "mor", {**MOR_OPTIONS, **WITHOUT_MDT}, 2)
+
+
+@pytest.fixture
 def cli() -> Invoke:
     """``cli("timeline", path)`` runs ``hoodie timeline <path>`` in-process; the result
     keeps stdout and stderr apart. Exceptions the app does not handle are re-raised.
@@ -159,9 +183,10 @@ def write_history_fixture() -> Callable[..., History]:
 def upsert(path: str, ids: list[int], ts: int, value: str) -> str:
     """Commit an upsert of ``ids`` to the table at ``path`` (ids 1 and 2 in partition a,
     the others in b, as :func:`write_history` wrote them), with the options of its table
-    type; returns the instant."""
-    table_type = hoodie.HoodieTable.open(path).table_type
-    options = MOR_OPTIONS if table_type == "MERGE_ON_READ" else COW_OPTIONS
+    type, and without a metadata table when the table has none; returns the instant."""
+    table = hoodie.HoodieTable.open(path)
+    options = MOR_OPTIONS if table.table_type == "MERGE_ON_READ" else COW_OPTIONS
+    options = options if table.config.metadata_partitions else {**options, **WITHOUT_MDT}
     parts = ["a" if i in (1, 2) else "b" for i in ids]
     return hoodie.write(pa.table({"id": ids, "p": parts, "ts": [ts] * len(ids), "v": [value] * len(ids)}), path, options)
 

@@ -14,7 +14,8 @@ def _active(path: str) -> list[str]:
     return [i.timestamp for i in hoodie.HoodieTable.open(path).timeline.instants]
 
 
-def test_dry_run_lists_what_would_move(cli, cow):
+def test_dry_run_lists_what_would_move(cli, cow_without_mdt):
+    cow = cow_without_mdt
     result = cli("archive", cow.path, "--dry-run", *KEEP)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "Would archive 3 instant(s) of t: 3 of 5 completed commits (keeping 2)"
@@ -30,7 +31,8 @@ def test_dry_run_lists_what_would_move(cli, cow):
     }
 
 
-def test_archive_moves_the_instants(cli, cow, rows):
+def test_archive_moves_the_instants(cli, cow_without_mdt, rows):
+    cow = cow_without_mdt
     before = rows(cow.path)
     result = cli("archive", cow.path, *KEEP)
     assert result.exit_code == 0, result.output
@@ -54,7 +56,8 @@ def test_nothing_to_archive_with_the_defaults(cli, cow):
     assert dry.stdout.strip() == "Nothing to archive in t: 5 completed commits on the active timeline; archival starts above 30"
 
 
-def test_a_savepoint_stops_archival(cli, cow):
+def test_a_savepoint_stops_archival(cli, cow_without_mdt):
+    cow = cow_without_mdt
     assert cli("savepoint", "create", cow.path, "--instant", cow.commits[1]).exit_code == 0
     result = cli("archive", cow.path, *KEEP)
     assert result.exit_code == 0
@@ -62,6 +65,18 @@ def test_a_savepoint_stops_archival(cli, cow):
         f"1 of 5 completed commits (keeping 2), stopped before {cow.commits[1]}: savepoint {cow.commits[1]}"
     )
     assert _active(cow.path)[0] == cow.commits[1]
+
+
+def test_the_metadata_table_holds_archival_back_until_it_compacts(cli, cow):
+    """A table keeping a metadata table (the default) archives nothing its metadata table
+    has not compacted past, as Apache Hudi: its delta commits since its last compaction
+    need the data instants they mirror on the active timeline."""
+    result = cli("archive", cow.path, *KEEP)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"Nothing archived in t: 5 completed commits, but the oldest, {cow.commits[0]}, must stay: the metadata table has not compacted yet"
+    )
+    assert _active(cow.path) == cow.commits
 
 
 def test_invalid_settings(cli, cow, one_line_error):

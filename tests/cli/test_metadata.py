@@ -143,14 +143,14 @@ def test_stats_shows_pending_instants_and_inflight_partitions(cli, conformance_t
 
 
 @pytest.mark.parametrize("command", [["list-partitions"], ["list-partitions", "--compare"], ["list-files", "-p", "a"], ["stats"]])
-def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table, command: list[str]) -> None:
-    message = one_line_error(cli("metadata", command[0], table.path, *command[1:]))
-    assert table.path in message and "metadata table" in message
+def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table_without_mdt, command: list[str]) -> None:
+    message = one_line_error(cli("metadata", command[0], table_without_mdt.path, *command[1:]))
+    assert table_without_mdt.path in message and "metadata table" in message
 
 
-def test_a_table_named_but_not_written_is_an_error(cli, one_line_error, own_table, tmp_path: Path) -> None:
+def test_a_table_named_but_not_written_is_an_error(cli, one_line_error, table_without_mdt, tmp_path: Path) -> None:
     # hoodie.table.metadata.partitions names 'files', but .hoodie/metadata does not exist
-    base = Path(own_table.path)
+    base = Path(table_without_mdt.path)
     props = {**HoodieTable.open(str(base)).config.props, "hoodie.table.metadata.partitions": "files"}
     (base / ".hoodie" / "hoodie.properties").write_bytes(TableConfig(props).render())
     for command in (["list-partitions"], ["stats"]):

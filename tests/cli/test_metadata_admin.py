@@ -19,12 +19,13 @@ OPTIONS = {
     "hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
     "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
 }
+WITHOUT_MDT = {**OPTIONS, "hoodie.metadata.enable": "false"}
 
 
 def _table(tmp_path: Path) -> str:
     path = str(tmp_path / "t")
     for ts in range(1, 4):
-        hoodie.write(pa.table({"id": [ts, ts + 1, ts + 2], "p": ["a", "b", "c"], "ts": [ts] * 3}), path, OPTIONS)
+        hoodie.write(pa.table({"id": [ts, ts + 1, ts + 2], "p": ["a", "b", "c"], "ts": [ts] * 3}), path, WITHOUT_MDT)
     return path
 
 
@@ -57,8 +58,8 @@ def test_create_delete_init(cli, tmp_path: Path) -> None:
     assert [i.timestamp for i in mdt.timeline.completed()] == [f"{HoodieTable.open(path).timeline.completed()[-1].timestamp}010"]
     _check(path)
 
-    # writes with it on keep it
-    hoodie.write(pa.table({"id": [9], "p": ["a"], "ts": [9]}), path, {**OPTIONS, "hoodie.metadata.enable": "true"})
+    # writes with it on (the default) keep it
+    hoodie.write(pa.table({"id": [9], "p": ["a"], "ts": [9]}), path, OPTIONS)
     _check(path)
 
     result = cli("metadata", "delete", path)

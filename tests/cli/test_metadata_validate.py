@@ -104,9 +104,9 @@ def test_a_metadata_log_file_removed_is_one_error_line_naming_it(cli, one_line_e
     assert log.file_name in one_line_error(cli("metadata", "validate", str(base)))
 
 
-def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table) -> None:
-    message = one_line_error(cli("metadata", "validate", table.path))
-    assert table.path in message and "metadata table" in message
+def test_a_table_without_a_metadata_table_is_one_error_line(cli, one_line_error, table_without_mdt) -> None:
+    message = one_line_error(cli("metadata", "validate", table_without_mdt.path))
+    assert table_without_mdt.path in message and "metadata table" in message
 
 
 @pytest.mark.parametrize("name", SAMPLE_NAMES)

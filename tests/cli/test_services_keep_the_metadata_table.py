@@ -1,6 +1,7 @@
 """The CLI's table services (clean, compaction, savepoint and restore) on a table that
 keeps a metadata table update it first, as a write does: each instant they complete has
-its delta commit there, and the metadata table lists exactly the committed files."""
+its delta commit there, and the metadata table lists exactly the committed files. The
+writes and the commands are given no ``hoodie.metadata.enable``: on by default."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +17,7 @@ from hoodie.timeline.instant import Action
 OPTIONS = {
     "hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
     "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", "hoodie.metadata.enable": "true",
+    "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
     "hoodie.metadata.compact.max.delta.commits": "100",  # the restore undoes delta commits, none compacted
 }
 

@@ -26,6 +26,8 @@ BASE = {
     # archival forced early: above 3 completed commits, down to 2
     "hoodie.keep.min.commits": "2",
     "hoodie.keep.max.commits": "3",
+    # no metadata table: it would hold archival back until it compacts (after 10 writes)
+    "hoodie.metadata.enable": "false",
 }
 # no clean keeps the older slice readable (reads fall back to it); an inline clean that
 # retains one commit removes it (the file group's rows then vanish)

@@ -140,7 +140,7 @@ def test_a_write_without_a_complete_record_index_is_refused(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="hoodie.metadata.record.index.enable=true"):
         hoodie.write(batch, path, {**plain, "hoodie.index.type": "RECORD_INDEX"})
     # metadata off would delete the index it needs: refused before anything changes
-    no_mdt = {k: v for k, v in OPTS.items() if k != "hoodie.metadata.enable"}
+    no_mdt = {**OPTS, "hoodie.metadata.enable": "false"}
     with pytest.raises(ConfigError, match="hoodie.metadata.enable=true"):
         hoodie.write(batch, path, no_mdt)
     assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == before

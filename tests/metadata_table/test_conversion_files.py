@@ -133,6 +133,8 @@ def _options(table_type: str, partitioned: bool) -> dict[str, str]:
         "hoodie.compact.inline": "true",
         "hoodie.compact.inline.max.delta.commits": "2",
         "hoodie.cleaner.commits.retained": "1",
+        # the records are folded here, from the completions: no metadata table of the writer's
+        "hoodie.metadata.enable": "false",
     }
     if partitioned:
         opts["hoodie.datasource.write.partitionpath.field"] = "part"

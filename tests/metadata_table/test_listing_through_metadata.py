@@ -192,10 +192,9 @@ def test_which_tables_list_through_the_metadata_table(conformance_table: Callabl
     if not MDT_TABLES:
         pytest.skip("no conformance table with a metadata table")
     table = HoodieTable.open(str(conformance_table(MDT_TABLES[0])))
-    assert metadata_listing(HoodieConfig.of({})) == MetadataListing()  # reads: on unless set false
+    assert metadata_listing(HoodieConfig.of({})) == MetadataListing()  # on unless set false (reads and writes)
     assert metadata_listing(HoodieConfig.of({"hoodie.metadata.validate": "true"})) == MetadataListing(validate=True)
     assert metadata_listing(HoodieConfig.of(NO_MDT)) is None
-    assert metadata_listing(HoodieConfig.of({}), enabled_by_default=False) is None  # writes: off unless set
     assert listed_through_metadata(table, MetadataListing()).listing == MetadataListing()
     assert listed_through_metadata(table, None).listing is None
     without = table.listed_by(None)

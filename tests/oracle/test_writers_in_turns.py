@@ -5,7 +5,7 @@ With Apache Hudi 0.15 (table version 6, like hoodie), over copy-on-write and
 merge-on-read, partitioned hive-style and not: upserts, deletes, inserts and an
 insert_overwrite from either side, with compaction (merge-on-read) and cleaning run
 inline by each side, and Apache Hudi's metadata table (on by default) created on a table
-hoodie wrote and dropped by hoodie's next write. After every write hoodie's reads equal
+hoodie wrote and dropped by hoodie's next write (with ``hoodie.metadata.enable=false``). After every write hoodie's reads equal
 Apache Hudi's, and both equal the model. Each side rolls back a write the other left
 unfinished (killed).
 
@@ -96,6 +96,9 @@ KEEP_VERSION_6 = {"hoodie.write.table.version": "6", "hoodie.write.auto.upgrade"
 #: on merge-on-read, the 4th on copy-on-write; Apache Hudi does both at the 5th); with
 #: 0.15 all of them
 TURNS = {HUDI_0_15: 10, HUDI_1: 5}
+#: hoodie's turns drop the metadata table Apache Hudi's turns build (what this test is
+#: about); with it on, hoodie keeps it (test_hudi_reads_our_metadata_table.py)
+HOODIE_WITHOUT_MDT = {"hoodie.metadata.enable": "false"}
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=[x.id for x in LAYOUTS])
@@ -115,7 +118,7 @@ def test_hoodie_and_apache_hudi_write_in_turns(version: str, layout: Layout, hud
     for n, (writer, op, records) in enumerate(turns()[: TURNS[version]]):
         before = timeline(path)
         if writer == HOODIE:
-            instant = hoodie.write(batch(records), str(path), {**options, "hoodie.datasource.write.operation": op})
+            instant = hoodie.write(batch(records), str(path), {**options, **HOODIE_WITHOUT_MDT, "hoodie.datasource.write.operation": op})
             done = Completed(instant, "", instant)  # (table version 6: completion is the instant)
             # hoodie leaves no metadata table for Apache Hudi to trust after its write
             assert not (path / ".hoodie" / "metadata").exists() and not metadata_partitions(path)

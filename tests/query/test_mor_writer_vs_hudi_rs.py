@@ -46,6 +46,8 @@ def _options(name: str, operation: str = "upsert") -> dict[str, str]:
         "hoodie.datasource.write.precombine.field": "ts",
         "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.datasource.write.operation": operation,
+        # the data files against hudi-rs; the services run through the library on tables opened plainly
+        "hoodie.metadata.enable": "false",
     }
 
 

@@ -37,6 +37,10 @@ class TableKit:
             "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": self.table_type,
             "hoodie.index.bloom.num_entries": "1000",
+            # the services' work on the data table, run here through the library on tables
+            # opened plainly; keeping a metadata table through them is tested where it is
+            # (tests/metadata_table, tests/cli/test_services_keep_the_metadata_table.py)
+            "hoodie.metadata.enable": "false",
             **self.extra,
         }
 

@@ -24,7 +24,7 @@ from hoodie.services.compaction import (
 )
 from hoodie.table.table import HoodieTable
 
-OPTS = MOR_TRIPS
+OPTS = {**MOR_TRIPS, "hoodie.metadata.enable": "false"}  # (compactions run through the library on tables opened plainly)
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ OPTIONS = {
     "hoodie.index.bloom.num_entries": "1000",
     "hoodie.cleaner.commits.retained": "1",
     "hoodie.clean.automatic": "false",  # cleans run where a test asks, with work to do
+    "hoodie.metadata.enable": "false",  # (through the library, on tables opened plainly)
 }
 
 

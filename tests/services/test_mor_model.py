@@ -361,7 +361,11 @@ class Run:
 @pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mor_with_services_matches_model(tmp_path: Path, seed: int, index_type: str) -> None:
-    opts = {**model_options(index_type, "MERGE_ON_READ"), "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+    # (services through the library, on tables opened plainly: no metadata table)
+    opts = {
+        **model_options(index_type, "MERGE_ON_READ"), "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+        "hoodie.metadata.enable": "false",
+    }
     # each marker type with one index (the timeline server batches the markers of the other
     # and serves its views, from a spillable store with room for a few listings only)
     opts["hoodie.write.markers.type"] = "DIRECT" if index_type == "BLOOM" else "TIMELINE_SERVER_BASED"

@@ -11,7 +11,8 @@ and their number per partition stays a small constant per commit:
   the table included: one listing per partition per commit;
 * with the embedded timeline server, the server keeps its listings in step with the
   timeline: once a partition has files it is never listed again, whatever the commits.
-* with the metadata table (``hoodie.metadata.enable=true``), nothing lists a partition
+* with the metadata table (``hoodie.metadata.enable=true``, the default; the other
+  cases set it false), nothing lists a partition
   folder: writes, their services, reads and the server's views take partitions and files
   from it.
 """
@@ -72,9 +73,10 @@ def _caller() -> str:
 
 
 def _upsert(path: str, storage: ListingsByCaller, round_: int, **options: str) -> None:
+    """An upsert of the 100 keys; storage listed (no metadata table) unless ``options`` say."""
     keys = [f"k{i:03d}" for i in range(100)]
     batch = pa.table({"uuid": keys, "city": [PARTITIONS[i % 20] for i in range(100)], "ts": [round_] * 100, "fare": [float(round_)] * 100})
-    hoodie.write(batch, path, trip_options(**options), storage=storage)
+    hoodie.write(batch, path, trip_options(**{"hoodie.metadata.enable": "false", **options}), storage=storage)
 
 
 @pytest.fixture(autouse=True)

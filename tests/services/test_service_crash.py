@@ -27,6 +27,7 @@ MOR = {
     "hoodie.index.bloom.num_entries": "500",
     "hoodie.clean.automatic": "false",
     "hoodie.archive.automatic": "false",
+    "hoodie.metadata.enable": "false",  # (the services run through the library, on tables opened plainly)
 }
 
 

@@ -1,5 +1,5 @@
 """Spark writes keep the metadata table as in-process writes do: with
-``hoodie.metadata.enable=true`` the driver builds it before the first commit and every
+``hoodie.metadata.enable`` unset (true, as in Apache Hudi) the driver builds it before the first commit and every
 commit (the inline compaction and clean too, on merge-on-read) updates it first; its
 reader lists exactly the committed files; with all four partitions, validation finds no
 difference after any write of a short sequence."""
@@ -21,7 +21,7 @@ from hoodie.timeline.instant import Action
 def test_spark_writes_keep_the_metadata_table(spark, tmp_path, helpers, table_type: str) -> None:
     path = str(tmp_path / "t")
     opts = helpers.base_options(**{
-        "hoodie.metadata.enable": "true", "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.table.type": table_type,
         "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "1",
     })
     for ts in range(1, 5):
@@ -32,6 +32,7 @@ def test_spark_writes_keep_the_metadata_table(spark, tmp_path, helpers, table_ty
         })
         helpers.to_df(spark, data).write.format("hoodie").options(**opts).mode("append").save(path)
         table = HoodieTable.open(path)
+        assert table.config.metadata_partitions == ("files",)  # Apache Hudi 0.15's default partitions
         assert check_files(MetadataTableReader(table), table) == ["la", "sf"]
         mdt = HoodieTable.open(f"{path}/.hoodie/metadata")
         deltas = {i.timestamp for i in mdt.timeline.completed([Action.DELTA_COMMIT])}

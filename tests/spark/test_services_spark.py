@@ -15,6 +15,7 @@ import hoodie
 from hoodie.services.clean_plan import CleanPolicy, CleanSettings
 from hoodie.services.cleaning import clean
 from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, run_compaction, schedule_compaction
+from hoodie.services.opening import open_for_services
 from hoodie.spark import SparkEngine
 from hoodie.table.table import HoodieTable
 
@@ -40,10 +41,10 @@ def test_compaction_and_cleaning_on_executors(spark, tmp_path: Path) -> None:
         hoodie.write(pa.table({"k": ["k0", "k1", "k2"], "p": ["a", "b", "c"], "ts": [ts] * 3}), path, OPTS)
     before = rows(path)
     engine = SparkEngine(spark)
-    instant, decision = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    instant, decision = schedule_compaction(open_for_services(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
     assert instant and len(decision.operations) == 3
-    run_compaction(HoodieTable.open(path), instant, engine=engine)
-    table = HoodieTable.open(path)
+    run_compaction(open_for_services(path), instant, engine=engine)
+    table = open_for_services(path)  # (its completions keep the metadata table, on by default)
     assert all(s.base_instant == instant and not s.log_files for s in table.view().latest_slices_all())
     assert rows(path) == before
     # Hudi keeps the last slice before the oldest retained commit: keep one version instead

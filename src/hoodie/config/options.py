@@ -306,13 +306,13 @@ BULK_INSERT_PARALLELISM = _opt("hoodie.bulkinsert.shuffle.parallelism", 0, int_i
 DELETE_PARALLELISM = _opt("hoodie.delete.shuffle.parallelism", 0, int_in(0), "Shuffle parallelism for delete (0 = automatic).")
 METADATA_ENABLE = _opt(
     "hoodie.metadata.enable",
-    False,
+    True,
     boolean,
     "Writes: maintain the metadata table (.hoodie/metadata): initialise it from one listing when the table has none, "
-    "and apply every action to it before the action completes; false deletes an existing one. Default false for "
-    "writers for now (Apache Hudi's default is true). Reads, services, the CLI and the timeline server's views: list "
-    "partitions and files through an existing one whose files partition is complete (no partition folder is listed) "
-    "and use its column statistics for data skipping (on unless set false, as Apache Hudi's readers default it).",
+    "and apply every action to it before the action completes; false deletes an existing one. Reads, services, the "
+    "CLI and the timeline server's views: list partitions and files through an existing one whose files partition is "
+    "complete (no partition folder is listed) and use its column statistics for data skipping. On by default, as in "
+    "Apache Hudi.",
 )
 METADATA_VALIDATE = _opt(
     "hoodie.metadata.validate",

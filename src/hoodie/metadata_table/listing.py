@@ -60,12 +60,10 @@ class MetadataListing:
         return CheckedLister(reader, table.storage_view(), "the metadata table", on_check=checked)
 
 
-def metadata_listing(config: HoodieConfig, enabled_by_default: bool = True) -> MetadataListing | None:
+def metadata_listing(config: HoodieConfig) -> MetadataListing | None:
     """How views list for ``config``: through the metadata table unless
-    ``hoodie.metadata.enable`` is off (unset: ``enabled_by_default``, true for everything
-    but a write, as Apache Hudi's readers default it)."""
-    enabled = config.get(o.METADATA_ENABLE) if config.has(o.METADATA_ENABLE) else enabled_by_default
-    return MetadataListing(bool(config.get(o.METADATA_VALIDATE))) if enabled else None
+    ``hoodie.metadata.enable`` is off."""
+    return MetadataListing(bool(config.get(o.METADATA_VALIDATE))) if config.get(o.METADATA_ENABLE) else None
 
 
 def listed_through_metadata(table: HoodieTable, listing: MetadataListing | None) -> HoodieTable:

@@ -43,7 +43,7 @@ def file_group_ids(partition: str, count: int) -> list[str]:
 class MetadataSettings:
     """Whether the metadata table is kept, which of its partitions, and how they are laid out."""
 
-    enable: bool = False
+    enable: bool = True
     column_stats: bool = False
     bloom_filters: bool = False
     record_index: bool = False

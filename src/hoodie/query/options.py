@@ -52,8 +52,7 @@ class ReadRequest:
         elif begin is not None or end is not None:
             key = opts.BEGIN_INSTANT.key if begin is not None else opts.END_INSTANT.key
             raise ConfigError(f"option {key} needs {opts.QUERY_TYPE.key}=incremental (it is {query_type})")
-        metadata = config.get(opts.METADATA_ENABLE) if config.has(opts.METADATA_ENABLE) else True
-        skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(metadata)
+        skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(config.get(opts.METADATA_ENABLE))
         return cls(
             query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping,
             metadata_listing(config),

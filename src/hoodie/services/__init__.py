@@ -23,6 +23,7 @@ from hoodie.services.compaction import (
 )
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.inline import archive_settings, clean_settings, compaction_settings
+from hoodie.services.opening import open_for_services
 from hoodie.services.restore import RestoreResult, instants_to_restore, pending_restore, restore_to, resume_restore
 from hoodie.services.savepoint import SavepointInfo, create_savepoint, delete_savepoint, list_savepoints, savepoint_instants
 
@@ -48,6 +49,7 @@ __all__ = [
     "delete_savepoint",
     "instants_to_restore",
     "list_savepoints",
+    "open_for_services",
     "pending_cleans",
     "pending_compactions",
     "pending_restore",

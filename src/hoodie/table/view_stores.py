@@ -200,7 +200,7 @@ class StoreSettings:
             config.get(o.VIEW_SPILLABLE_DIR),
             config.get(o.VIEW_ROCKSDB_BASE_PATH),
             config.get(o.VIEW_INCREMENTAL_SYNC),
-            bool(config.get(o.METADATA_ENABLE)) if config.has(o.METADATA_ENABLE) else True,
+            bool(config.get(o.METADATA_ENABLE)),
             bool(config.get(o.METADATA_VALIDATE)),
         )
 

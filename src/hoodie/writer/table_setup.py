@@ -187,9 +187,9 @@ def prepare_write(
     check_index_needs(config, metadata, path)
     table = services.recover(prepare_metadata_table(table, metadata))
     table = initialise_metadata_table(table, metadata)
-    # the write's views (and its inline services') list through the metadata table it keeps
-    # (hoodie.metadata.enable: off for writes unless set); recovery and initialisation list storage
-    table = listed_through_metadata(table, metadata_listing(config, enabled_by_default=False))
+    # the write's views (and its inline services') list through the metadata table it keeps;
+    # recovery and initialisation list storage
+    table = listed_through_metadata(table, metadata_listing(config))
     return PreparedWrite(table, config, keygen, with_index_sources(WriteSettings.of(config, op), table, config), services)
 
 
