@@ -23,7 +23,7 @@ from oracle_reads import both_read, check_reads, completed_actions, path_valued,
 from sequences import CITIES, DATE_KEYS, SERVICES, Layout, Model, batch, data, model_rows, record, steps
 
 import hoodie
-from hoodie.services import RestoreResult, create_savepoint, restore_to
+from hoodie.services import RestoreResult, create_savepoint, open_for_services, restore_to
 from hoodie.table.table import HoodieTable
 from hoodie.writer.transaction import WriteTransaction
 
@@ -174,7 +174,7 @@ def test_apache_hudi_reads_through_a_killed_write_a_savepoint_and_a_restore(
     assert "clean" in completed_actions(path), "nothing was cleaned"
     assert not layout.is_mor or "commit" in completed_actions(path), "nothing was compacted"
 
-    restored = restore_to(HoodieTable.open(str(path)), savepoint)
+    restored = restore_to(open_for_services(str(path)), savepoint)  # (its metadata table, on by default, updated too)
     assert isinstance(restored, RestoreResult) and {w.instant for w in writes[3:]} <= set(restored.rolled_back)
     assert "restore" in completed_actions(path)
     del writes[3:]
