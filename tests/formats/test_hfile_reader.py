@@ -241,3 +241,16 @@ def test_metadata_table_hfiles_read(zip_path: Path, member: str) -> None:
         assert record["key"] in ("", key)  # type: ignore[index, call-overload]
         assert record["type"] in range(1, 8)  # type: ignore[index, call-overload]
         assert reader.get(key) == value
+
+
+@pytest.mark.parametrize("name", cases_or_skip(NAMES, NAMES, "HFile vectors"))
+def test_vector_sorted_lookups_equal_one_lookup_a_key(name: str) -> None:
+    """``get_many`` (numpy over each block's entries) finds what ``get`` finds."""
+    if "no_entry" in name:
+        assert _open(name).get_many(["a", "b"]) == {}
+        return
+    count, key = _key_of(name)
+    keys = sorted({key(i) for i in range(0, count, 7)} | {key(i) + "a" for i in range(3, count, 11)} | {"", "zzz"})  # type: ignore[operator]
+    got = _open(name).get_many(keys)
+    assert got == {k: v for k in keys if (v := _open(name).get(k)) is not None}
+    assert len(got) == len(range(0, count, 7))

@@ -17,15 +17,18 @@ them or raises.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
 import pyarrow as pa
 
 from hoodie.errors import FormatError
+from hoodie.formats.hfile.batch_lookup import entry_starts, find_sorted, row_array
 from hoodie.formats.hfile.blocks import (
     DATA,
     FILE_INFO,
@@ -325,18 +328,49 @@ class HFileReader:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         """The values of those of ``keys`` (sorted ascending) the file holds; each block
-        needed is read once."""
+        holding one of them is read once, the others not at all. With a one-level index
+        the keys are dealt to blocks by one binary search, and each block's entries are
+        located and compared with numpy (:mod:`.batch_lookup`): only the values found are
+        sliced, however many entries the block holds."""
+        asked = list(keys)
+        rows = [key.encode() for key in asked]
+        for i in range(1, len(rows)):
+            if rows[i] < rows[i - 1]:
+                raise FormatError(f"{self.name}: keys to look up must be sorted: {asked[i]!r} after {asked[i - 1]!r}")
+        if not rows or self.entry_count == 0:
+            return {}
+        # numpy's S strings ignore trailing NUL bytes: keys holding one are looked up one by one
+        if self.trailer.num_data_index_levels != 1 or b"\x00" in b"".join(rows) or b"\x00" in b"".join(self._root_rows):
+            return {k: v for k in asked if (v := self.get(k)) is not None}
+        wanted = row_array(rows)
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        width = max(wanted.dtype.itemsize, self._root_array.dtype.itemsize)
+        # the block whose first key is the last at or before each row (-1: before all)
+        block_of = np.searchsorted(self._root_array.astype(f"S{width}"), wanted.astype(f"S{width}"), side="right") - 1
+        cuts = [0, *(np.flatnonzero(np.diff(block_of)) + 1).tolist(), len(rows)]
         out: dict[str, bytes] = {}
-        previous: bytes | None = None
-        for key in keys:
-            row = key.encode()
-            if previous is not None and row < previous:
-                raise FormatError(f"{self.name}: keys to look up must be sorted: {key!r} after {previous.decode()!r}")
-            previous = row
-            value = self.get(key)
-            if value is not None:
-                out[key] = value
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            if block_of[lo] < 0:
+                continue
+            entry = self.root_index[int(block_of[lo])]
+            _, data = self._read_block(entry.offset, entry.size, DATA)
+            block = np.frombuffer(data, dtype=np.uint8)
+            starts = entry_starts(block, self._with_tags, self._with_mvcc)
+            if starts is None:  # entry by entry (and its errors, for a damaged block)
+                rows_in, values = self._parse_entries(data, entry.offset)
+                for key, row in zip(asked[lo:hi], rows[lo:hi]):
+                    j = bisect_left(rows_in, row)
+                    if j < len(rows_in) and rows_in[j] == row:
+                        out[key] = values[j]
+                continue
+            which, begin, end = find_sorted(block, starts, wanted[lo:hi], lengths[lo:hi])
+            for w, b, e in zip(which.tolist(), begin.tolist(), end.tolist()):
+                out[asked[lo + w]] = data[b:e]
         return out
+
+    @functools.cached_property
+    def _root_array(self) -> np.ndarray:
+        return row_array(self._root_rows)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, bytes]]:
         """Every (record key, value) whose key starts with ``prefix``, in key order."""

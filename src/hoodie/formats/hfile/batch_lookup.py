@@ -1,0 +1,134 @@
+"""Many sorted keys looked up in a decompressed HFile data block with numpy: where its
+entries start, and the values of the wanted keys, without parsing every entry in Python.
+
+A data block is a run of KeyValues (``klen`` and ``vlen`` as big-endian int32, the key —
+row length, row, family, qualifier, timestamp, type —, the value, then tags and the
+memstore timestamp when the file has them). Entries are variable in length, so where
+each starts is a chain from the first. :func:`entry_starts` finds it without a Python
+step per entry: the positions that may start an entry (lengths below 64 KiB: their two
+high bytes are zero; a key whose row and family lengths fit in it) each get the position after their entry, computed from their own
+bytes, and the positions no other leads to are dropped until the rest form the chain from position 0
+(else the chain is followed through them, a list lookup a step).
+Every link of the chain is computed from the bytes of a real entry, so the result is
+exactly the entries a sequential parse finds; when a link leaves the possible starts (a
+length of 64 KiB or more) or the chain does not end at the block's end, there is no
+answer (None) and the caller parses the block one entry at a time (and reports damage
+as it does).
+
+:func:`find_sorted` then compares the wanted rows with the block's rows as fixed-width
+byte strings (numpy's ``S`` dtype, a binary search for all of them at once) and slices
+only the values of the rows found. ``S`` strings ignore trailing NUL bytes: a row found
+must also have the wanted row's length, and wanted rows must hold no NUL byte (the leftmost
+of the rows equal but for trailing NULs is then the one wanted, if any).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["entry_starts", "find_sorted", "row_array"]
+
+
+def row_array(rows: list[bytes]) -> np.ndarray:
+    """``rows`` as a numpy ``S`` array (of at least one byte a row)."""
+    return np.array(rows, dtype=f"S{max(1, max((len(r) for r in rows), default=1))}")
+
+
+_ROUNDS = 8
+
+
+def _at(block: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The bytes at ``positions``, widened (the block itself is not: a copy of it costs
+    more than every gather)."""
+    widened: np.ndarray = block[positions].astype(np.int64)
+    return widened
+
+
+def _u16(block: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    value: np.ndarray = (_at(block, positions) << 8) | _at(block, positions + 1)
+    return value
+
+
+def entry_starts(block: np.ndarray, with_tags: bool, with_mvcc: bool) -> np.ndarray | None:
+    """The offset of every entry of the data block ``block`` (uint8), in order, or None
+    when it cannot be found this way (see the module docstring)."""
+    size = len(block)
+    if size < 10:
+        return None
+    head = block[: size - 9]
+    may_start = (head == 0) & (block[1 : size - 8] == 0) & (block[4 : size - 5] == 0) & (block[5 : size - 4] == 0)
+    starts = np.flatnonzero(may_start)
+    if len(starts) == 0 or starts[0] != 0:
+        return None
+    klen = _u16(block, starts + 2)
+    rowlen = _u16(block, starts + 8)
+    # a KeyValue key is its row length, row, family length, family, qualifier and 9
+    # bytes of timestamp and type: positions whose lengths disagree start nothing
+    fam_at = np.minimum(starts + 10 + rowlen, size - 1)
+    keyed = (rowlen + 12 <= klen) & (_at(block, fam_at) <= klen - rowlen - 12)
+    starts, klen = starts[keyed], klen[keyed]
+    if len(starts) == 0 or starts[0] != 0:
+        return None
+    vlen = _u16(block, starts + 6)
+    after = starts + 8 + klen + vlen
+    last = size - 1
+    if with_tags:
+        at = np.minimum(after, last - 1)
+        after = after + 2 + _u16(block, at)
+    if with_mvcc:
+        first = _at(block, np.minimum(after, last))
+        first = np.where(first > 127, first - 256, first)  # Hadoop VLong: a signed first byte
+        after = after + np.where(first >= -112, 1, np.where(first >= -120, -111 - first, -119 - first))
+    # Positions no kept position leads to start nothing (a false start inside a key or
+    # a value is seldom led to): dropped round by round, then the kept ones are the
+    # chain if each leads to the next.
+    reached = after <= size
+    keep = np.ones(len(starts), dtype=bool)
+    for _ in range(_ROUNDS):
+        marks = np.zeros(size + 1, dtype=bool)
+        marks[0] = True
+        marks[after[keep & reached]] = True
+        kept = keep & marks[starts]
+        if (kept == keep).all():
+            break
+        keep = kept
+    entries: np.ndarray = starts[keep]
+    ends = after[keep]
+    if ends[-1] == size and (ends[:-1] == entries[1:]).all():
+        return entries
+    # else the chain from the first entry, one cheap step an entry (no parsing)
+    n = len(starts)
+    nxt = np.searchsorted(starts, after)
+    link = np.where((nxt < n) & (starts[np.minimum(nxt, n - 1)] == after), nxt, np.where(after == size, n, -1)).tolist()
+    chain: list[int] = []
+    i = 0
+    while 0 <= i < n:
+        chain.append(i)
+        i = link[i]
+    return starts[np.array(chain, dtype=np.int64)] if i == n else None
+
+
+def find_sorted(block: np.ndarray, entries: np.ndarray, wanted: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the ``wanted`` rows (a sorted ``S`` array without NUL bytes, ``lengths`` their
+    lengths in bytes) found among the rows of the block's ``entries``: their positions in
+    ``wanted``, and the start and end of the value of the first entry of each (a block
+    may hold several entries of one row)."""
+    if len(entries) == 0 or len(wanted) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    rowlen = _u16(block, entries + 8)
+    width = max(int(rowlen.max()), wanted.dtype.itemsize, 1)
+    span = np.arange(width)
+    at = np.minimum(entries[:, None] + 10 + span, len(block) - 1)
+    rows = np.where(span < rowlen[:, None], block[at], 0).astype(np.uint8)
+    rows = np.ascontiguousarray(rows).view(f"S{width}").ravel()
+    asked = wanted.astype(f"S{width}")
+    pos = np.minimum(np.searchsorted(rows, asked, side="left"), len(rows) - 1)
+    # equal as S strings and of the same length: equal bytes (the leftmost of rows that
+    # differ only by trailing NULs is the shortest, so a row present is the one found)
+    found = (rows[pos] == asked) & (rowlen[pos] == lengths)
+    which = np.flatnonzero(found)
+    e = entries[pos[which]]
+    klen = _u16(block, e + 2)
+    vlen = _u16(block, e + 6)
+    start = e + 8 + klen
+    return which, start, start + vlen
