@@ -15,7 +15,7 @@ from table_options import trip_options
 import hoodie
 from hoodie.errors import HoodieError, UnsafePathError
 from hoodie.server_calls import ServerAddress, ServerCallError, ServerClient, call_server
-from hoodie.services import create_savepoint, restore_to
+from hoodie.services import create_savepoint, open_for_services, restore_to
 from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
 from hoodie.storage.paths import relative_to
@@ -102,7 +102,7 @@ def test_server_views_equal_local_views_after_every_kind_of_instant(tmp_path: Pa
         keep = table.timeline.completed_writes()[-1].timestamp
         create_savepoint(table, keep)
         hoodie.write(trips(range(300, 306), 8), path, {**opts, "hoodie.datasource.write.operation": "insert"})
-        restore_to(HoodieTable.open(path), keep)
+        restore_to(open_for_services(path), keep)  # (its metadata table, on by default, updated too)
         assert_same_views(server, path)
         assert syncs(server)["rebuild"] == 1  # the restore, nothing else
 
@@ -124,7 +124,10 @@ class PartitionListings(LocalStorage):
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_ten_commits_with_the_server_list_each_touched_partition_at_most_once(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
-    opts = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.write.markers.type": "TIMELINE_SERVER_BASED"})
+    # (listing storage: with the metadata table, on by default, no partition is listed at all)
+    opts = trip_options(**{
+        "hoodie.datasource.write.table.type": table_type, "hoodie.write.markers.type": "TIMELINE_SERVER_BASED", "hoodie.metadata.enable": "false",
+    })
     storage = PartitionListings(path)  # the embedded server lists through the first write's storage
     hoodie.write(trips(range(120), 1), path, {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, storage=storage)
     storage.partition_lists.clear()
@@ -257,7 +260,8 @@ def test_a_table_the_server_refuses_leaves_the_server_up_for_other_tables(tmp_pa
     local (and meets the link itself), while other tables keep their server views."""
     linked, clean = str(tmp_path / "linked"), str(tmp_path / "clean")
     for path in (linked, clean):
-        hoodie.write(trips(range(12), 1), path, trip_options())
+        # (the link is met where partitions are listed: storage, not a metadata table)
+        hoodie.write(trips(range(12), 1), path, trip_options(**{"hoodie.metadata.enable": "false"}))
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "linked" / "la").rename(tmp_path / "elsewhere" / "la")
     (tmp_path / "linked" / "la").symlink_to(tmp_path / "elsewhere" / "la")
