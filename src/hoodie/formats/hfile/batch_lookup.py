@@ -4,12 +4,13 @@ entries start, and the values of the wanted keys, without parsing every entry in
 A data block is a run of KeyValues (``klen`` and ``vlen`` as big-endian int32, the key —
 row length, row, family, qualifier, timestamp, type —, the value, then tags and the
 memstore timestamp when the file has them). Entries are variable in length, so where
-each starts is a chain from the first. :func:`entry_starts` finds it without a Python
-step per entry: the positions that may start an entry (lengths below 64 KiB: their two
-high bytes are zero; a key whose row and family lengths fit in it) each get the position after their entry, computed from their own
-bytes, and the positions no other leads to are dropped until the rest form the chain from position 0
-(else the chain is followed through them, a list lookup a step).
-Every link of the chain is computed from the bytes of a real entry, so the result is
+each starts is a chain from the first. :func:`entry_starts` finds it without parsing
+each entry in Python: the positions that may start an entry (lengths below 64 KiB: their
+two high bytes are zero; a key whose row and family lengths fit in it) each get the
+position after their entry, computed from their own bytes; the positions no other leads
+to are dropped until the rest form the chain from position 0 (else the chain is followed
+through them, a list lookup a step). Every link of the chain is computed from the bytes
+of a real entry, so the result is
 exactly the entries a sequential parse finds; when a link leaves the possible starts (a
 length of 64 KiB or more) or the chain does not end at the block's end, there is no
 answer (None) and the caller parses the block one entry at a time (and reports damage
@@ -18,8 +19,8 @@ as it does).
 :func:`find_sorted` then compares the wanted rows with the block's rows as fixed-width
 byte strings (numpy's ``S`` dtype, a binary search for all of them at once) and slices
 only the values of the rows found. ``S`` strings ignore trailing NUL bytes: a row found
-must also have the wanted row's length, and wanted rows must hold no NUL byte (the leftmost
-of the rows equal but for trailing NULs is then the one wanted, if any).
+must also have the wanted row's length, and wanted rows must hold no NUL byte (the
+leftmost of the rows equal but for trailing NULs is then the one wanted, if any).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def row_array(rows: list[bytes]) -> np.ndarray:
     return np.array(rows, dtype=f"S{max(1, max((len(r) for r in rows), default=1))}")
 
 
+#: rounds of dropping false starts before following the chain one step at a time
 _ROUNDS = 8
 
 
