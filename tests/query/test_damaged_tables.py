@@ -127,3 +127,30 @@ def test_compaction_refuses_a_damaged_log_instead_of_folding_it_in(tmp_path: Pat
     with pytest.raises(DamagedTableError, match=log_file.name):
         run_compaction(HoodieTable.open(path), instant)
     assert not [i for i in HoodieTable.open(path).timeline.completed_writes() if i.timestamp == instant]
+
+
+# with the metadata table (the default) the listing names the lost file: the read finds
+# it gone when it opens it, and says so as the checks of a storage listing do
+COW_MDT = trip_options()
+MOR_MDT = dict(MOR_TRIPS)
+
+
+@pytest.mark.parametrize("options", [COW_MDT, MOR_MDT], ids=["cow", "mor"])
+def test_missing_base_file_named_by_the_metadata_table_is_damage(tmp_path: Path, options: dict[str, str]) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(trips(10, 1), path, options)
+    _, rel, _, _ = latest_stat_files(path)[0]
+    (Path(path) / rel).unlink()
+    with pytest.raises(DamagedTableError, match=rf"base file .*{rel} is missing"):
+        hoodie.read(path)
+
+
+def test_missing_log_file_named_by_the_metadata_table_is_damage(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(trips(10, 1), path, MOR_MDT)
+    hoodie.write(trips(10, 2), path, {**MOR_MDT, "hoodie.datasource.write.operation": "upsert"})
+    _, rel, _, _ = latest_stat_files(path)[0]
+    assert ".log." in rel
+    (Path(path) / rel).unlink()
+    with pytest.raises(DamagedTableError, match=rf"log file .*{rel} is missing"):
+        hoodie.read(path)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodie.engine import TaskContext
-from hoodie.errors import FormatError
+from hoodie.errors import DamagedTableError, FormatError
 from hoodie.formats.bloom_footer import FooterIndex, read_footer_index
 from hoodie.formats.conform import conform
 from hoodie.storage.base import Storage, arrow_path
@@ -56,8 +56,12 @@ def _read(task: BaseFileTask, with_footer: bool) -> tuple[pa.Table, FooterIndex 
             # oversubscribe them (measured 7-15% slower over the 200-file benchmark).
             data = pf.read(columns=wanted, use_threads=task.use_threads)
             footer = read_footer_index(pf.metadata.metadata) if with_footer else None
-    except FileNotFoundError:
-        raise
+    except FileNotFoundError as e:
+        # the view named it (from listings, or the metadata table's records): a file the
+        # table's instants wrote is gone, which is damage, never a read around it
+        raise DamagedTableError(
+            f"base file {task.path} is missing from storage, though the table's file listing names it; `hoodie validate` lists every damaged file"
+        ) from e
     except (pa.ArrowInvalid, OSError) as e:
         if not task.ignore_corrupt:
             raise FormatError(f"cannot read base file {task.path}: {e}") from e

@@ -108,7 +108,13 @@ def scan_log(
     queued: list[tuple[int, BlockInfo, str]] = []  # (reader, block, instant) in replay order
     try:
         for lf in log_files:
-            reader = LogFileReader(storage, lf.path)
+            try:
+                reader = LogFileReader(storage, lf.path)
+            except FileNotFoundError as e:
+                # named by the view (listings or the metadata table): committed blocks lost
+                raise DamagedTableError(
+                    f"log file {lf.path} is missing from storage, though the table's file listing names it; `hoodie validate` lists every damaged file"
+                ) from e
             readers.append(reader)
             stats.log_files += 1
             _check_length(lf, reader.size, ignore_corrupt)
