@@ -10,17 +10,29 @@ from hoodie.engine.base import Engine
 from hoodie.storage.base import Storage
 
 
-def write(data: pa.Table | pa.RecordBatch, path: str, options: Mapping[str, Any], *, engine: Engine | None = None, storage: Storage | None = None) -> str:
+def write(
+    data: pa.Table | pa.RecordBatch,
+    path: str,
+    options: Mapping[str, Any],
+    *,
+    engine: Engine | None = None,
+    storage: Storage | None = None,
+    extra_metadata: Mapping[str, str] | None = None,
+) -> str:
     """Write ``data`` to the table at ``path`` as one commit and return its instant time.
 
     ``options`` are Hudi's (``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``,
     ``hoodie.datasource.write.operation``, ...); the table is created on first write.
+    ``extra_metadata`` (strings) is recorded in the commit's extraMetadata, with the options
+    whose key starts with ``hoodie.datasource.write.commitmeta.key.prefix`` (``_``).
     """
     from hoodie.services.for_writers import WRITER_SERVICES
     from hoodie.timeline_server.embedded import process_server_for
     from hoodie.writer.client import WriteClient
 
-    return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage, timeline_server=process_server_for).write(data)
+    return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage, timeline_server=process_server_for).write(
+        data, extra_metadata=extra_metadata
+    )
 
 
 def read(

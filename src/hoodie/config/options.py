@@ -158,6 +158,13 @@ OPERATION = _opt(
     (),
     ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"),
 )
+COMMIT_METADATA_KEY_PREFIX = _opt(
+    "hoodie.datasource.write.commitmeta.key.prefix",
+    "_",
+    str,
+    "Options whose key starts with this prefix are written into the commit's extraMetadata (key and value as given), "
+    "as Apache Hudi's datasource does; such keys are not checked as options.",
+)
 POPULATE_META_FIELDS = _opt("hoodie.populate.meta.fields", True, boolean, "Fill the five _hoodie_ meta columns.")
 COMBINE_BEFORE_INSERT = _opt("hoodie.combine.before.insert", False, boolean, "Deduplicate a batch by key before insert/bulk_insert.")
 COMBINE_BEFORE_UPSERT = _opt("hoodie.combine.before.upsert", True, boolean, "Deduplicate a batch by key before upsert.")
@@ -577,8 +584,12 @@ class HoodieConfig:
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> HoodieConfig:
         raw: dict[str, str] = {}
+        prefix = _commit_metadata_prefix(options or {})
         for key, value in (options or {}).items():
             if value is None:
+                continue
+            if prefix and key.startswith(prefix) and lookup(key) is None:
+                raw[key] = str(value)  # commit metadata the user passes through, not an option
                 continue
             check_unknown(key)
             opt = lookup(key)
@@ -611,3 +622,11 @@ class HoodieConfig:
         merged = dict(defaults)
         merged.update(self.raw)
         return HoodieConfig(merged)
+
+
+def _commit_metadata_prefix(options: Mapping[str, Any]) -> str:
+    """The prefix of the keys that go into commit metadata (set in ``options`` or the default)."""
+    for key, value in options.items():
+        if value is not None and lookup(key) is COMMIT_METADATA_KEY_PREFIX:
+            return str(value)
+    return COMMIT_METADATA_KEY_PREFIX.default

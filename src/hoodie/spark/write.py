@@ -127,6 +127,7 @@ def write_dataframe(
     mode: str | None = "append",
     *,
     storage: Storage | None = None,
+    extra_metadata: Mapping[str, str] | None = None,
 ) -> str | None:
     """Write ``df`` to the Hudi table at ``path`` as one commit; returns its instant time.
 
@@ -135,6 +136,7 @@ def write_dataframe(
     ``overwrite`` becomes ``insert_overwrite_table`` (as in Hudi); ``errorifexists``/
     ``error`` (Spark's default) raise :class:`~hoodie.errors.TableError`; ``ignore`` does
     nothing and returns None. Without a table, every mode writes (creating it).
+    ``extra_metadata`` is recorded in the commit's extraMetadata (as by :func:`hoodie.write`).
     """
     path = normalize_path(path)
     storage = storage or storage_for(path)
@@ -150,7 +152,7 @@ def write_dataframe(
             return None
         if canonical == "overwrite":
             operation = "insert_overwrite_table"
-    flow = DataFrameRecordFlow.prepare(df, path, options, operation, storage)
+    flow = DataFrameRecordFlow.prepare(df, path, options, operation, storage, extra_metadata)
     return run_write(flow.prepared, flow.data_schema, flow)
 
 
@@ -224,7 +226,15 @@ class DataFrameRecordFlow:
 
     # --- driver: setup ----------------------------------------------------------------------
     @classmethod
-    def prepare(cls, df: DataFrame, path: str, options: Mapping[str, Any] | None, operation: str | None, storage: Storage) -> DataFrameRecordFlow:
+    def prepare(
+        cls,
+        df: DataFrame,
+        path: str,
+        options: Mapping[str, Any] | None,
+        operation: str | None,
+        storage: Storage,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> DataFrameRecordFlow:
         """Driver setup shared with the in-process client, plus the checks it makes on the
         batch before anything is written (here on the schema: no rows are looked at)."""
         if df.isStreaming:
@@ -232,7 +242,9 @@ class DataFrameRecordFlow:
         data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
         tz = data.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
         batch_schema = normalize_schema(to_arrow_schema(data.schema, timezone=tz))
-        prepared = prepare_write(path, options, operation, batch_schema, storage, WRITER_SERVICES, functools.partial(check_partition_values, data))
+        prepared = prepare_write(
+            path, options, operation, batch_schema, storage, WRITER_SERVICES, functools.partial(check_partition_values, data), extra_metadata
+        )
         s = prepared.settings
         empty = batch_schema.empty_table()
         check_ordering_field(empty, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))

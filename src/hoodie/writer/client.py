@@ -62,12 +62,16 @@ class WriteClient:
         self.storage = storage or storage_for(self.path)
         self.timeline_server = timeline_server
 
-    def write(self, data: pa.Table | pa.RecordBatch, operation: str | None = None) -> str:
-        """Write one batch as one commit; returns its instant time."""
+    def write(self, data: pa.Table | pa.RecordBatch, operation: str | None = None, *, extra_metadata: Mapping[str, str] | None = None) -> str:
+        """Write one batch as one commit; returns its instant time. ``extra_metadata`` goes
+        into the commit's extraMetadata, with the options prefixed by
+        ``hoodie.datasource.write.commitmeta.key.prefix``."""
         batch = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         batch = normalize_batch(batch.drop_columns([c for c in META_COLUMNS if c in batch.column_names]))
         # a new table is created only for a batch whose keys and partition paths are good
-        prepared = prepare_write(self.path, self.options, operation, batch.schema, self.storage, self.services, lambda keygen: add_keys(batch, keygen, False))
+        prepared = prepare_write(
+            self.path, self.options, operation, batch.schema, self.storage, self.services, lambda keygen: add_keys(batch, keygen, False), extra_metadata
+        )
         s = prepared.settings
         check_ordering_field(batch, s.ordering_field, required=s.operation == "upsert" and prepared.config.has(o.PRECOMBINE_FIELD))
         data_schema = table_schema_after(prepared, batch.schema)

@@ -186,7 +186,7 @@ def _write_through(
                 driver, tasks = prepared.table.storage.counters.since(calls_before), flow.storage_calls_elsewhere()
                 return {kind: n + tasks.get(kind, 0) for kind, n in driver.items()}
 
-            txn.commit(stats, data_schema, replaced, storage_calls=storage_calls)
+            txn.commit(stats, data_schema, replaced, prepared.extra_metadata, storage_calls=storage_calls)
     except BaseException as e:
         # whatever broke (a file or the instant gone from under the write), say so plainly
         # when another writer rolled it back; asked before abort removes the instant itself

@@ -1,15 +1,18 @@
 """The typed settings of one write, resolved once on the driver and shipped to every task
-(picklable), and the write a driver has prepared (table, config, key generator, settings
-and the table services it runs)."""
+(picklable), the write a driver has prepared (table, config, key generator, settings, the
+table services it runs and the extra metadata its commit records)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.commit_metadata import STORAGE_CALLS
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.planner import SizingSettings
 from hoodie.writer.table_services import TableServices
@@ -74,3 +77,27 @@ class PreparedWrite:
     keygen: KeyGenerator
     settings: WriteSettings
     services: TableServices
+    # what the commit records in its extraMetadata besides the schema (commit_extra_metadata)
+    extra_metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+# extraMetadata keys the commit itself writes: a caller's value would replace what readers rely on
+RESERVED_EXTRA_METADATA = ("schema", STORAGE_CALLS)
+
+
+def commit_extra_metadata(config: HoodieConfig, given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The extra metadata a write's commit records: the options whose key starts with
+    ``hoodie.datasource.write.commitmeta.key.prefix`` (``_`` by default; as Apache Hudi's
+    datasource takes them), then ``given`` (a caller's own, e.g. a streaming checkpoint),
+    which wins over an option of the same key. Keys and values are strings; the keys the
+    commit writes itself (:data:`RESERVED_EXTRA_METADATA`) are refused."""
+    prefix = config.get(o.COMMIT_METADATA_KEY_PREFIX)
+    extra = {k: v for k, v in config.raw.items() if k.startswith(prefix)}
+    for key, value in (given or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ConfigError(f"extra metadata {key!r}: {value!r} must map a string to a string (commit metadata is JSON text)")
+        extra[key] = value
+    reserved = sorted(set(extra) & set(RESERVED_EXTRA_METADATA))
+    if reserved:
+        raise ConfigError(f"extra metadata key {reserved[0]!r} is written by the commit itself; choose another key")
+    return extra

@@ -31,7 +31,7 @@ from hoodie.table.home import check_home
 from hoodie.table.table import HoodieTable
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.schema import INTERNAL_PREFIX, reconcile
-from hoodie.writer.settings import PreparedWrite, WriteSettings
+from hoodie.writer.settings import PreparedWrite, WriteSettings, commit_extra_metadata
 from hoodie.writer.table_services import TableServices
 
 # hoodie.properties key -> write option it provides a default for
@@ -156,9 +156,12 @@ def prepare_write(
     storage: Storage,
     services: TableServices,
     check_new_table_batch: Callable[[KeyGenerator], None] | None = None,
+    extra_metadata: Mapping[str, str] | None = None,
 ) -> PreparedWrite:
     """Driver-side setup shared by every engine: table, effective config, recovery (an
-    interrupted restore finished, failed writes rolled back by ``services``).
+    interrupted restore finished, failed writes rolled back by ``services``), and the
+    extra metadata the commit will record (:func:`~hoodie.writer.settings.commit_extra_metadata`:
+    prefixed options and ``extra_metadata``).
 
     ``check_new_table_batch`` is called with the key generator before a table that does
     not exist yet is created, so that a batch refused for its keys or partition values
@@ -167,6 +170,7 @@ def prepare_write(
     config = HoodieConfig.of(options)
     validate_options(config)
     services.check_settings(config)
+    extra = commit_extra_metadata(config, extra_metadata)  # refused before anything is written
     op = resolve_operation(config, operation)
     create_schema = (
         avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
@@ -190,7 +194,7 @@ def prepare_write(
     # the write's views (and its inline services') list through the metadata table it keeps;
     # recovery and initialisation list storage
     table = listed_through_metadata(table, metadata_listing(config))
-    return PreparedWrite(table, config, keygen, with_index_sources(WriteSettings.of(config, op), table, config), services)
+    return PreparedWrite(table, config, keygen, with_index_sources(WriteSettings.of(config, op), table, config), services, extra)
 
 
 def check_index_needs(config: HoodieConfig, metadata: MetadataSettings, path: str) -> None:
