@@ -1,13 +1,16 @@
-"""``hoodie.write`` and ``hoodie.read``: the in-process entry points (no JVM)."""
+"""``hoodie.write``, ``hoodie.read`` and ``hoodie.dataset``: the in-process entry points (no JVM)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from hoodie.engine.base import Engine
 from hoodie.storage.base import Storage
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 
 def write(
@@ -52,3 +55,15 @@ def read(
     from hoodie.query import read_table
 
     return read_table(path, options, storage=storage, engine=engine, filters=filters)
+
+
+def dataset(path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, *, filters: Sequence[Any] | None = None) -> ds.Dataset:
+    """The table at ``path`` as a lazy ``pyarrow.dataset.Dataset`` of its snapshot (or
+    read-optimized view, or time travel, by the same options as :func:`read`), for
+    DuckDB, Polars, pandas and Daft: projections and filters reach the Parquet scan,
+    partitions and row groups are pruned, and merge-on-read slices with log files are
+    merged only as a scan reaches them. ``filters`` (as for :func:`read`) also skip the
+    files the metadata table's column statistics rule out, and filter every scan."""
+    from hoodie.query.dataset import open_dataset
+
+    return open_dataset(path, options, storage, filters)

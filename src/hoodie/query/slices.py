@@ -31,7 +31,7 @@ from hoodie.table.slice_reader.merge import GROUP_LOG_BYTES, GROUP_SLICES, TASKS
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
-__all__ = ["MergeGroup", "base_files_only", "group_merges", "read_file_slices", "run_slice_task"]
+__all__ = ["MergeGroup", "base_files_only", "check_parquet", "group_merges", "read_file_slices", "run_slice_task"]
 
 
 
@@ -66,7 +66,7 @@ def group_merges(tasks: Sequence[MergeSliceTask], parallelism: int) -> list[Merg
     return [run[0] if len(run) == 1 else MergeGroup(tuple(run)) for run in runs]
 
 
-def _check_parquet(table: HoodieTable, s: FileSlice) -> None:
+def check_parquet(table: HoodieTable, s: FileSlice) -> None:
     if s.base_file is not None and not s.base_file.file_name.endswith(".parquet"):
         raise UnsupportedTableError(
             f"{table.base_path}: base file {s.base_file.file_name} is not Parquet; only Parquet base files can be read"
@@ -97,7 +97,7 @@ def read_file_slices(
     merges: list[MergeSliceTask] = []
     names = tuple(columns) if columns is not None else None
     for s in slices:
-        _check_parquet(table, s)
+        check_parquet(table, s)
         if s.log_files:
             merges.append(MergeSliceTask(table.storage, s, schema, merge, visible, names, ignore_corrupt, base_rows))
         elif s.base_file is not None:

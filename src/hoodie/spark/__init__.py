@@ -8,7 +8,7 @@
   (:mod:`~hoodie.spark.write`, executor side in :mod:`~hoodie.spark.tasks`);
 * :func:`read_dataframe` — snapshot, time-travel, read-optimized and incremental reads
   through Spark's native Parquet reader with partition pruning
-  (:mod:`~hoodie.spark.read`, :mod:`~hoodie.spark.partitions`);
+  (:mod:`~hoodie.spark.read`, :mod:`~hoodie.table.partition_values`);
 * :class:`SparkEngine` — the :class:`~hoodie.engine.Engine` protocol on Spark
   (:mod:`~hoodie.spark.engine`).
 

@@ -10,7 +10,7 @@ the incremental ``_hoodie_commit_time`` range is a filter.
 Partition pruning: a filter on a partition column should not open other partitions'
 files. Spark prunes files on its own only for columns it knows per file *before* reading
 (partition values), so the scan gives Spark those values where the partition path
-determines them exactly (see :mod:`hoodie.spark.partitions`):
+determines them exactly (see :mod:`hoodie.table.partition_values`):
 
 * hive-style tables whose every partition path maps exactly to column values are read
   with ``option("basePath", table)``: Spark's partition discovery turns ``city=sf`` into
@@ -58,11 +58,11 @@ from hoodie.query.planner import plan_incremental, plan_snapshot
 from hoodie.query.reader import COMMIT_TIME_COLUMN, output_schema
 from hoodie.query.skipping import has_column_stats
 from hoodie.query.slices import base_files_only, group_merges, run_slice_task
-from hoodie.spark.partitions import PartitionScheme
 from hoodie.spark.skipping import SkippableRead, SkippingDataFrame
 from hoodie.storage.base import Storage
 from hoodie.storage.local import LocalStorage
 from hoodie.table.file_group import FileSlice
+from hoodie.table.partition_values import PartitionScheme
 from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.slice_reader.merge import MergeSliceTask
 from hoodie.table.slice_reader.merge_rules import MergeConfig

@@ -1,12 +1,13 @@
 """What a partition path says, exactly, about the values of the partition columns.
 
-Spark can skip a partition's files only if it knows the partition column's value there
-without reading them. A Hudi partition path is derived from the values (key generator,
+An engine can skip a partition's files only if it knows the partition column's value
+there without reading them. A Hudi partition path is derived from the values (key generator,
 hive-style ``field=``, URL encoding), but not always invertibly: the default partition
 holds both nulls and empty strings, a timestamp-based key generator formats dates, a
 value may contain ``/``. This module decides, per partition and field, whether the path
-gives back the stored value exactly; :mod:`hoodie.spark.read` uses only such values,
-so pruning never changes a result. Pure functions; no I/O.
+gives back the stored value exactly; :mod:`hoodie.spark.read` and
+:mod:`hoodie.query.dataset` (partition expressions of Arrow fragments) use only such
+values, so pruning never changes a result. Pure functions; no I/O.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import pytest
 
 from hoodie.config.table_config import TableConfig
 from hoodie.layout import DEFAULT_PARTITION
-from hoodie.spark.partitions import PartitionScheme, exact_value
+from hoodie.table.partition_values import PartitionScheme, exact_value
 
 SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
 
