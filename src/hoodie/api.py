@@ -29,10 +29,18 @@ def write(
     ``extra_metadata`` (strings) is recorded in the commit's extraMetadata, with the options
     whose key starts with ``hoodie.datasource.write.commitmeta.key.prefix`` (``_``).
     """
+    from hoodie.errors import ConfigError
+    from hoodie.meta_sync import SyncSettings
     from hoodie.services.for_writers import WRITER_SERVICES
     from hoodie.timeline_server.embedded import process_server_for
     from hoodie.writer.client import WriteClient
 
+    if SyncSettings.of(options).enabled:
+        # no catalog in process: saying so beats a write that silently registers nothing
+        raise ConfigError(
+            "hoodie.datasource.meta.sync.enable / hive_sync.enable registers the table in a Spark catalog: write with "
+            "df.write.format('hoodie'), or call hoodie.spark.sync_to_catalog(spark, path) after this write"
+        )
     return WriteClient(path, options, services=WRITER_SERVICES, engine=engine, storage=storage, timeline_server=process_server_for).write(
         data, extra_metadata=extra_metadata
     )

@@ -537,6 +537,48 @@ DATA_SKIPPING = _opt(
 )
 FILE_INDEX_ENABLE = _opt("hoodie.file.index.enable", True, boolean, "Accepted for compatibility; reads are unchanged.")
 
+# --- catalog registration (Hudi's meta sync / Hive sync) ----------------------------------
+META_SYNC_ENABLE = _opt(
+    "hoodie.datasource.meta.sync.enable", False, boolean,
+    "After each commit of a Spark write, register or update the table in the session's catalog (hoodie.meta_sync).",
+)
+HIVE_SYNC_ENABLE = _opt(
+    "hoodie.datasource.hive_sync.enable", False, boolean,
+    "As hoodie.datasource.meta.sync.enable: the catalog is Spark's, a Hive metastore with Hive support enabled.",
+)
+SYNC_DATABASE = _opt("hoodie.datasource.hive_sync.database", "default", str, "Database the tables are registered in.")
+SYNC_TABLE = _opt(
+    "hoodie.datasource.hive_sync.table", None, str,
+    "Name the table is registered as (default hoodie.table.name); merge-on-read tables add <name>_ro and <name>_rt.",
+)
+SYNC_PARTITION_FIELDS: Option[tuple[str, ...]] = _opt(
+    "hoodie.datasource.hive_sync.partition_fields", (), field_list,
+    "Partition columns of the registered tables (default the table's partition path fields).",
+)
+SYNC_PARTITION_EXTRACTOR = _opt(
+    "hoodie.datasource.hive_sync.partition_extractor_class", None, str,
+    "How partition values come from a partition path: MultiPartKeysValueExtractor (one path segment per field, "
+    "field=value or value), HiveStylePartitionValueExtractor (one field=value segment) or NonPartitionedExtractor; "
+    "default as Hudi infers it from the partition fields.",
+)
+SYNC_SKIP_RO_SUFFIX = _opt(
+    "hoodie.datasource.hive_sync.skip_ro_suffix", False, boolean,
+    "Merge-on-read: register the read-optimized table as <name> instead of <name>_ro.",
+)
+SYNC_TABLE_STRATEGY = _opt(
+    "hoodie.datasource.hive_sync.table.strategy", "ALL", upper,
+    "Merge-on-read: ALL registers <name>_ro, <name>_rt and <name>; RO only the read-optimized table, RT only the snapshot one, as <name>.",
+    (), ("ALL", "RO", "RT"),
+)
+SYNC_AUTO_CREATE_DATABASE = _opt(
+    "hoodie.datasource.hive_sync.auto_create_database", True, boolean, "Create the database when it does not exist (else an error).",
+)
+SYNC_MODE = _opt(
+    "hoodie.datasource.hive_sync.mode", "hms", lower,
+    "How the catalog is reached: hms (the Spark session's catalog, its Hive metastore); jdbc and hiveql are not supported.",
+    (), ("hms",),
+)
+
 _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}
 
 # Keys Spark or Hudi users pass that carry no meaning for hoodie but are not mistakes.
