@@ -74,3 +74,21 @@ def test_the_command_line_example_runs(tmp_path: Path) -> None:
             assert "nothing to compact" not in result.output, command
         if command[1:3] == ["compaction", "run"]:
             assert re.search(r"Compaction \d+ completed: 2 file slice\(s\) compacted", result.stdout), result.output
+
+
+def test_the_engines_example_reads_the_table(tmp_path: Path) -> None:
+    run_python_example(tmp_path / "trips")
+    code = code_block("### Reading from DuckDB, Polars, pandas and Daft", "python").replace('"/data/trips"', repr(str(tmp_path / "trips")))
+    lines = code.splitlines()
+    # each engine's query line, kept as a value to check
+    queries = [i for i, line in enumerate(lines) if line.startswith(("duckdb.", "pl.", "trips.", "hoodie.to_daft"))]
+    assert len(queries) == 4
+    for n, i in enumerate(queries):
+        lines[i] = f"result_{n} = {lines[i]}"
+    namespace: dict[str, object] = {}
+    exec(compile("\n".join(lines), str(README), "exec"), namespace)  # noqa: S102 (the README's own example)
+    duck, polars_frame, pandas_frame, daft_frame = (namespace[f"result_{n}"] for n in range(4))
+    assert duck == [("b", 22.5)]
+    assert polars_frame.rows() == [("b", 22.5)]  # type: ignore[attr-defined]
+    assert pandas_frame.to_dict("records") == [{"uuid": "b", "fare": 22.5}]  # type: ignore[attr-defined]
+    assert daft_frame.to_pydict() == {"uuid": ["b"], "fare": [22.5]}  # type: ignore[attr-defined]

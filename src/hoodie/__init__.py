@@ -3,8 +3,8 @@
 Public entry points:
 
 * :func:`hoodie.write` / :func:`hoodie.read` — the in-process engine (no JVM);
-* :func:`hoodie.dataset` — a table's snapshot as a lazy ``pyarrow.dataset`` for DuckDB,
-  Polars, pandas and Daft;
+* :func:`hoodie.dataset` / :func:`hoodie.to_daft` — a table's snapshot as a lazy
+  ``pyarrow.dataset`` (DuckDB, Polars, pandas) or a lazy Daft DataFrame;
 * :class:`hoodie.HoodieTable` — open a table, inspect its timeline and file groups;
 * ``hoodie.spark.register(spark)`` — ``df.write.format("hoodie")`` and
   ``spark.read.format("hoodie")`` for PySpark.
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["HoodieError", "HoodieTable", "dataset", "read", "write"]
+__all__ = ["HoodieError", "HoodieTable", "dataset", "read", "to_daft", "write"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
     # Imported lazily so that executors importing hoodie.formats do not load the whole stack.
-    if name in ("read", "write", "dataset"):
+    if name in ("read", "write", "dataset", "to_daft"):
         from hoodie import api
 
         return getattr(api, name)

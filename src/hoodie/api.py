@@ -68,10 +68,19 @@ def read(
 def dataset(path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, *, filters: Sequence[Any] | None = None) -> ds.Dataset:
     """The table at ``path`` as a lazy ``pyarrow.dataset.Dataset`` of its snapshot (or
     read-optimized view, or time travel, by the same options as :func:`read`), for
-    DuckDB, Polars, pandas and Daft: projections and filters reach the Parquet scan,
+    DuckDB, Polars and pandas (Daft: :func:`to_daft`): projections and filters reach the Parquet scan,
     partitions and row groups are pruned, and merge-on-read slices with log files are
     merged only as a scan reaches them. ``filters`` (as for :func:`read`) also skip the
     files the metadata table's column statistics rule out, and filter every scan."""
     from hoodie.query.dataset import open_dataset
 
     return open_dataset(path, options, storage, filters)
+
+
+def to_daft(path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, *, filters: Sequence[Any] | None = None) -> Any:
+    """The table at ``path`` as a lazy Daft DataFrame (``daft.DataFrame``), read as
+    :func:`dataset` reads it: Daft's projections, filters and limits reach the scan of
+    each Parquet fragment and merged slice. Needs the ``daft`` package."""
+    from hoodie.query.daft_source import HoodieDaftSource
+
+    return HoodieDaftSource(path, options, storage, filters).read()

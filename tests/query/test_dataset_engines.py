@@ -196,3 +196,19 @@ def test_incremental_is_refused_with_the_option(cow: str) -> None:
         hoodie.dataset(cow, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"})
     with pytest.raises(ConfigError, match="hoodie.datasource.query.typ"):
         hoodie.dataset(cow, {"hoodie.datasource.query.typo": "snapshot"})
+
+
+def test_daft_reads_lazily_with_pushdowns(cow: str, mor: str, storage: ArrowOpenedFiles) -> None:
+    daft = pytest.importorskip("daft")
+    frame = hoodie.to_daft(cow, storage=storage)
+    assert isinstance(frame, daft.DataFrame)
+    storage.forget()  # nothing is read until the query runs
+    got = frame.where((daft.col("part") == "part-001") & (daft.col("c_int") > 1 << 29)).select("key", "c_int").to_arrow()
+    want = hoodie.read(cow, filters=[("part", "=", "part-001"), ("c_int", ">", 1 << 29)]).select(["key", "c_int"])
+    assert _sorted(got).cast(want.schema).equals(_sorted(want))
+    assert _data_files(storage, cow) == _files(hoodie.read(cow, filters=[("part", "=", "part-001")]))
+    merged = hoodie.to_daft(mor).where(daft.col("c_int") == -1).select("key", "part", "ts").to_arrow()
+    assert _sorted(merged).cast(pa.schema([("key", pa.string()), ("part", pa.string()), ("ts", pa.int64())])).equals(
+        _sorted(hoodie.read(mor, filters=[("c_int", "=", -1)]).select(["key", "part", "ts"]))
+    )
+    assert hoodie.to_daft(mor, filters=[("part", "=", "part-000")]).count_rows() == hoodie.read(mor, filters=[("part", "=", "part-000")]).num_rows

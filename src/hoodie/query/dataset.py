@@ -51,7 +51,7 @@ from hoodie.table.slice_reader.merge import MergeSliceTask, run_merge_task
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
-__all__ = ["MergedDataset", "open_dataset"]
+__all__ = ["MergedDataset", "open_dataset", "pieces"]
 
 # Slices with logs merged ahead of the consumer: enough to keep two cores busy, few
 # enough that memory stays a handful of slices.
@@ -155,12 +155,10 @@ class MergedDataset(ds.FileSystemDataset):
         return (MergedDataset, (self._fragments, self.schema, self._filesystem, self._merges, self._row_filter))
 
     def filter(self, expression: pc.Expression) -> MergedDataset:
-        combined = expression if self._row_filter is None else self._row_filter & expression
-        return MergedDataset(self._fragments, self.schema, self._filesystem, self._merges, combined)
+        return MergedDataset(self._fragments, self.schema, self._filesystem, self._merges, self._combined(expression))
 
     def scanner(self, columns: Any = None, filter: pc.Expression | None = None, **kwargs: Any) -> ds.Scanner:  # noqa: A002 (pyarrow's name)
-        if self._row_filter is not None:
-            filter = self._row_filter if filter is None else self._row_filter & filter  # noqa: A001
+        filter = self._combined(filter)  # noqa: A001
         wanted = ds.FileSystemDataset.get_fragments(self, filter=filter) if filter is not None else self._fragments
         plain: list[ds.Fragment] = []
         merged: list[ds.Fragment] = []
@@ -177,6 +175,23 @@ class MergedDataset(ds.FileSystemDataset):
             _chain(files, merged_rows), schema=files.projected_schema,
             **{k: v for k, v in kwargs.items() if k in ("batch_size", "use_threads", "memory_pool")},
         )
+
+    def pieces(self, filter: pc.Expression | None = None) -> list[ds.Dataset]:  # noqa: A002
+        """One dataset per Parquet fragment and per slice with logs that ``filter`` (with
+        this dataset's own) may match by partition: the units an engine scans in parallel."""
+        combined = self._combined(filter)
+        wanted = ds.FileSystemDataset.get_fragments(self, filter=combined) if combined is not None else self._fragments
+        return [
+            MergedDataset([f], self.schema, self._filesystem, {f.path: self._merges[f.path]}, self._row_filter)
+            if f.path in self._merges
+            else ds.FileSystemDataset([f], self.schema, self.format, self._filesystem)
+            for f in wanted
+        ]
+
+    def _combined(self, filter: pc.Expression | None) -> pc.Expression | None:  # noqa: A002
+        if self._row_filter is None:
+            return filter
+        return self._row_filter if filter is None else self._row_filter & filter
 
     def get_fragments(self, filter: pc.Expression | None = None) -> Iterator[ds.Fragment]:  # noqa: A002
         raise UnsupportedTableError(
@@ -195,6 +210,17 @@ class MergedDataset(ds.FileSystemDataset):
 
     def replace_schema(self, schema: pa.Schema) -> MergedDataset:
         raise UnsupportedTableError("a merge-on-read snapshot keeps the table's schema; project or cast its scan instead")
+
+
+def pieces(dataset: ds.Dataset, filter: pc.Expression | None = None) -> list[ds.Dataset]:  # noqa: A002
+    """The datasets :func:`open_dataset` made, cut in pieces (:meth:`MergedDataset.pieces`);
+    a plain dataset's pieces are its fragments, each a dataset of its own (without the
+    plain dataset's filter: the caller applies it)."""
+    if isinstance(dataset, MergedDataset):
+        return dataset.pieces(filter)
+    assert isinstance(dataset, ds.FileSystemDataset)
+    fragments = dataset.get_fragments(filter=filter) if filter is not None else dataset.get_fragments()
+    return [ds.FileSystemDataset([f], dataset.schema, dataset.format, dataset.filesystem) for f in fragments]
 
 
 def _projected(schema: pa.Schema, names: tuple[str, ...] | None) -> pa.Schema:
