@@ -95,7 +95,6 @@ def test_keys_that_are_no_mistake_pass(two_commits: tuple[str, str, str]) -> Non
         ("hoodie.datasource.read.incr.filters", "ts > 1", "expected an empty value, the only value hoodie supports"),
         ("hoodie.datasource.query.incremental.format", "cdc", "expected one of latest_state"),
         ("hoodie.datasource.merge.type", "skip_merge", "expected one of payload_combine"),
-        ("hoodie.datasource.read.incr.fallback.fulltablescan.enable", "true", "expected false, the only value hoodie supports"),
         ("hoodie.datasource.read.extract.partition.values.from.path", "true", "expected false, the only value hoodie supports"),
     ],
 )

@@ -516,9 +516,18 @@ INCR_FILTERS = _opt(
     "Incremental pull: filters pushed into the read; not supported (empty only).",
 )
 INCR_FALLBACK_FULL_SCAN = _opt(
-    "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
-    only_value(boolean, False, "an incremental pull from before the active timeline is an error, not a full table scan"),
-    "Incremental pull: scan the whole table when the range's commits were archived or cleaned; not supported (false only).",
+    "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, boolean,
+    "Incremental pull (and streaming read): when the range's commits were archived or the files they wrote cleaned, "
+    "read the latest snapshot's records committed in the range instead of failing.",
+)
+STREAMING_START_OFFSET = _opt(
+    "hoodie.datasource.streaming.startOffset", "earliest", str,
+    "Streaming read: where a new query starts: earliest (every commit), latest (commits after the latest one) "
+    "or an instant time (commits after it). A restarted query resumes from its checkpoint instead.",
+)
+STREAMING_MAX_COMMITS = _opt(
+    "hoodie.datasource.read.streaming.max.commits.per.batch", 0, int_in(0),
+    "Streaming read: at most this many commits a micro-batch (0: all the commits available).",
 )
 MERGE_TYPE = _opt(
     "hoodie.datasource.merge.type", "payload_combine", lower,

@@ -78,7 +78,10 @@ def read_table(
     missing, corrupt = request.ignore_missing_files, request.ignore_corrupt_files
     if request.query_type == "incremental":
         assert request.begin is not None
-        rows = read_incremental(table, request.begin, request.end, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt)
+        rows = read_incremental(
+            table, request.begin, request.end, engine=engine, ignore_missing_files=missing, ignore_corrupt_files=corrupt,
+            fallback=request.fallback_full_scan,
+        )
         return row_filter.apply(rows) if row_filter is not None else rows
     read = read_optimized if request.query_type == "read_optimized" else read_snapshot
     return read(

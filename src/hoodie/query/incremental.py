@@ -45,15 +45,18 @@ def read_incremental(
     engine: Engine | None = None,
     ignore_missing_files: bool = False,
     ignore_corrupt_files: bool = False,
+    fallback: bool = False,
 ) -> pa.Table:
     """Records committed after ``begin`` and up to ``end`` (default: the latest commit).
 
     The schema is the table's latest (as for an incremental pull in Hudi), optionally
     projected to ``columns``. Raises :class:`~hoodie.errors.InstantNotFoundError` when
     ``begin`` lies before the active timeline of a table that archived instants. Damaged
-    files as for :func:`~hoodie.query.snapshot.read_snapshot`.
+    files as for :func:`~hoodie.query.snapshot.read_snapshot`. ``fallback``: a range whose
+    commits were archived or cleaned reads the latest snapshot's records of the range
+    (:func:`~hoodie.query.planner.plan_incremental`).
     """
-    plan = plan_incremental(table, begin, end, ignore_missing_files)
+    plan = plan_incremental(table, begin, end, ignore_missing_files, fallback)
     return read_plan(table, plan, columns, engine, ignore_corrupt_files)
 
 

@@ -1,7 +1,8 @@
 """Hudi's read options, parsed and checked once for every engine.
 
 ``hoodie.datasource.query.type`` (snapshot, read_optimized, incremental), ``as.of.instant``,
-the incremental range ``hoodie.datasource.read.{begin,end}.instanttime`` and whether
+the incremental range ``hoodie.datasource.read.{begin,end}.instanttime`` (and its fallback
+``hoodie.datasource.read.incr.fallback.fulltablescan.enable``) and whether
 filters skip files (``hoodie.enable.data.skipping``, ``hoodie.metadata.enable``), whether
 views list through the metadata table (``hoodie.metadata.enable``, ``.validate``); every
 inconsistency is a :class:`~hoodie.errors.ConfigError` naming the options involved.
@@ -35,6 +36,9 @@ class ReadRequest:
     # how the read's views list (hoodie.metadata.enable, .validate): through the table's
     # metadata table, or storage (None)
     listing: MetadataListing | None = MetadataListing()
+    # hoodie.datasource.read.incr.fallback.fulltablescan.enable: an incremental range whose
+    # commits were archived or cleaned reads the latest snapshot's records of the range
+    fallback_full_scan: bool = False
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> ReadRequest:
@@ -55,7 +59,7 @@ class ReadRequest:
         skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(config.get(opts.METADATA_ENABLE))
         return cls(
             query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping,
-            metadata_listing(config),
+            metadata_listing(config), bool(config.get(opts.INCR_FALLBACK_FULL_SCAN)),
         )
 
 

@@ -23,7 +23,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hoodie.errors import InstantNotFoundError
+from hoodie.config.options import INCR_FALLBACK_FULL_SCAN
+from hoodie.errors import DamagedTableError, InstantNotFoundError
 from hoodie.layout import InstantTime
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
@@ -40,6 +41,8 @@ PartitionFilter = Callable[[str], bool]
 # Time bases of an incremental range.
 INSTANT_TIME = "instant"
 COMPLETION_TIME = "completion"
+
+FALLBACK_OPTION = INCR_FALLBACK_FULL_SCAN.key
 
 
 def _slice_order(s: FileSlice) -> tuple[str, str]:
@@ -183,9 +186,32 @@ def _check_not_archived(table: HoodieTable, begin: str) -> None:
         raise InstantNotFoundError(
             f"incremental pull from {begin} on {table.base_path}: the active timeline starts at "
             f"{start} and older instants are archived, so the changes after {begin} "
-            "can no longer be pulled incrementally; read a snapshot instead, or pull from "
-            f"{start} or later"
+            "can no longer be pulled incrementally; read a snapshot instead, pull from "
+            f"{start} or later, or set {FALLBACK_OPTION}=true to read the latest snapshot's "
+            "records committed in the range"
         )
+
+
+def _cleaned_or_archived(table: HoodieTable) -> bool:
+    """Whether files of completed commits may have been removed on purpose: the table has
+    completed cleans on its active timeline, or archived instants."""
+    return bool(table.timeline.completed([Action.CLEAN])) or has_archived_instants(table)
+
+
+def _full_scan_plan(table: HoodieTable, begin: str, end: str, ignore_missing_files: bool) -> IncrementalPlan:
+    """The fallback of ``hoodie.datasource.read.incr.fallback.fulltablescan.enable``, as
+    Apache Hudi's: the latest slice of every file group, rows kept by commit time in
+    ``(begin, end]`` (on instant times, whatever the layout: the range's commits may be
+    archived). A record updated again after ``end`` is left to a pull of a later range;
+    what the cleaner removed is not needed."""
+    log.warning(
+        "incremental pull of (%s, %s] on %s: the range's commits were archived or their files cleaned; "
+        "reading the latest snapshot's records committed in the range (%s=true)", begin, end, table.base_path, FALLBACK_OPTION,
+    )
+    timeline = table.timeline
+    in_range = tuple(i for i in timeline.completed_writes() if i.timestamp in InstantRange(after=begin, upto=end))
+    slices = plan_snapshot(table, None, None, ignore_missing_files)
+    return IncrementalPlan(begin, end, INSTANT_TIME, in_range, tuple(slices), table.config.populate_meta_fields)
 
 
 def _timeline_as_completed_by(timeline: ActiveTimeline, end: str) -> ActiveTimeline:
@@ -200,12 +226,18 @@ def _timeline_as_completed_by(timeline: ActiveTimeline, end: str) -> ActiveTimel
     return dataclasses.replace(timeline, instants=instants)
 
 
-def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ignore_missing_files: bool = False) -> IncrementalPlan:
+def plan_incremental(
+    table: HoodieTable, begin: str, end: str | None = None, ignore_missing_files: bool = False, fallback: bool = False
+) -> IncrementalPlan:
     """Plan an incremental pull of the changes committed in ``(begin, end]``.
 
     ``end`` defaults to the latest completed commit. ``begin`` older than the start of the
     active timeline is refused when instants have been archived (their changes cannot be
     listed any more); on a table that never archived, it simply means "from the start".
+    A range whose files the cleaner removed is refused too (an
+    :class:`~hoodie.errors.InstantNotFoundError` naming the range and the missing file).
+    With ``fallback`` (``hoodie.datasource.read.incr.fallback.fulltablescan.enable``) both
+    read the latest snapshot's records of the range instead (:func:`_full_scan_plan`).
     """
     begin = as_instant(begin)
     end = as_instant(end) if end is not None else None
@@ -215,7 +247,12 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
     if end is None:
         end = max((timeline.completion_time(i) for i in writes), key=InstantTime, default=begin)
     filter_rows = table.config.populate_meta_fields
-    _check_not_archived(table, begin)
+    try:
+        _check_not_archived(table, begin)
+    except InstantNotFoundError:
+        if fallback:
+            return _full_scan_plan(table, begin, end, ignore_missing_files)
+        raise
     in_range = tuple(
         sorted((i for i in writes if timeline.completion_time(i) in InstantRange(after=begin, upto=end)), key=Instant.sort_key)
     )
@@ -229,6 +266,24 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
             if stat.fileId:
                 touched[stat.partitionPath].add(stat.fileId)
 
+    try:
+        slices = _touched_slices(table, basis, end, touched, ignore_missing_files)
+    except DamagedTableError as e:
+        if not _cleaned_or_archived(table):
+            raise
+        if fallback:
+            return _full_scan_plan(table, begin, end, ignore_missing_files)
+        raise InstantNotFoundError(
+            f"incremental pull of ({begin}, {end}] on {table.base_path}: a file a commit of the range wrote is gone, "
+            f"most likely cleaned (the pull is older than what the cleaner retains): {e}. Pull a later range, "
+            f"or set {FALLBACK_OPTION}=true to read the latest snapshot's records committed in the range"
+        ) from e
+    return IncrementalPlan(begin, end, basis, in_range, tuple(sorted(slices, key=_slice_order)), filter_rows)
+
+
+def _touched_slices(table: HoodieTable, basis: str, end: str, touched: dict[str, set[str]], ignore_missing_files: bool) -> list[FileSlice]:
+    """The latest slice as of ``end`` of every ``touched`` file group (by partition)."""
+    timeline = table.timeline
     view: TableView
     if basis == COMPLETION_TIME:
         # (listed as the table lists, as of its whole timeline: the view keeps what `end` saw)
@@ -244,4 +299,4 @@ def plan_incremental(table: HoodieTable, begin: str, end: str | None = None, ign
             if group.file_id in ids and (s := group.latest_slice) is not None:
                 slices.append(s)
     warn_missing(view)
-    return IncrementalPlan(begin, end, basis, in_range, tuple(sorted(slices, key=_slice_order)), filter_rows)
+    return slices

@@ -31,7 +31,7 @@ from hoodie.table.slice_reader.merge import GROUP_LOG_BYTES, GROUP_SLICES, TASKS
 from hoodie.table.slice_reader.merge_rules import MergeConfig
 from hoodie.table.table import HoodieTable
 
-__all__ = ["MergeGroup", "base_files_only", "check_parquet", "group_merges", "read_file_slices", "run_slice_task"]
+__all__ = ["MergeGroup", "SliceTask", "base_files_only", "check_parquet", "group_merges", "read_file_slices", "run_slice_task", "slice_tasks"]
 
 
 
@@ -89,10 +89,31 @@ def read_file_slices(
     (when given) which base rows of a slice with logs are merged; ``ignore_corrupt``
     reads around damaged files with a warning instead of raising."""
     out_schema = project(schema, columns)
-    merge = MergeConfig.for_table(table.config)
     engine = engine or LocalEngine()
+    tasks = slice_tasks(table, slices, schema, visible, columns, engine.parallelism, ignore_corrupt, base_rows)
+    if not tasks:
+        return out_schema.empty_table()
+    parts = engine.map(run_slice_task, tasks, description)
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def slice_tasks(
+    table: HoodieTable,
+    slices: Sequence[FileSlice],
+    schema: pa.Schema,
+    visible: InstantFilter,
+    columns: Sequence[str] | None,
+    parallelism: int,
+    ignore_corrupt: bool = False,
+    base_rows: CommitTimes | None = None,
+) -> list[SliceTask]:
+    """One task per slice, or per few slices with logs (:func:`group_merges` for
+    ``parallelism`` workers), each returning ``schema`` projected to ``columns``; the
+    arguments as for :func:`read_file_slices`."""
+    out_schema = project(schema, columns)
+    merge = MergeConfig.for_table(table.config)
     # fewer files than workers (one big file, say): let Arrow decode columns in parallel
-    threads = len(slices) < engine.parallelism
+    threads = len(slices) < parallelism
     tasks: list[SliceTask] = []
     merges: list[MergeSliceTask] = []
     names = tuple(columns) if columns is not None else None
@@ -103,8 +124,4 @@ def read_file_slices(
         elif s.base_file is not None:
             tasks.append(BaseFileTask(table.storage, s.base_file.path, out_schema, threads, ignore_corrupt))
     # merges first: the longest tasks, so the short base-file reads fill in at the end
-    tasks = [*group_merges(merges, engine.parallelism), *tasks]
-    if not tasks:
-        return out_schema.empty_table()
-    parts = engine.map(run_slice_task, tasks, description)
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    return [*group_merges(merges, parallelism), *tasks]

@@ -28,6 +28,7 @@ from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
 from hoodie.errors import ConfigError
 from hoodie.spark.read import read_dataframe
+from hoodie.spark.source import register_source
 from hoodie.spark.write import write_dataframe
 
 FORMAT = "hoodie"
@@ -196,11 +197,17 @@ def is_registered() -> bool:
 
 
 def register(spark: SparkSession | None = None) -> None:
-    """Enable ``df.write.format("hoodie")`` and ``spark.read.format("hoodie")``.
+    """Enable ``df.write.format("hoodie")``, ``spark.read.format("hoodie")`` and
+    ``spark.readStream.format("hoodie")``.
 
-    Safe to call any number of times. ``spark`` is accepted for symmetry with other
-    integrations; the patch applies to every classic session of this process.
+    Safe to call any number of times. The writer and reader patch applies to every
+    classic session of this process; the Python data source
+    (:class:`~hoodie.spark.source.HoodieDataSource`, streaming reads) is registered with
+    ``spark`` (default: the active session).
     """
+    session = spark if spark is not None else SparkSession.getActiveSession()
+    if session is not None:
+        register_source(session)
     if is_registered():
         return
     for cls, recorders in ((DataFrameWriter, _WRITER_RECORDERS), (DataFrameReader, _READER_RECORDERS)):

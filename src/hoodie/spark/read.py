@@ -91,7 +91,7 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
     if request.query_type == "incremental":
         assert request.begin is not None
-        plan = plan_incremental(table, request.begin, request.end, ignore_missing)
+        plan = plan_incremental(table, request.begin, request.end, ignore_missing, request.fallback_full_scan)
         schema = output_schema(table, None, plan.slices)
         # merged slices keep their base rows of the range only, as in process
         rows = plan.rows_in_range if plan.filter_rows else None

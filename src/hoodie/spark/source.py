@@ -1,0 +1,66 @@
+"""``HoodieDataSource``: hoodie as a PySpark Python data source named ``"hoodie"``.
+
+The class only names the source, gives its schema and hands each role to the module that
+owns it: ``spark.readStream.format("hoodie")`` to :mod:`hoodie.spark.stream_source`.
+Batch reads and writes through ``format("hoodie")`` are served by the patched
+``DataFrameReader``/``DataFrameWriter`` (:mod:`hoodie.spark.datasource`), which
+:func:`~hoodie.spark.register` installs together with this class
+(:func:`register_source`).
+
+The schema is the table's (:func:`table_schema`): the meta columns and the data columns
+of its latest commit's schema, as a snapshot or incremental read returns them.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+
+from hoodie.errors import ConfigError, TableError
+from hoodie.query.reader import output_schema
+from hoodie.spark.stream_source import HoodieStreamReader, StreamSettings
+from hoodie.table.table import HoodieTable
+
+FORMAT = "hoodie"
+
+
+def table_path(options: Mapping[str, str]) -> str:
+    """The table path a data source was given (``load(path)`` or ``option("path", ...)``)."""
+    for key, value in options.items():
+        if key.lower() == "path" and value:
+            return str(value)
+    raise ConfigError("format('hoodie') needs a table path: load(path) or option('path', path)")
+
+
+def table_schema(path: str) -> StructType:
+    """The Spark schema of the table at ``path``, as its reads return it."""
+    table = HoodieTable.open(path)
+    schema = output_schema(table)
+    if schema is None:
+        raise TableError(
+            f"{table.base_path} has no commit yet, so no schema: start the query after its first commit, "
+            "or give the schema (readStream.schema(...))"
+        )
+    return from_arrow_schema(schema)
+
+
+class HoodieDataSource(DataSource):
+    """hoodie tables as a Python data source (module docstring)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        return table_schema(table_path(self.options))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 (PySpark's name)
+        return HoodieStreamReader(StreamSettings.of(self.options), schema)
+
+
+def register_source(spark: SparkSession) -> None:
+    """Register :class:`HoodieDataSource` with ``spark`` (``spark.dataSource.register``)."""
+    spark.dataSource.register(HoodieDataSource)
