@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from pyspark.errors import StreamingQueryException
+from readers import hudi_rs_table
 from table_options import MOR_TRIPS, trip_options
 
 import hoodie
@@ -174,3 +175,69 @@ def test_stream_options_are_checked() -> None:
     settings = StreamSettings.of({"PATH": "/t", "hoodie.datasource.read.streaming.max.commits.per.batch": "3", "ignoreMissingFiles": "true"})
     assert (settings.path, settings.start, settings.max_commits, settings.request.ignore_missing_files) == ("/t", "earliest", 3, True)
 
+
+
+@pytest.mark.slow
+def test_a_derived_table_updates_from_its_upstream_one(spark, tmp_path: Path) -> None:
+    """The article's chain: a stream of the upstream table's changes upserted, batch by
+    batch, into a derived table, which ends equal to the upstream snapshot."""
+    up, derived = str(tmp_path / "up"), str(tmp_path / "derived")
+    derived_options = {**trip_options(**{"hoodie.table.name": "derived"}), "hoodie.datasource.write.operation": "upsert"}
+
+    def upsert(df: Any, batch_id: int) -> None:
+        data = df.drop(*[c for c in df.columns if c.startswith("_hoodie_")])
+        data.write.format("hoodie").options(**derived_options).mode("append").save(derived)
+
+    def run() -> None:
+        query = (
+            spark.readStream.format("hoodie").options(**ONE_COMMIT).load(up)
+            .writeStream.foreachBatch(upsert).option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start()
+        )
+        query.awaitTermination()
+
+    hoodie.write(trips(["u0", "u1", "u2"], 1), up, COW)
+    hoodie.write(trips(["u1", "u3"], 2, 2.0), up, COW)
+    run()
+    hoodie.write(trips(["u0", "u4"], 3, 3.0), up, COW)
+    run()
+
+    def data(t: pa.Table) -> list[tuple]:
+        return sorted((r["uuid"], r["city"], r["ts"], r["fare"]) for r in t.to_pylist())
+
+    assert data(hoodie.read(derived)) == data(hoodie.read(up)) == data(hudi_rs_table(derived))
+    # one derived commit per upstream commit: each batch applied once
+    assert len(commits(derived)) == len(commits(up)) == 3
+
+
+@pytest.mark.slow
+def test_v8_and_v9_tables_stream_by_completion_time(spark, tmp_path: Path, conformance_catalog, conformance_table) -> None:
+    """Tables Apache Hudi 1.x wrote: offsets are completion times, each batch the pull of
+    its range of completion times."""
+    cases = [t for t in conformance_catalog if t.table_version >= 8]
+    if not cases:
+        pytest.skip("no v8+ conformance tables")
+    for case in cases:
+        path = str(conformance_table(case))
+        timeline = HoodieTable.open(path).timeline
+        ends = sorted({timeline.completion_time(i) for i in timeline.completed_writes()})
+        batches = drain(spark, path, tmp_path / case.name / "ck", **ONE_COMMIT)
+        begins = ["0", *ends]
+        expected = [hoodie.read(path, {
+            "hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": b, "hoodie.datasource.read.end.instanttime": e,
+        }) for b, e in zip(begins, ends)]
+        assert [sorted(map(str, b.to_pylist())) for b in batches] == [sorted(map(str, e.to_pylist())) for e in expected], case.name
+
+
+def test_the_readme_streaming_example_runs(spark, tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    after = readme[readme.index("\n### Streaming reads\n"):]
+    code = after[after.index("```python\n") + len("```python\n"):after.index("```", after.index("```python\n") + 3)]
+    for name in ("trips", "trips_copy", "checkpoints/trips_copy"):
+        code = code.replace(f'"/data/{name}"', repr(str(tmp_path / name)))
+    assert "/data/" not in code
+    hoodie.write(trips(["u0", "u1"], 1), str(tmp_path / "trips"), COW)
+    hoodie.write(trips(["u1"], 2, 2.0), str(tmp_path / "trips"), COW)
+    query = eval(compile(code, "README.md", "eval"), {"spark": spark})  # noqa: S307 (the README's own example)
+    query.awaitTermination()
+    copied = spark.read.parquet(str(tmp_path / "trips_copy")).toArrow()
+    assert rows(copied) == rows(pull(str(tmp_path / "trips"), "0", commits(str(tmp_path / "trips"))[-1]))
