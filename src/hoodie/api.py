@@ -67,7 +67,8 @@ def read(
 
 def dataset(path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, *, filters: Sequence[Any] | None = None) -> ds.Dataset:
     """The table at ``path`` as a lazy ``pyarrow.dataset.Dataset`` of its snapshot (or
-    read-optimized view, or time travel, by the same options as :func:`read`), for
+    read-optimized view, time travel or incremental pull, by the same options as
+    :func:`read`), for
     DuckDB, Polars and pandas (Daft: :func:`to_daft`): projections and filters reach the Parquet scan,
     partitions and row groups are pruned, and merge-on-read slices with log files are
     merged only as a scan reaches them. ``filters`` (as for :func:`read`) also skip the

@@ -184,16 +184,52 @@ def test_merged_dataset_pickles_and_refuses_raw_fragments(mor: str) -> None:
     copy = pickle.loads(pickle.dumps(dataset))
     assert isinstance(copy, MergedDataset)
     assert _sorted(copy.to_table()).equals(_sorted(hoodie.read(mor, filters=[("part", "=", "part-000")])))
-    with pytest.raises(UnsupportedTableError, match="merged slices"):
+    with pytest.raises(UnsupportedTableError, match="not Arrow fragments"):
         list(dataset.get_fragments())
-    # Arrow reading the dataset underneath without the merge fails: the stand-ins are log files
-    with pytest.raises(pa.ArrowInvalid):
+    # Arrow reading the dataset underneath without the merge fails: the stand-ins name no file
+    with pytest.raises(FileNotFoundError, match="hoodie-slice"):
         ds.Scanner.from_dataset(dataset).to_table()
 
 
-def test_incremental_is_refused_with_the_option(cow: str) -> None:
-    with pytest.raises(ConfigError, match="incremental"):
-        hoodie.dataset(cow, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"})
+def _instants(path: str) -> list[str]:
+    return [i.timestamp for i in hoodie.HoodieTable.open(path).timeline.completed_writes()]
+
+
+@pytest.mark.parametrize("table", ["cow", "mor"])
+def test_incremental_pull_between_each_pair_of_commits(table: str, request: pytest.FixtureRequest) -> None:
+    path = request.getfixturevalue(table)
+    instants = ["0", *_instants(path)]
+    for begin, end in zip(instants, instants[1:]):
+        options = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": begin,
+                   "hoodie.datasource.read.end.instanttime": end}
+        want = hoodie.read(path, options)
+        dataset = hoodie.dataset(path, options)
+        assert isinstance(dataset, MergedDataset)
+        assert _sorted(dataset.to_table()).equals(_sorted(want)), (begin, end)
+        pulled = duckdb.sql("SELECT key, ts FROM dataset WHERE part = 'part-001'").arrow()
+        assert _sorted(pa.table(pulled)).equals(_sorted(want.filter(pc.field("part") == "part-001").select(["key", "ts"]))), (begin, end)
+    # filters given up front filter the pull too
+    options = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": instants[1]}
+    filtered = hoodie.dataset(path, options, filters=[("part", "in", ["part-000", "part-002"])])
+    assert _sorted(filtered.to_table()).equals(_sorted(hoodie.read(path, options, filters=[("part", "in", ["part-000", "part-002"])])))
+
+
+def test_ignore_corrupt_files_reads_around_a_damaged_base_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(base_table(600, 3), path, {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"})
+    damaged = sorted(hoodie.dataset(path).files)[0]
+    Path(damaged).write_bytes(b"not parquet")
+    with pytest.raises(pa.ArrowInvalid, match=Path(damaged).name):  # Arrow's scan names the file
+        hoodie.dataset(path).to_table()
+    options = {"ignoreCorruptFiles": "true"}
+    dataset = hoodie.dataset(path, options)  # noqa: F841 (DuckDB finds it by its name)
+    got = pa.table(duckdb.sql("SELECT key FROM dataset").arrow())
+    assert sorted(got.column("key").to_pylist()) == sorted(hoodie.read(path, options).column("key").to_pylist())
+    assert 0 < got.num_rows < 600
+    assert Path(damaged).name in caplog.text
+
+
+def test_unknown_options_are_refused(cow: str) -> None:
     with pytest.raises(ConfigError, match="hoodie.datasource.query.typ"):
         hoodie.dataset(cow, {"hoodie.datasource.query.typo": "snapshot"})
 

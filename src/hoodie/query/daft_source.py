@@ -35,7 +35,7 @@ __all__ = ["HoodieDaftSource"]
 
 
 class HoodieDaftSource(DataSource):
-    """The table at ``path`` (snapshot, read-optimized or time travel, by ``options``) for
+    """The table at ``path`` (snapshot, read-optimized, time travel or incremental, by ``options``) for
     Daft; ``filters`` as for :func:`hoodie.read` (data skipping, and every row matches)."""
 
     def __init__(self, path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, filters: Sequence[Any] | None = None) -> None:
