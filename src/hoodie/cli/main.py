@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import platform
 from types import ModuleType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +30,7 @@ from hoodie.cli import restore as restore_cmd
 from hoodie.cli import savepoint as savepoint_cmd
 from hoodie.cli import serve as serve_cmd
 from hoodie.cli import show as show_cmd
+from hoodie.cli import streamer as streamer_cmd
 from hoodie.cli import timeline as timeline_cmd
 from hoodie.cli import validate as validate_cmd
 from hoodie.cli.errors import UsageError, reporting_errors
@@ -409,6 +410,48 @@ def timeline_server(
         store = serve_cmd.store_settings(view_store, spillable_mem, rocksdb_path)
         batching = serve_cmd.marker_batching(batch_interval_ms, batch_threads, max_marker_bytes)
         serve_cmd.serve(tables, host, port, token, batching, allow_wildcard, store, require_token=not no_token)
+
+
+def _flag(*names: str, metavar: str, help: str) -> Any:
+    """A ``typer.Option`` that takes a value and shows no default."""
+    return typer.Option(*names, metavar=metavar, help=help, show_default=False)
+
+
+@app.command()
+def streamer(
+    path: PathArg,
+    source: Annotated[str, _flag(
+        "--source-class", "--source", metavar="KIND",
+        help="json, csv, parquet, avro (files under hoodie.streamer.source.dfs.root) or hoodie (commits of the table "
+        "hoodie.streamer.source.hoodieincr.path); Hudi's class names work too.",
+    )],
+    options: Annotated[list[str] | None, _flag(
+        "--hoodie-conf", "--option", "-o", metavar="KEY=VALUE", help="A Hudi option (repeatable): write options and hoodie.streamer.*."
+    )] = None,
+    props: Annotated[str | None, _flag("--props", metavar="FILE", help="A properties file of Hudi options (key=value lines).")] = None,
+    target_table: Annotated[str | None, _flag("--target-table", metavar="NAME", help="Table name (hoodie.table.name).")] = None,
+    table_type: Annotated[str | None, _flag("--table-type", metavar="TYPE", help="COPY_ON_WRITE or MERGE_ON_READ.")] = None,
+    op: Annotated[str | None, _flag("--op", metavar="OP", help="Write operation (upsert by default, insert, bulk_insert, ...).")] = None,
+    ordering: Annotated[str | None, _flag(
+        "--source-ordering-field", metavar="FIELD", help="The field whose larger value wins among versions of a key."
+    )] = None,
+    continuous: Annotated[bool, typer.Option("--continuous", help="Keep syncing until SIGINT or SIGTERM (otherwise one batch).")] = False,
+    min_sync_interval: Annotated[float, typer.Option(
+        "--min-sync-interval-seconds", metavar="S", help="Continuous mode: at least S seconds from one batch's start to the next."
+    )] = 0.0,
+    source_limit: Annotated[int | None, _flag(
+        "--source-limit", metavar="BYTES", help="File sources: at most this many bytes of files a batch (at least one file)."
+    )] = None,
+    checkpoint: Annotated[str | None, _flag(
+        "--checkpoint", metavar="C", help="Start from this checkpoint instead of the committed one (once per value)."
+    )] = None,
+    engine: Annotated[str, typer.Option("--engine", metavar="ENGINE", help="in-process, or spark (a local session, or spark-submit's).")] = "in-process",
+) -> None:
+    """Ingest mini-batches from a source into the table at PATH, each batch one commit carrying its checkpoint."""
+    with reporting_errors():
+        flags = {"--target-table": target_table, "--table-type": table_type, "--op": op, "--source-ordering-field": ordering}
+        settings = streamer_cmd.settings_from(path, source, props, options or [], flags, source_limit, checkpoint)
+        streamer_cmd.run(settings, engine, continuous, min_sync_interval)
 
 
 @app.command()

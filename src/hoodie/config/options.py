@@ -588,6 +588,51 @@ SYNC_MODE = _opt(
     (), ("hms",),
 )
 
+# --- streamer (hoodie streamer: Hudi's HoodieStreamer; hoodie.deltastreamer.* are the older names) ---
+STREAMER_DFS_ROOT = _opt(
+    "hoodie.streamer.source.dfs.root", None, str,
+    "Streamer, file sources: the folder new files land in (read recursively; names starting with . or _ are skipped).",
+    ("hoodie.deltastreamer.source.dfs.root",),
+)
+STREAMER_CSV_HEADER = _opt(
+    "hoodie.streamer.csv.header", True, boolean, "Streamer, CSV source: the first line of each file names the columns.",
+    ("hoodie.deltastreamer.csv.header",),
+)
+STREAMER_CSV_SEP = _opt("hoodie.streamer.csv.sep", ",", str, "Streamer, CSV source: the field separator.", ("hoodie.deltastreamer.csv.sep",))
+STREAMER_INCR_PATH = _opt(
+    "hoodie.streamer.source.hoodieincr.path", None, str,
+    "Streamer, incremental source: base path of the Hudi table whose commits are pulled.",
+    ("hoodie.deltastreamer.source.hoodieincr.path",),
+)
+STREAMER_INCR_NUM_INSTANTS = _opt(
+    "hoodie.streamer.source.hoodieincr.num_instants", 5, int_in(1),
+    "Streamer, incremental source: most commits of the source table pulled in one batch.",
+    ("hoodie.deltastreamer.source.hoodieincr.num_instants",),
+)
+STREAMER_INCR_MISSING_CHECKPOINT = _opt(
+    "hoodie.streamer.source.hoodieincr.missing.checkpoint.strategy", "READ_UPTO_LATEST_COMMIT", upper,
+    "Streamer, incremental source, without a checkpoint: READ_UPTO_LATEST_COMMIT (pull from the source's first commit) "
+    "or READ_LATEST (start with its latest commit).",
+    ("hoodie.deltastreamer.source.hoodieincr.missing.checkpoint.strategy",),
+    ("READ_UPTO_LATEST_COMMIT", "READ_LATEST"),
+)
+STREAMER_INCR_DROP_ALL_META = _opt(
+    "hoodie.streamer.source.hoodieincr.drop.all.meta.fields.from.source", False, boolean,
+    "Streamer, incremental source: drop every _hoodie_ meta column of the pulled rows (by default _hoodie_partition_path "
+    "stays for the transformation; the target's own meta columns are written anew either way).",
+    ("hoodie.deltastreamer.source.hoodieincr.drop.all.meta.fields.from.source",),
+)
+STREAMER_TRANSFORMER_SQL = _opt(
+    "hoodie.streamer.transformer.sql", None, str,
+    "Streamer: a SQL query run on each batch before it is written, <SRC> naming the batch (Hudi's SqlQueryBasedTransformer).",
+    ("hoodie.deltastreamer.transformer.sql",),
+)
+STREAMER_TRANSFORMER_SQL_FILE = _opt(
+    "hoodie.streamer.transformer.sql.file", None, str,
+    "Streamer: a file holding that SQL query (Hudi's SqlFileBasedTransformer; not together with hoodie.streamer.transformer.sql).",
+    ("hoodie.deltastreamer.transformer.sql.file",),
+)
+
 _ALIASES: dict[str, Option[Any]] = {a: o for o in OPTIONS.values() for a in o.aliases}
 
 # Keys Spark or Hudi users pass that carry no meaning for hoodie but are not mistakes.

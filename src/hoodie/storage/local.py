@@ -185,7 +185,7 @@ class LocalStorage:
                     name=e.name,
                     size=0 if e.is_dir() else st.st_size,
                     is_dir=e.is_dir(),
-                    mtime_ms=int(st.st_mtime * 1000),
+                    mtime_ms=st.st_mtime_ns // 1_000_000,  # exact: a float of seconds loses the last millisecond
                 )
             )
         return out

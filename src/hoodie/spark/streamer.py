@@ -1,0 +1,96 @@
+"""The streamer on Spark: the same loop and sources (:mod:`hoodie.streamer`), each batch
+read by Spark, transformed with ``spark.sql`` and written with
+:func:`~hoodie.spark.write.write_dataframe`.
+
+``hoodie streamer --engine spark`` uses the session ``spark-submit`` made, else a local
+one (:func:`~hoodie.spark.session.local_session`); in Python::
+
+    from hoodie.spark.streamer import SparkStreamerEngine
+    from hoodie.streamer import Streamer, StreamerSettings
+
+    Streamer(StreamerSettings(path, "json", options), SparkStreamerEngine(spark)).run(continuous=True)
+
+JSON, CSV and Parquet files are read by Spark's own readers (``FAILFAST``: a malformed
+record fails the batch, nothing is written; CSV with its header and inferred types, as
+the in-process reader reads it). Avro files are read on the driver by the in-process
+reader and handed to Spark as Arrow (PySpark ships no Avro reader without the external
+``spark-avro`` package). Another table's commits are read with
+:func:`~hoodie.spark.read.read_dataframe` (an incremental query). Rows per batch are the
+records the commit inserted, updated or deleted (counting the DataFrame would read the
+source twice).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from hoodie.spark.read import read_dataframe
+from hoodie.spark.write import write_dataframe
+from hoodie.streamer import CSV, JSON, PARQUET, FilesBatch, InstantsBatch, SourceBatch, dropped_meta_columns, read_files, transform
+from hoodie.table.table import HoodieTable
+
+
+class SparkStreamerEngine:
+    """Reads, transforms and writes streamer batches on ``spark``."""
+
+    name = "spark"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self._views: list[str] = []
+
+    @classmethod
+    def for_streamer(cls) -> SparkStreamerEngine:
+        """The engine of ``hoodie streamer --engine spark``: the active session, else a local one."""
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            from hoodie.spark.session import local_session
+
+            spark = local_session("hoodie-streamer")
+        return cls(spark)
+
+    def read(self, batch: SourceBatch) -> DataFrame:
+        if isinstance(batch, InstantsBatch):
+            df = read_dataframe(self.spark, batch.source_path, {
+                "hoodie.datasource.query.type": "incremental",
+                "hoodie.datasource.read.begin.instanttime": batch.begin,
+                "hoodie.datasource.read.end.instanttime": batch.end,
+            })
+            return df.drop(*[c for c in dropped_meta_columns(batch) if c in df.columns])
+        return self._read_files(batch)
+
+    def _read_files(self, batch: FilesBatch) -> DataFrame:
+        paths = [f.path for f in batch.files]
+        reader = self.spark.read
+        if batch.file_format == JSON:
+            return reader.option("mode", "FAILFAST").json(paths)
+        if batch.file_format == CSV:
+            return reader.options(header=str(batch.csv_header).lower(), sep=batch.csv_sep, inferSchema="true", mode="FAILFAST").csv(paths)
+        if batch.file_format == PARQUET:
+            return reader.parquet(*paths)
+        return self.spark.createDataFrame(read_files(batch))  # Avro: see the module docstring
+
+    def transform(self, data: DataFrame, sql: str) -> DataFrame:
+        view = transform.view_name()
+        data.createOrReplaceTempView(view)
+        self._views.append(view)  # the result reads it lazily: dropped once the batch is written
+        try:
+            return self.spark.sql(transform.with_view(sql, view))
+        except AnalysisException as e:
+            raise transform.failed(sql, e) from e
+
+    def write(self, data: DataFrame, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
+        try:
+            instant = write_dataframe(data, path, options, extra_metadata=extra_metadata)
+        finally:
+            for view in self._views:
+                self.spark.catalog.dropTempView(view)
+            self._views.clear()
+        if instant is None:
+            return None, 0
+        timeline = HoodieTable.open(path).timeline
+        totals = timeline.commit_metadata(timeline.get(instant)).totals()
+        return instant, totals["inserts"] + totals["updates"] + totals["deletes"]

@@ -1,0 +1,222 @@
+"""The streamer's loop: checkpoint, batch, transformation, commit — once or continuously.
+
+One sync (Hudi's DeltaSync round) reads the checkpoint of the last committed batch back
+from the target table (:func:`hoodie.timeline.checkpoints.latest_checkpoint`, key
+``deltastreamer.checkpoint.key``), asks the source for the next batch after it, reads
+it, runs the SQL transformation and writes it with the configured operation (upsert by
+default) as ONE commit whose extra metadata holds the batch's checkpoint. The checkpoint
+and the rows become visible together, so a job killed at any point resumes exactly after
+the last committed batch: a batch in flight either committed (and is not taken again) or
+did not (the next writer rolls its instant back, and the batch is taken again). No new
+file or commit in the source: nothing is written. New ones whose rows are all gone after
+the transformation (or empty files): an empty commit still records the checkpoint, as
+Hudi's streamer does, so that they are not read again.
+
+``--checkpoint`` (Hudi's): a batch starts there instead of at the committed checkpoint,
+once — its commits record it under ``deltastreamer.checkpoint.reset_key``, and a restart
+with the same value resumes from the committed checkpoint.
+
+An engine (:class:`BatchEngine`) reads, transforms and writes: in process
+(:class:`~hoodie.streamer.arrow_engine.ArrowEngine`) or on Spark
+(``hoodie.spark.streamer``); the loop and the sources are the same for both. Inline
+table services run after each commit as the write options say (cleaning, archival,
+``hoodie.compact.inline`` for merge-on-read).
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError
+from hoodie.storage.base import Storage
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.streamer import transform
+from hoodie.streamer.batches import FILE_FORMATS, SourceBatch
+from hoodie.streamer.dfs_source import DfsSource
+from hoodie.streamer.incr_source import HoodieIncrSource
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.checkpoints import STREAMER_CHECKPOINT_KEY, latest_checkpoint
+
+# Apache Hudi's key for the --checkpoint a job was started with
+CHECKPOINT_RESET_KEY = "deltastreamer.checkpoint.reset_key"
+HOODIE_INCR = "hoodie"
+SOURCE_KINDS = (*FILE_FORMATS, HOODIE_INCR)
+# Hudi's source classes, for users who name them as they would for HoodieStreamer
+SOURCE_CLASSES = {
+    "org.apache.hudi.utilities.sources.JsonDFSSource": "json",
+    "org.apache.hudi.utilities.sources.CsvDFSSource": "csv",
+    "org.apache.hudi.utilities.sources.ParquetDFSSource": "parquet",
+    "org.apache.hudi.utilities.sources.AvroDFSSource": "avro",
+    "org.apache.hudi.utilities.sources.HoodieIncrSource": HOODIE_INCR,
+}
+IDLE_POLL_SECONDS = 1.0  # continuous mode with nothing new: ask the source again after this
+
+
+class Source(Protocol):
+    def describe(self) -> str: ...
+
+    def plan(self, checkpoint: str | None, source_limit: int | None = None) -> SourceBatch | None: ...
+
+
+class BatchEngine(Protocol):
+    """Where a batch is read, transformed and written."""
+
+    name: str
+
+    def read(self, batch: Any) -> Any: ...
+
+    def transform(self, data: Any, sql: str) -> Any: ...
+
+    def write(self, data: Any, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
+        """Write ``data`` as one commit carrying ``extra_metadata``: its instant and rows."""
+        ...
+
+
+@dataclass(frozen=True)
+class StreamerSettings:
+    """What ``hoodie streamer`` is told: the target, the source kind (json, csv, parquet,
+    avro, or hoodie for another table's commits, or Hudi's class name of one), the Hudi
+    options (write options and ``hoodie.streamer.*``), the source limit in bytes, and
+    ``--checkpoint``."""
+
+    target_path: str
+    source: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source_limit: int | None = None
+    checkpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source_kind not in SOURCE_KINDS:
+            kinds, classes = ", ".join(SOURCE_KINDS), ", ".join(SOURCE_CLASSES)
+            raise ConfigError(f"unknown streamer source {self.source!r}: expected one of {kinds} or one of Hudi's {classes}")
+        if self.source_limit is not None and self.source_limit < 1:
+            raise ConfigError(f"invalid source limit {self.source_limit}: expected a number of bytes from 1")
+
+    @property
+    def source_kind(self) -> str:
+        return SOURCE_CLASSES.get(self.source, self.source.lower())
+
+    def config(self) -> HoodieConfig:
+        return HoodieConfig.of(self.options)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One committed batch: its instant, rows, what it took and what is left."""
+
+    number: int
+    instant: str | None
+    rows: int
+    batch: SourceBatch
+    seconds: float
+
+
+def make_source(settings: StreamerSettings, storage: Storage | None = None) -> Source:
+    config = settings.config()
+    kind = settings.source_kind
+    if kind == HOODIE_INCR:
+        return HoodieIncrSource(
+            normalize_path(str(config.require(o.STREAMER_INCR_PATH))),
+            num_instants=config.get(o.STREAMER_INCR_NUM_INSTANTS),
+            missing_checkpoint=config.get(o.STREAMER_INCR_MISSING_CHECKPOINT),
+            drop_all_meta=config.get(o.STREAMER_INCR_DROP_ALL_META),
+        )
+    root = normalize_path(str(config.require(o.STREAMER_DFS_ROOT)))
+    return DfsSource(storage or storage_for(root), root, kind, csv_header=config.get(o.STREAMER_CSV_HEADER), csv_sep=config.get(o.STREAMER_CSV_SEP))
+
+
+class Streamer:
+    """Runs syncs of one source into one target table on one engine."""
+
+    def __init__(self, settings: StreamerSettings, engine: BatchEngine, storage: Storage | None = None) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.target = normalize_path(settings.target_path)
+        self.storage = storage or storage_for(self.target)
+        self.source = make_source(settings)
+        self.sql = transform.transformer_sql(settings.config())
+        self.batches = 0
+
+    def committed_checkpoint(self) -> str | None:
+        """Where the next batch starts: the checkpoint of the last committed batch, or
+        ``--checkpoint`` when the job was (re)started with a value its commits do not
+        record as their reset key yet."""
+        found = None
+        if HoodieTable.exists(self.target, self.storage):
+            found = latest_checkpoint(HoodieTable.open(self.target, self.storage).timeline, STREAMER_CHECKPOINT_KEY)
+        reset = self.settings.checkpoint
+        if reset is not None and (found is None or found.metadata.extra_metadata.get(CHECKPOINT_RESET_KEY) != reset):
+            return reset
+        return found.value if found is not None else None
+
+    def sync_once(self) -> BatchResult | None:
+        """One batch after the committed checkpoint, written as one commit; None when the
+        source has nothing new."""
+        started = time.monotonic()
+        batch = self.source.plan(self.committed_checkpoint(), self.settings.source_limit)
+        if batch is None:
+            return None
+        data = self.engine.read(batch)
+        if self.sql is not None:
+            data = self.engine.transform(data, self.sql)
+        extra = {STREAMER_CHECKPOINT_KEY: batch.checkpoint}
+        if self.settings.checkpoint is not None:
+            extra[CHECKPOINT_RESET_KEY] = self.settings.checkpoint
+        instant, rows = self.engine.write(data, self.target, self.settings.options, extra)
+        self.batches += 1
+        return BatchResult(self.batches, instant, rows, batch, time.monotonic() - started)
+
+    def run(
+        self,
+        *,
+        continuous: bool = False,
+        min_sync_interval_seconds: float = 0.0,
+        stop: threading.Event | None = None,
+        on_batch: Callable[[BatchResult | None], None] | None = None,
+    ) -> list[BatchResult]:
+        """One sync, or (``continuous``) syncs until ``stop`` is set, each starting at least
+        ``min_sync_interval_seconds`` after the previous one started (Hudi's
+        ``--min-sync-interval-seconds``); ``stop`` is looked at between batches only."""
+        stop = stop or threading.Event()
+        results = []
+        while not stop.is_set():
+            started = time.monotonic()
+            result = self.sync_once()
+            if result is not None:
+                results.append(result)
+            if on_batch is not None:
+                on_batch(result)
+            if not continuous:
+                break
+            wait = max(min_sync_interval_seconds - (time.monotonic() - started), 0.0 if result is not None else IDLE_POLL_SECONDS)
+            stop.wait(wait)
+        return results
+
+
+@contextmanager
+def stopping_on_signals(stop: threading.Event) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM set ``stop`` (the loop ends after the batch in
+    flight commits); a second signal interrupts the batch itself (KeyboardInterrupt:
+    its write rolls itself back, or the next writer rolls it back)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed by the main thread
+        return
+
+    def handle(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
