@@ -2,6 +2,7 @@
 restart, transformed, and read back by hoodie and by the hudi reader."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 
@@ -14,6 +15,10 @@ import hoodie
 from hoodie.errors import ConfigError
 from hoodie.streamer import CHECKPOINT_RESET_KEY, STREAMER_CHECKPOINT_KEY, ArrowEngine, Streamer, StreamerSettings
 from hoodie.table import HoodieTable
+
+
+# the in-process transformation runs in DuckDB (the "streamer" extra; the test extra has it)
+needs_duckdb = pytest.mark.skipif(importlib.util.find_spec("duckdb") is None, reason="duckdb is not installed")
 
 
 def _streamer(src, target, fmt="json", source_limit=None, checkpoint=None, **options):
@@ -79,6 +84,7 @@ def test_a_failed_batch_is_not_half_visible_and_is_taken_again(tmp_path, monkeyp
     assert table_rows(hoodie.read(str(target))) == model(landed)
 
 
+@needs_duckdb
 def test_the_sql_transformation_runs_on_each_batch(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(6), 1), mtime_ms=1000)
@@ -90,6 +96,7 @@ def test_the_sql_transformation_runs_on_each_batch(tmp_path):
     ]
 
 
+@needs_duckdb
 def test_sql_from_a_file_and_bad_sql_are_errors_naming_the_query(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(3), 1), mtime_ms=1000)
@@ -105,6 +112,7 @@ def test_sql_from_a_file_and_bad_sql_are_errors_naming_the_query(tmp_path):
     assert _checkpoints(target) == ["1000:a.json"], "the failed batch wrote nothing"
 
 
+@needs_duckdb
 def test_a_batch_whose_rows_all_go_still_records_its_checkpoint(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(3), 1), mtime_ms=1000)
