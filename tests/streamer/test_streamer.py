@@ -16,7 +16,6 @@ from hoodie.errors import ConfigError
 from hoodie.streamer import CHECKPOINT_RESET_KEY, STREAMER_CHECKPOINT_KEY, ArrowEngine, Streamer, StreamerSettings
 from hoodie.table import HoodieTable
 
-
 # the in-process transformation runs in DuckDB (the "streamer" extra; the test extra has it)
 needs_duckdb = pytest.mark.skipif(importlib.util.find_spec("duckdb") is None, reason="duckdb is not installed")
 
