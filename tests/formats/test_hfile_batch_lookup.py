@@ -76,3 +76,24 @@ def test_unsorted_keys_are_refused() -> None:
     reader = HFileReader.from_bytes(encode_hfile([("a", b"1"), ("b", b"2")]), "t")
     with pytest.raises(FormatError, match="'a' after 'b'"):
         reader.get_many(["b", "a"])
+
+
+@pytest.mark.parametrize("odd_key", [None, "k0001234x", "k000"])
+def test_entries_of_keys_of_one_length_are_found_by_their_key_length(odd_key: str | None) -> None:
+    """Keys of one length (the record index's usual block) are found from the positions
+    holding the first key's length, even when values hold those bytes too; a key of
+    another length among them takes the search over every byte, with the same result."""
+    rng = random.Random(11)
+    keys = sorted({f"k{rng.randrange(10**7):07d}" for _ in range(3000)} | ({odd_key} if odd_key else set()))
+    # the 4-byte key length of a 9-byte row (10 + 9 + family and qualifier + 9) inside values
+    klen = (2 + 8 + 1 + 9).to_bytes(4, "big")
+    entries = [(k, klen + bytes([0, 0, 0, rng.randrange(9)]) * rng.randrange(3) + bytes(rng.randrange(256) for _ in range(rng.randrange(30)))) for k in keys]
+    data = encode_hfile(entries, HFileSettings(block_size=1 << 20))
+    reader = HFileReader.from_bytes(data, "t")
+    entry = reader.root_index[0]
+    _, block = reader._read_block(entry.offset, entry.size, DATA)
+    starts = entry_starts(np.frombuffer(block, np.uint8), reader._with_tags, reader._with_mvcc)
+    rows, _ = reader._parse_entries(block, entry.offset)
+    assert starts is not None and [block[s + 10 : s + 10 + len(r)] for s, r in zip(starts.tolist(), rows)] == rows
+    asked = sorted(rng.sample(keys, 500) + ["k", "k99999999"])
+    assert reader.get_many(asked) == _one_by_one(HFileReader.from_bytes(data, "t"), asked)

@@ -160,7 +160,11 @@ def test_a_record_index_naming_a_file_group_the_table_lacks_is_an_error(tmp_path
     from hoodie.metadata_table.index_lookup import RecordIndexLocator
 
     original = RecordIndexLocator.locate
-    RecordIndexLocator.locate = lambda self, keys: {k: ("sf", "no-such-group-0") for k in keys if k == "a"}  # type: ignore[method-assign]
+    def stale(self: RecordIndexLocator, keys: pa.Array, workers: int = 1) -> tuple[pa.Array, pa.Array]:
+        named = [k == "a" for k in keys.to_pylist()]
+        return pa.array(["sf" if n else None for n in named], pa.string()), pa.array(["no-such-group-0" if n else None for n in named], pa.string())
+
+    RecordIndexLocator.locate = stale  # type: ignore[method-assign]
     try:
         with pytest.raises(MetadataOutOfSyncError, match="no-such-group-0"):
             hoodie.write(pa.table({"uuid": ["a"], "city": ["sf"], "ts": [2]}), path, OPTS)

@@ -26,7 +26,7 @@ def _without_city(rows: dict[str, tuple[str, Row]]) -> dict[str, tuple[str, Row]
 def test_spark_writes_with_the_record_index_match_the_model(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_type: str, update_partition_path: bool
 ) -> None:
-    def driver_lookup(self: RecordIndexLocator, keys: object) -> object:
+    def driver_lookup(self: RecordIndexLocator, keys: object, workers: int = 1) -> object:
         raise AssertionError("the driver looked keys up in the record index")
 
     # executors are other processes: only a lookup on the driver would meet this

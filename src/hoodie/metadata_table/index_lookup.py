@@ -61,8 +61,13 @@ class RecordIndexLocator(_Lookups):
     """:class:`~hoodie.index.KeyLocator` from the record index: one lookup per batch of
     keys, grouped by the index's file groups (each read once)."""
 
-    def locate(self, keys: Sequence[str]) -> Mapping[str, tuple[str, str]]:
-        return {key: (loc.partition, loc.file_id) for key, loc in self.reader.record_locations(keys).items()}
+    def locate(self, keys: pa.Array, workers: int = 1) -> tuple[pa.Array, pa.Array]:
+        """(see :class:`~hoodie.index.KeyLocator`) Each key's location taken from the few
+        distinct ones found."""
+        codes, where = self.reader.locate_many(keys, workers)
+        at = pa.array(codes, mask=codes < 0)
+        partitions = pa.array([w.partition for w in where], pa.string()).take(at)
+        return partitions, pa.array([w.file_id for w in where], pa.string()).take(at)
 
     def stored_values(self, located: Mapping[str, tuple[str, str]], column: str | None) -> Mapping[str, Any]:
         """(see :class:`~hoodie.index.KeyLocator`) One merge of each file group's latest

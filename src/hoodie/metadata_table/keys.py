@@ -19,6 +19,7 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 __all__ = [
     "ALL_PARTITIONS_KEY",
@@ -115,21 +116,52 @@ def bloom_filter_key(partition_path: str, file_name: str) -> str:
     return bloom_filter_prefix(partition_path) + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
 
 
-def file_group_indices(keys: Sequence[str], file_groups: int) -> np.ndarray:
-    """:func:`file_group_index` of every key of ``keys`` at once (int64): the hash of all
-    keys of one length in UTF-16 code units a column at a time, in 32-bit arithmetic as
-    Java's, instead of a Python loop over every character of every key."""
-    encoded = [k.encode("utf-16-le") for k in keys]
-    units = np.fromiter(map(len, encoded), np.int64, len(encoded)) // 2
-    out = np.empty(len(encoded), np.int64)
-    for length in np.unique(units).tolist():
-        rows = np.flatnonzero(units == length)
-        chars = np.frombuffer(b"".join([encoded[i] for i in rows.tolist()]), "<u2").reshape(len(rows), length)
-        h = np.zeros(len(rows), np.uint32)
+def file_group_indices(keys: Sequence[str] | pa.Array | pa.ChunkedArray, file_groups: int) -> np.ndarray:
+    """:func:`file_group_index` of every key of ``keys`` at once (int64). Keys of ASCII
+    characters are hashed from the UTF-8 bytes Arrow holds (each byte is then a UTF-16
+    code unit), the others from their UTF-16 encoding; keys of one length a column of
+    code units at a time, in 32-bit arithmetic as Java's (numpy's wrapping ``uint32``),
+    without a Python step per key or character."""
+    arr = keys if isinstance(keys, (pa.Array, pa.ChunkedArray)) else pa.array(keys, pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.string())
+    if not pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    if arr.null_count:
+        raise ValueError("record keys to hash must not be null")
+    n = len(arr)
+    out = np.zeros(n, np.int64)
+    if n == 0:
+        return out
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], width, n + 1, arr.offset * np.dtype(width).itemsize).astype(np.int64)
+    data = arr.buffers()[2]
+    size = int(offsets[-1])
+    raw = np.frombuffer(data, np.uint8, size) if data is not None and size else np.zeros(1, np.uint8)
+    # keys holding a byte >= 0x80 (a character beyond ASCII)
+    wide_bytes = np.r_[0, np.cumsum(raw >= 0x80)] if size else np.zeros(1, np.int64)
+    ascii = (wide_bytes[offsets[1:]] - wide_bytes[offsets[:-1]]) == 0
+    rows = np.flatnonzero(ascii)
+    _hash_units(out, rows, raw, offsets[:-1][rows], (offsets[1:] - offsets[:-1])[rows])
+    others = np.flatnonzero(~ascii)
+    if len(others):
+        encoded = [k.encode("utf-16-le") for k in arr.take(pa.array(others)).to_pylist()]
+        units = np.frombuffer(b"".join(encoded), "<u2") if any(encoded) else np.zeros(1, np.uint16)
+        counts = np.fromiter(map(len, encoded), np.int64, len(encoded)) // 2
+        _hash_units(out, others, units, np.r_[0, np.cumsum(counts)[:-1]], counts)
+    return np.abs(out) % file_groups
+
+
+def _hash_units(out: np.ndarray, rows: np.ndarray, units: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> None:
+    """Java's ``String.hashCode`` of the keys at ``rows`` of ``out``, whose code units
+    are ``units[starts[i]:starts[i] + counts[i]]``, as signed 32-bit values."""
+    for length in np.unique(counts).tolist():
+        which = np.flatnonzero(counts == length)
+        h = np.zeros(len(which), np.uint32)
+        at = starts[which]
         for c in range(length):
-            h = h * np.uint32(31) + chars[:, c]
-        out[rows] = np.abs(h.view(np.int32).astype(np.int64)) % file_groups
-    return out
+            h = h * np.uint32(31) + units[at + c]
+        out[rows[which]] = h.view(np.int32)
 
 
 def file_group_index(key: str, file_groups: int) -> int:

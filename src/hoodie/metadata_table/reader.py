@@ -41,14 +41,14 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie.errors import DamagedTableError, FormatError, MetadataOutOfSyncError, TableError
 from hoodie.formats.bloom import BloomFilter, deserialize_filter
 from hoodie.formats.hfile import HFileReader
-from hoodie.formats.log import HeaderKey, HFileDataBlock
 from hoodie.formats.log.blocks import DeleteBlock
-from hoodie.formats.log.reader import decode_block
 from hoodie.layout import HOODIE_FOLDER, METADATA_FOLDER, InstantTime
 from hoodie.metadata_table.keys import (
     ALL_PARTITIONS_KEY,
@@ -60,7 +60,8 @@ from hoodie.metadata_table.keys import (
     file_group_indices,
     partition_identifier,
 )
-from hoodie.metadata_table.metrics import LOOKUP, SCAN, MetadataMetrics
+from hoodie.metadata_table.metrics import LOOKUP, MetadataMetrics
+from hoodie.metadata_table.record_lookup import SliceReading, locate_in_slices
 from hoodie.metadata_table.records import (
     BloomFilterInfo,
     ColumnStats,
@@ -71,10 +72,11 @@ from hoodie.metadata_table.records import (
     merge,
 )
 from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX
+from hoodie.metadata_table.slice_parts import record_scan, slice_parts
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.file_group import FileSlice
-from hoodie.table.slice_reader.log_scan import METADATA_TABLE_BLOCKS, LogScanStats, scan_log
+from hoodie.table.slice_reader.log_scan import LogScanStats
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action
@@ -267,36 +269,26 @@ class MetadataTableReader:
         started, blocks_before, log_records_before = time.perf_counter(), counts.log.blocks, counts.log_records
         merged: dict[str, MetadataRecord] = {}
         base_blocks = base_records = 0
-        if slc.base_file is not None:
-            with HFileReader.open(self.storage, slc.base_file.path) as reader:
-                for key, record in _records(reader, query, None, slc.base_file.path):
-                    merged[key] = merge(merged.get(key), record)
-                base_blocks, base_records = reader.block_reads, len(merged)
-            counts.base_keys = frozenset(merged)
-        try:
-            pending = scan_log(self.storage, slc.log_files, self._visible, counts.log, replayed=METADATA_TABLE_BLOCKS)
-        except DamagedTableError as exc:
-            raise FormatError(f"metadata table {self.base_path} is damaged: {exc}") from exc
-        for p in pending:
-            block = decode_block(p.path, p.info, p.content)
-            if isinstance(block, HFileDataBlock):
-                where = f"{p.path} (block at byte {p.info.offset})"
-                reader = HFileReader.from_bytes(block.content, where)
-                for key, record in _records(reader, query, block.header.get(HeaderKey.SCHEMA), where):
-                    merged[key] = merge(merged.get(key), record)
-                    counts.log_records += 1
-                    counts.log_keys.add(key)
-            elif isinstance(block, DeleteBlock):
-                for deleted in block.keys:
+        for part in slice_parts(self.storage, slc, self._visible, counts.log, self.base_path):
+            if isinstance(part, DeleteBlock):
+                for deleted in part.keys:
                     if deleted.record_key is not None and query.wants(deleted.record_key):
                         merged.pop(deleted.record_key, None)
                         counts.log_records += 1
                         counts.log_keys.add(deleted.record_key)
-        self.metrics.record(
-            SCAN, slc.partition_path, time.perf_counter() - started,
-            base_files=int(slc.base_file is not None), base_bytes=slc.base_file.size if slc.base_file is not None else 0,
-            base_blocks=base_blocks, log_files=len(slc.log_files), log_bytes=sum(lf.size for lf in slc.log_files),
-            log_blocks=counts.log.blocks - blocks_before, records=base_records + counts.log_records - log_records_before,
+                continue
+            for key, value in query.entries(part.reader):
+                record = decode_value(key, value, part.schema, part.where)
+                merged[key] = merge(merged.get(key), record)
+                if not part.is_base:
+                    counts.log_records += 1
+                    counts.log_keys.add(key)
+            if part.is_base:
+                base_blocks, base_records = part.reader.block_reads, len(merged)
+                counts.base_keys = frozenset(merged)
+        record_scan(
+            self.metrics, slc, time.perf_counter() - started, base_blocks,
+            counts.log.blocks - blocks_before, base_records + counts.log_records - log_records_before,
         )
         return merged
 
@@ -410,7 +402,34 @@ class MetadataTableReader:
         out). The instant is rebuilt from the stored epoch milliseconds in the data
         table's timeline time zone (``hoodie.table.timeline.timezone``: UTC, or this
         process's local zone, as Java's writer used its own)."""
-        return self._locations(self._read(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(keys)))))
+        asked = pa.array(list(dict.fromkeys(keys)), pa.string())
+        codes, where = self.locate_many(asked)
+        return {k: where[c] for k, c in zip(asked.to_pylist(), codes.tolist()) if c >= 0}
+
+    def locate_many(self, keys: pa.Array, workers: int = 1) -> tuple[np.ndarray, list[KeyLocation]]:
+        """Where the record index places each of ``keys`` (a string array), over arrays
+        (:mod:`.record_lookup`): per key the index of its location in the list, -1 where
+        the index holds none; the blocks of a file are searched on up to ``workers``
+        threads. Keys holding a NUL character are looked up one by one."""
+        self._require(RECORD_INDEX)
+        keys = keys.cast(pa.string())
+        with self.metrics.timed(LOOKUP, RECORD_INDEX) as amounts:
+            with_nul = pc.fill_null(pc.match_substring(keys, "\x00"), False).to_numpy(zero_copy_only=False)
+            plain = np.flatnonzero(~with_nul)
+            reading = SliceReading(self.storage, self._visible, self.metrics, self.base_path)
+            found = locate_in_slices(keys.take(pa.array(plain)), self.file_slices(RECORD_INDEX), reading, workers)
+            made = [self._location(loc) for loc in found.locations]
+            codes = np.full(len(keys), -1, np.int64)
+            codes[plain] = found.codes
+            if with_nul.any():
+                odd = keys.filter(pa.array(with_nul)).to_pylist()
+                located = self._locations(self._lookup(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(odd)))))
+                for i, key in zip(np.flatnonzero(with_nul).tolist(), odd):
+                    if key in located:
+                        codes[i] = len(made)
+                        made.append(located[key])
+            amounts.update(keys=len(pc.unique(keys)), hits=len(pc.unique(keys.filter(pa.array(codes >= 0)))))
+        return codes, made
 
     def _locations(self, records: Mapping[str, MetadataRecord]) -> dict[str, KeyLocation]:
         # the keys of one file group written at one instant share their location: each
@@ -448,10 +467,3 @@ class MetadataTableReader:
         merged = self._read(partition, _Query())
         return iter([merged[k] for k in sorted(merged)])
 
-
-def _records(reader: HFileReader, query: _Query, header_schema: str | None, where: str) -> Iterator[tuple[str, MetadataRecord]]:
-    schema = reader.schema or header_schema
-    if schema is None:
-        raise FormatError(f"{where} has no record schema: neither in its HFile nor in its block header")
-    for key, value in query.entries(reader):
-        yield key, decode_value(key, value, schema, where)

@@ -28,14 +28,15 @@ from hoodie.index import GlobalLocations, IndexSettings, locate_keys
 from hoodie.writer.schema import BASE_INSTANT_COLUMN, DELETE_COLUMN, FILE_ID_COLUMN
 
 
-def tag_globally(records: pa.Table, index: IndexSettings, ordering_field: str | None) -> pa.Table:
+def tag_globally(records: pa.Table, index: IndexSettings, ordering_field: str | None, workers: int = 1) -> pa.Table:
     """``records`` (keyed, one per key) with the file id of every key the record index
-    holds, partition paths and extra delete rows as the module docstring says."""
+    holds, partition paths and extra delete rows as the module docstring says; the index
+    is read on up to ``workers`` threads (the engine's parallelism)."""
     if index.locator is None:
         raise ValueError(f"hoodie.index.type={index.index_type} needs the record index's locator, which the write did not wire")
     keys = records.column(RECORD_KEY).combine_chunks()
     given = records.column(PARTITION_PATH).combine_chunks()
-    found = locate_keys(keys, index.locator)
+    found = locate_keys(keys, index.locator, workers=workers)
     hit = pc.is_valid(found.file_ids)
     moved = pc.fill_null(pc.and_(hit, pc.not_equal(found.partitions, given)), False).to_numpy(zero_copy_only=False)
     if not index.update_partition_path or not moved.any():

@@ -52,7 +52,8 @@ def dedupe_and_tag(
     if not settings.tags_records:
         return untagged(records)
     if settings.index.is_global:
-        return after_tagging(tag_globally(records, settings.index, settings.ordering_field), settings.operation)
+        workers = engine.parallelism if engine is not None else 1
+        return after_tagging(tag_globally(records, settings.index, settings.ordering_field, workers), settings.operation)
     return after_tagging(tag_records(records, refs_by_partition, storage, settings.index, engine), settings.operation)
 
 

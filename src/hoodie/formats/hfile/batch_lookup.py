@@ -25,13 +25,30 @@ leftmost of the rows equal but for trailing NULs is then the one wanted, if any)
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
-__all__ = ["entry_starts", "find_sorted", "row_array"]
+__all__ = ["arrow_rows", "entry_starts", "find_sorted", "gather", "row_array"]
 
 
 def row_array(rows: list[bytes]) -> np.ndarray:
     """``rows`` as a numpy ``S`` array (of at least one byte a row)."""
     return np.array(rows, dtype=f"S{max(1, max((len(r) for r in rows), default=1))}")
+
+
+def arrow_rows(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The strings (or binaries) of ``keys`` (no nulls) as a numpy ``S`` array, gathered
+    from Arrow's buffers without a Python object a key, and their lengths in bytes."""
+    keys = keys.cast(pa.large_binary())
+    n = len(keys)
+    offsets = np.frombuffer(keys.buffers()[1], np.int64, n + 1, keys.offset * 8)
+    lengths = np.diff(offsets)
+    width = max(1, int(lengths.max(initial=0)))
+    data = keys.buffers()[2]
+    raw = np.frombuffer(data, np.uint8, int(offsets[-1])) if data is not None and offsets[-1] else np.zeros(1, np.uint8)
+    span = np.arange(width)
+    at = np.minimum(offsets[:-1, None] + span, len(raw) - 1)
+    rows = np.where(span < lengths[:, None], raw[at], 0).astype(np.uint8)
+    return np.ascontiguousarray(rows).view(f"S{width}").ravel(), lengths
 
 
 #: rounds of dropping false starts before following the chain one step at a time
@@ -50,17 +67,11 @@ def _u16(block: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return value
 
 
-def entry_starts(block: np.ndarray, with_tags: bool, with_mvcc: bool) -> np.ndarray | None:
-    """The offset of every entry of the data block ``block`` (uint8), in order, or None
-    when it cannot be found this way (see the module docstring)."""
+def _entry_ends(block: np.ndarray, starts: np.ndarray, with_tags: bool, with_mvcc: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Of ``starts`` (offsets of ``block`` at most ``len(block) - 10`` whose lengths are
+    below 64 KiB): those whose key's row and family lengths fit in it, and the offset
+    after the entry at each of them."""
     size = len(block)
-    if size < 10:
-        return None
-    head = block[: size - 9]
-    may_start = (head == 0) & (block[1 : size - 8] == 0) & (block[4 : size - 5] == 0) & (block[5 : size - 4] == 0)
-    starts = np.flatnonzero(may_start)
-    if len(starts) == 0 or starts[0] != 0:
-        return None
     klen = _u16(block, starts + 2)
     rowlen = _u16(block, starts + 8)
     # a KeyValue key is its row length, row, family length, family, qualifier and 9
@@ -68,18 +79,60 @@ def entry_starts(block: np.ndarray, with_tags: bool, with_mvcc: bool) -> np.ndar
     fam_at = np.minimum(starts + 10 + rowlen, size - 1)
     keyed = (rowlen + 12 <= klen) & (_at(block, fam_at) <= klen - rowlen - 12)
     starts, klen = starts[keyed], klen[keyed]
-    if len(starts) == 0 or starts[0] != 0:
-        return None
-    vlen = _u16(block, starts + 6)
-    after = starts + 8 + klen + vlen
+    after = starts + 8 + klen + _u16(block, starts + 6)
     last = size - 1
     if with_tags:
-        at = np.minimum(after, last - 1)
-        after = after + 2 + _u16(block, at)
+        after = after + 2 + _u16(block, np.minimum(after, last - 1))
     if with_mvcc:
         first = _at(block, np.minimum(after, last))
         first = np.where(first > 127, first - 256, first)  # Hadoop VLong: a signed first byte
         after = after + np.where(first >= -112, 1, np.where(first >= -120, -111 - first, -119 - first))
+    return starts, after
+
+
+def _same_key_length(block: np.ndarray) -> np.ndarray:
+    """The positions whose four bytes are the first entry's key length and whose value
+    length is below 64 KiB: where entries may start when all keys of the block are of
+    one length (keys of one shape, as record keys often are), found four native
+    ``uint32`` views at a time, not byte by byte."""
+    size = len(block)
+    pattern = int(block[:4].view("<u4")[0])
+    found = []
+    for k in range(4):
+        count = (size - 9 - k) // 4
+        if count > 0:
+            view = np.frombuffer(block.data, "<u4", count, k)
+            found.append(np.flatnonzero(view == pattern) * 4 + k)
+    starts = np.sort(np.concatenate(found))
+    kept: np.ndarray = starts[(block[starts + 4] == 0) & (block[starts + 5] == 0)]
+    return kept
+
+
+def entry_starts(block: np.ndarray, with_tags: bool, with_mvcc: bool) -> np.ndarray | None:
+    """The offset of every entry of the data block ``block`` (uint8), in order, or None
+    when it cannot be found this way (see the module docstring)."""
+    size = len(block)
+    if size < 10:
+        return None
+    if block[0] == 0 and block[1] == 0:
+        # Keys of one length: the positions holding the first key's length are nearly
+        # all entries; used when they chain from the first to the block's end
+        starts, after = _entry_ends(block, _same_key_length(block), with_tags, with_mvcc)
+        entries = _chain(starts, after, size, follow=False)
+        if entries is not None:
+            return entries
+    head = block[: size - 9]
+    may_start = (head == 0) & (block[1 : size - 8] == 0) & (block[4 : size - 5] == 0) & (block[5 : size - 4] == 0)
+    starts, after = _entry_ends(block, np.flatnonzero(may_start), with_tags, with_mvcc)
+    return _chain(starts, after, size)
+
+
+def _chain(starts: np.ndarray, after: np.ndarray, size: int, follow: bool = True) -> np.ndarray | None:
+    """The entries chained from position 0 to ``size`` through ``starts`` (each leading
+    to its ``after``), or None when they do not chain (without ``follow``, also when
+    false starts are left after dropping those nothing leads to)."""
+    if len(starts) == 0 or starts[0] != 0:
+        return None
     # Positions no kept position leads to start nothing (a false start inside a key or
     # a value is seldom led to): dropped round by round, then the kept ones are the
     # chain if each leads to the next.
@@ -97,6 +150,8 @@ def entry_starts(block: np.ndarray, with_tags: bool, with_mvcc: bool) -> np.ndar
     ends = after[keep]
     if ends[-1] == size and (ends[:-1] == entries[1:]).all():
         return entries
+    if not follow:
+        return None
     # else the chain from the first entry, one cheap step an entry (no parsing)
     n = len(starts)
     nxt = np.searchsorted(starts, after)
@@ -119,10 +174,16 @@ def find_sorted(block: np.ndarray, entries: np.ndarray, wanted: np.ndarray, leng
         return empty, empty, empty
     rowlen = _u16(block, entries + 8)
     width = max(int(rowlen.max()), wanted.dtype.itemsize, 1)
-    span = np.arange(width)
-    at = np.minimum(entries[:, None] + 10 + span, len(block) - 1)
-    rows = np.where(span < rowlen[:, None], block[at], 0).astype(np.uint8)
-    rows = np.ascontiguousarray(rows).view(f"S{width}").ravel()
+    # each entry's row as ``width`` bytes (int32 offsets and a clipped take: fewer and
+    # smaller temporaries than a 64-bit gather), zeroed past its length unless all rows
+    # are of that length
+    span = np.arange(10, 10 + width, dtype=np.int32)
+    first: np.ndarray = entries.astype(np.int32 if len(block) < 1 << 30 else np.int64)
+    at = first[:, None] + span
+    rows = np.take(block, at, mode="clip")
+    if (rowlen != width).any():
+        rows[span - 10 >= rowlen[:, None]] = 0
+    rows = rows.view(f"S{width}").ravel()
     asked = wanted.astype(f"S{width}")
     pos = np.minimum(np.searchsorted(rows, asked, side="left"), len(rows) - 1)
     # equal as S strings and of the same length: equal bytes (the leftmost of rows that
@@ -134,3 +195,12 @@ def find_sorted(block: np.ndarray, entries: np.ndarray, wanted: np.ndarray, leng
     vlen = _u16(block, e + 6)
     start = e + 8 + klen
     return which, start, start + vlen
+
+
+def gather(block: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The bytes ``block[begin[i]:end[i]]`` of every ``i``, one after another (one
+    gather, no slice a value)."""
+    sizes = end - begin
+    before = np.cumsum(sizes) - sizes  # where each value starts in the result
+    picked: np.ndarray = block[np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(begin - before, sizes)]
+    return picked

@@ -21,6 +21,7 @@ import functools
 import struct
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodie.errors import FormatError
-from hoodie.formats.hfile.batch_lookup import entry_starts, find_sorted, row_array
+from hoodie.formats.hfile.batch_lookup import entry_starts, find_sorted, gather, row_array
 from hoodie.formats.hfile.blocks import (
     DATA,
     FILE_INFO,
@@ -327,46 +328,88 @@ class HFileReader:
         return block.values[i] if i < len(block.rows) and block.rows[i] == row else None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        """The values of those of ``keys`` (sorted ascending) the file holds; each block
-        holding one of them is read once, the others not at all. With a one-level index
-        the keys are dealt to blocks by one binary search, and each block's entries are
-        located and compared with numpy (:mod:`.batch_lookup`): only the values found are
-        sliced, however many entries the block holds."""
+        """The values of those of ``keys`` (sorted ascending) the file holds: :meth:`find_rows`
+        for keys without NUL bytes, one :meth:`get` a key for the others."""
         asked = list(keys)
         rows = [key.encode() for key in asked]
         for i in range(1, len(rows)):
             if rows[i] < rows[i - 1]:
                 raise FormatError(f"{self.name}: keys to look up must be sorted: {asked[i]!r} after {asked[i - 1]!r}")
-        if not rows or self.entry_count == 0:
-            return {}
         # numpy's S strings ignore trailing NUL bytes: keys holding one are looked up one by one
-        if self.trailer.num_data_index_levels != 1 or b"\x00" in b"".join(rows) or b"\x00" in b"".join(self._root_rows):
+        if b"\x00" in b"".join(rows):
             return {k: v for k in asked if (v := self.get(k)) is not None}
-        wanted = row_array(rows)
         lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        which, values = self.find_rows(row_array(rows), lengths)
+        return dict(zip([asked[w] for w in which.tolist()], values.to_pylist()))
+
+    def find_rows(self, wanted: np.ndarray, lengths: np.ndarray, workers: int = 1) -> tuple[np.ndarray, pa.BinaryArray]:
+        """Of the ``wanted`` rows (a sorted numpy ``S`` array without NUL bytes, ``lengths``
+        their lengths in bytes): the positions of those the file holds, in order, and
+        their values (the first entry of a row). Each block holding one of them is read
+        once, the others not at all; with a one-level index the rows are dealt to blocks
+        by one binary search, and each block's entries are located and compared with numpy
+        (:mod:`.batch_lookup`): only the values found are copied out, however many
+        entries the block holds. With ``workers`` > 1 the blocks read are decompressed and
+        searched on that many threads (zlib and numpy release the GIL); the file is read
+        on the calling thread."""
+        if len(wanted) == 0 or self.entry_count == 0:
+            return np.zeros(0, np.int64), pa.array([], pa.binary())
+        if self.trailer.num_data_index_levels != 1 or b"\x00" in b"".join(self._root_rows):
+            found = [(i, v) for i, row in enumerate(wanted.tolist()) if (v := self.get(row.decode())) is not None]
+            return np.array([i for i, _ in found], np.int64), pa.array([v for _, v in found], pa.binary())
         width = max(wanted.dtype.itemsize, self._root_array.dtype.itemsize)
         # the block whose first key is the last at or before each row (-1: before all)
         block_of = np.searchsorted(self._root_array.astype(f"S{width}"), wanted.astype(f"S{width}"), side="right") - 1
-        cuts = [0, *(np.flatnonzero(np.diff(block_of)) + 1).tolist(), len(rows)]
-        out: dict[str, bytes] = {}
+        cuts = [0, *(np.flatnonzero(np.diff(block_of)) + 1).tolist(), len(wanted)]
+        work = []
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            if block_of[lo] < 0:
-                continue
-            entry = self.root_index[int(block_of[lo])]
-            _, data = self._read_block(entry.offset, entry.size, DATA)
-            block = np.frombuffer(data, dtype=np.uint8)
-            starts = entry_starts(block, self._with_tags, self._with_mvcc)
-            if starts is None:  # entry by entry (and its errors, for a damaged block)
-                rows_in, values = self._parse_entries(data, entry.offset)
-                for key, row in zip(asked[lo:hi], rows[lo:hi]):
-                    j = bisect_left(rows_in, row)
-                    if j < len(rows_in) and rows_in[j] == row:
-                        out[key] = values[j]
-                continue
-            which, begin, end = find_sorted(block, starts, wanted[lo:hi], lengths[lo:hi])
-            for w, b, e in zip(which.tolist(), begin.tolist(), end.tolist()):
-                out[asked[lo + w]] = data[b:e]
-        return out
+            if block_of[lo] >= 0:
+                entry = self.root_index[int(block_of[lo])]
+                work.append((lo, hi, entry.offset, self._raw_block(entry.offset, entry.size)))
+
+        def search(item: tuple[int, int, int, bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            lo, hi, offset, raw = item
+            which, data, sizes = self._find_in_block(offset, raw, wanted[lo:hi], lengths[lo:hi])
+            return which + lo, data, sizes
+
+        if workers > 1 and len(work) > 1:
+            with ThreadPoolExecutor(min(workers, len(work)), thread_name_prefix="hoodie-hfile") as pool:
+                parts = list(pool.map(search, work))
+        else:
+            parts = [search(item) for item in work]
+        which = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        data = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint8)
+        sizes = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+        offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        values = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(sizes), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return which, values
+
+    def _raw_block(self, offset: int, size: int) -> bytes:
+        if offset < 0 or offset >= self._src.size - TRAILER_SIZE:
+            raise FormatError(f"{self._where(offset)}: offset lies outside the file's blocks")
+        self.block_reads += 1
+        return self._src.read_at(offset, size)
+
+    def _find_in_block(self, offset: int, raw: bytes, wanted: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The wanted rows a data block holds: their positions in ``wanted``, their values'
+        bytes one after another, and each value's size."""
+        where = self._where(offset)
+        header, data = decode_block(raw, self.trailer.codec, where, DATA)
+        if header.on_disk_size != len(raw):
+            raise FormatError(f"{where}: block is {header.on_disk_size} bytes on disk, its index says {len(raw)}")
+        block = np.frombuffer(data, dtype=np.uint8)
+        starts = entry_starts(block, self._with_tags, self._with_mvcc)
+        if starts is None:  # entry by entry (and its errors, for a damaged block)
+            rows_in, values = self._parse_entries(data, offset)
+            found = []
+            for i, row in enumerate(wanted.tolist()):
+                j = bisect_left(rows_in, row)
+                if j < len(rows_in) and rows_in[j] == row:
+                    found.append((i, values[j]))
+            sizes = np.array([len(v) for _, v in found], np.int64)
+            return np.array([i for i, _ in found], np.int64), np.frombuffer(b"".join(v for _, v in found), np.uint8), sizes
+        which, begin, end = find_sorted(block, starts, wanted, lengths)
+        return which, gather(block, begin, end), end - begin
 
     @functools.cached_property
     def _root_array(self) -> np.ndarray:
