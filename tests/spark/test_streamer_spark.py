@@ -72,3 +72,15 @@ def test_cli_engine_spark_uses_the_active_session(spark, tmp_path):
     assert result.exit_code == 0, result.output
     assert "3 rows" in result.stdout and "(spark, once)" in result.stderr
     assert _checkpoints(target) == ["1000:a.json"]
+
+
+def test_spark_streamer_records_the_checkpoint_of_empty_files(spark, tmp_path):
+    src, target = tmp_path / "in", tmp_path / "trips"
+    land(src, "a.json", trips(range(3), 1), mtime_ms=1000)
+    land(src, "b.json", [], mtime_ms=2000)
+    settings = StreamerSettings(str(target), "json", {**STREAM_OPTIONS, "hoodie.streamer.source.dfs.root": str(src)}, source_limit=1)
+    streamer = Streamer(settings, SparkStreamerEngine(spark))
+    assert streamer.sync_once().rows == 3
+    assert streamer.sync_once().rows == 0 and streamer.sync_once() is None
+    assert _checkpoints(target) == ["1000:a.json", "2000:b.json"]
+    assert table_rows(hoodie.read(str(target))) == model([trips(range(3), 1)])

@@ -210,3 +210,15 @@ def test_empty_files_record_their_checkpoint_once_the_table_exists(tmp_path):
     assert empty.rows == 0 and _checkpoints(target) == ["1000:a.json", "2000:b.json"]
     assert _streamer(src, target).sync_once() is None
     assert len(hoodie.read(str(target))) == 3
+
+
+def test_empty_files_before_the_table_exists_commit_nothing_and_are_taken_with_the_next_batch(tmp_path):
+    src, target = tmp_path / "in", tmp_path / "trips"
+    (src).mkdir()
+    (src / "a.json").write_bytes(b"")
+    os.utime(src / "a.json", ns=(1_000_000_000, 1_000_000_000))
+    assert _streamer(src, target).sync_once() is None
+    assert not HoodieTable.exists(str(target))
+    land(src, "b.json", trips(range(2), 1), mtime_ms=2000)
+    result = _streamer(src, target).sync_once()
+    assert [f.name for f in result.batch.files] == ["a.json", "b.json"] and result.rows == 2

@@ -29,7 +29,18 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hoodie.spark.read import read_dataframe
 from hoodie.spark.write import write_dataframe
-from hoodie.streamer import CSV, JSON, PARQUET, FilesBatch, InstantsBatch, SourceBatch, dropped_meta_columns, read_files, transform
+from hoodie.streamer import (
+    CSV,
+    JSON,
+    PARQUET,
+    FilesBatch,
+    InstantsBatch,
+    SourceBatch,
+    columns_of_empty_batch,
+    dropped_meta_columns,
+    read_files,
+    transform,
+)
 from hoodie.table.table import HoodieTable
 
 
@@ -83,6 +94,11 @@ class SparkStreamerEngine:
             raise transform.failed(sql, e) from e
 
     def write(self, data: DataFrame, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
+        if not data.columns:  # empty files only (see columns_of_empty_batch)
+            schema = columns_of_empty_batch(path)
+            if schema is None:
+                return None, 0
+            data = self.spark.createDataFrame(schema.empty_table())
         try:
             instant = write_dataframe(data, path, options, extra_metadata=extra_metadata)
         finally:

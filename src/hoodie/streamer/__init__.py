@@ -21,7 +21,7 @@ command.
 from __future__ import annotations
 
 from hoodie.streamer import transform
-from hoodie.streamer.arrow_engine import ArrowEngine, dropped_meta_columns, read_files
+from hoodie.streamer.arrow_engine import ArrowEngine, columns_of_empty_batch, dropped_meta_columns, read_files
 from hoodie.streamer.batches import AVRO, CSV, JSON, PARQUET, FilesBatch, InstantsBatch, SourceBatch, SourceFile
 from hoodie.streamer.dfs_source import DfsSource, FilePosition
 from hoodie.streamer.engines import IN_PROCESS, SPARK, engine_for
@@ -61,6 +61,7 @@ __all__ = [
     "SourceFile",
     "Streamer",
     "StreamerSettings",
+    "columns_of_empty_batch",
     "dropped_meta_columns",
     "engine_for",
     "read_files",

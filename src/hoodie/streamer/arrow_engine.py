@@ -48,15 +48,20 @@ class ArrowEngine:
 
     def write(self, data: pa.Table, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
         if data.num_columns == 0:
-            # only empty files: an empty batch of the table's columns records the checkpoint;
-            # before the table exists there is nothing to create it from (taken again later)
-            storage = self.storage or storage_for(path)
-            schema = HoodieTable.open(path, storage).data_schema() if HoodieTable.exists(path, storage) else None
+            schema = columns_of_empty_batch(path, self.storage)
             if schema is None:
                 return None, 0
             data = schema.empty_table()
         instant = api.write(data, path, options, extra_metadata=extra_metadata, storage=self.storage)
         return instant, data.num_rows
+
+
+def columns_of_empty_batch(path: str, storage: Storage | None = None) -> pa.Schema | None:
+    """The columns a batch of empty files only (no columns at all) is written with: the
+    table's, so that an empty commit records the checkpoint; None before the table exists
+    (nothing to create it from: the files are taken again with the next batch)."""
+    storage = storage or storage_for(path)
+    return HoodieTable.open(path, storage).data_schema() if HoodieTable.exists(path, storage) else None
 
 
 def read_files(batch: FilesBatch, storage: Storage | None = None) -> pa.Table:

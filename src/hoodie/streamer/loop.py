@@ -112,7 +112,7 @@ class BatchResult:
     """One committed batch: its instant, rows, what it took and what is left."""
 
     number: int
-    instant: str | None
+    instant: str
     rows: int
     batch: SourceBatch
     seconds: float
@@ -158,7 +158,7 @@ class Streamer:
 
     def sync_once(self) -> BatchResult | None:
         """One batch after the committed checkpoint, written as one commit; None when the
-        source has nothing new."""
+        source has nothing new (or only empty files, before the table exists)."""
         started = time.monotonic()
         batch = self.source.plan(self.committed_checkpoint(), self.settings.source_limit)
         if batch is None:
@@ -170,6 +170,8 @@ class Streamer:
         if self.settings.checkpoint is not None:
             extra[CHECKPOINT_RESET_KEY] = self.settings.checkpoint
         instant, rows = self.engine.write(data, self.target, self.settings.options, extra)
+        if instant is None:
+            return None  # empty files before the table exists: nothing committed
         self.batches += 1
         return BatchResult(self.batches, instant, rows, batch, time.monotonic() - started)
 
