@@ -330,6 +330,38 @@ METADATA_VALIDATE = _opt(
 )
 FAIL_ON_TIMELINE_ARCHIVING = _opt("hoodie.fail.on.timeline.archiving", True, boolean, "Accepted for compatibility.")
 
+# --- Structured Streaming sink (df.writeStream.format("hoodie")) -------------------------------
+STREAMING_CHECKPOINT_IDENTIFIER = _opt(
+    "hoodie.datasource.write.streaming.checkpoint.identifier",
+    "default_single_writer",
+    str,
+    "Streaming sink: the writer's name in the commit's _hudi_streaming_sink_checkpoint (writer -> last batch id); "
+    "a batch id already committed under it is skipped. Give each streaming query writing one table its own.",
+)
+STREAMING_RETRY_COUNT = _opt(
+    "hoodie.datasource.write.streaming.retry.count", 3, int_in(0), "Streaming sink: attempts at a micro-batch whose write failed."
+)
+STREAMING_RETRY_INTERVAL_MS = _opt(
+    "hoodie.datasource.write.streaming.retry.interval.ms",
+    2000,
+    int_in(0),
+    "Streaming sink: wait before the second attempt at a failed micro-batch (milliseconds), doubled before each further one.",
+)
+STREAMING_IGNORE_FAILED_BATCH = _opt(
+    "hoodie.datasource.write.streaming.ignore.failed.batch",
+    False,
+    boolean,
+    "Streaming sink: a micro-batch that still fails after its retries is logged and left out (its rows are not written) "
+    "instead of stopping the query.",
+)
+ASYNC_COMPACT_ENABLE = _opt(
+    "hoodie.datasource.compaction.async.enable",
+    True,
+    boolean,
+    "Streaming sink into a merge-on-read table: after a micro-batch, schedule a compaction when due and run it on a "
+    "background thread of the driver (one at a time) instead of inline; batch writes are not affected.",
+)
+
 # --- metadata table -----------------------------------------------------------------------
 METADATA_COLUMN_STATS_ENABLE = _opt(
     "hoodie.metadata.index.column.stats.enable", False, boolean, "Keep the metadata table's column_stats partition (with hoodie.metadata.enable)."

@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import importlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -250,9 +251,16 @@ class CompactionTask:
 
 
 def run_compaction(
-    table: HoodieTable, instant: str | None = None, settings: CompactionSettings = CompactionSettings(), engine: Engine | None = None
+    table: HoodieTable,
+    instant: str | None = None,
+    settings: CompactionSettings = CompactionSettings(),
+    engine: Engine | None = None,
+    completing: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> CommitMetadata:
-    """Execute a pending compaction (the oldest one by default) and complete it."""
+    """Execute a pending compaction (the oldest one by default) and complete it.
+    ``completing`` is held while it completes (the metadata table's records and the
+    completed instant written): a writer running alongside, as the streaming sink
+    does, keeps its own commits out of that step."""
     table.require_writable("compact")
     pending = pending_compactions(table)
     if instant is not None:
@@ -298,7 +306,8 @@ def run_compaction(
         extra_metadata={"schema": avro_schema_json(arrow_to_avro_schema(schema, table.name))},
         compacted=True,
     )
-    timeline.reload().transition_to_completed(Instant(inst.timestamp, Action.COMPACTION, State.INFLIGHT), metadata.to_json_bytes())
+    with completing():
+        timeline.reload().transition_to_completed(Instant(inst.timestamp, Action.COMPACTION, State.INFLIGHT), metadata.to_json_bytes())
     DirectMarkers(table.storage, table.base_path, inst.timestamp).delete_all()
     return metadata
 

@@ -1,8 +1,9 @@
 """PySpark integration: the only package of hoodie that imports pyspark.
 
 * :func:`register` — ``df.write.format("hoodie")`` and ``spark.read.format("hoodie")``
-  (:mod:`~hoodie.spark.datasource`), and ``spark.readStream.format("hoodie")``, the
-  Python data source :class:`~hoodie.spark.source.HoodieDataSource`
+  (:mod:`~hoodie.spark.datasource`); ``df.writeStream.format("hoodie")``, a commit per
+  micro-batch (:mod:`~hoodie.spark.stream_sink`); and ``spark.readStream.format("hoodie")``,
+  the Python data source :class:`~hoodie.spark.source.HoodieDataSource`
   (:mod:`~hoodie.spark.stream_source`);
 * :func:`local_session` — a local session configured for hoodie, registered
   (:mod:`~hoodie.spark.session`);

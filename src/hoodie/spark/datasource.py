@@ -13,6 +13,14 @@ instead of a DataSource, :func:`register` wraps a few methods of the classic
   name: ``"hudi"`` stays Apache Hudi's, if its jars are on the classpath); any other
   format goes to Spark's original method untouched.
 
+``df.writeStream.format("hoodie")`` is patched the same way on
+``pyspark.sql.streaming.readwriter.DataStreamWriter``: ``format``, ``option``,
+``options``, ``outputMode``, ``partitionBy``, ``queryName`` and ``trigger`` are recorded
+(``partitionBy`` only there: Spark refuses it for the ``foreachBatch`` a hoodie query
+runs on), and ``start`` of a hoodie query starts a fresh Spark writer carrying the
+recorded options, output mode, query name and trigger, with a
+:class:`~hoodie.spark.stream_sink.HoodieStreamingSink` as its ``foreachBatch`` function.
+
 The patch is process-wide (every session), idempotent, and undone by :func:`unregister`.
 Spark Connect sessions use other classes and are not patched.
 """
@@ -25,10 +33,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from hoodie.errors import ConfigError
 from hoodie.spark.read import read_dataframe
 from hoodie.spark.source import register_source
+from hoodie.spark.stream_sink import HoodieStreamingSink
 from hoodie.spark.write import write_dataframe
 
 FORMAT = "hoodie"
@@ -47,9 +58,11 @@ class Recorded:
     mode: str | None = None
     partition_by: tuple[str, ...] | None = None
     schema: Any = None
+    query_name: str | None = None
+    trigger: dict[str, Any] | None = None
 
 
-def recorded(obj: DataFrameWriter | DataFrameReader) -> Recorded:
+def recorded(obj: DataFrameWriter | DataFrameReader | DataStreamWriter) -> Recorded:
     """The arguments recorded on ``obj`` (created empty on first use)."""
     state = obj.__dict__.get(_STATE)
     if state is None:
@@ -69,6 +82,17 @@ def _pop_path(options: dict[str, Any]) -> str | None:
         if value is not None:
             return str(value)
     return None
+
+
+def _partition_fields(opts: dict[str, Any], partition_by: str | list[str] | None, st: Recorded) -> None:
+    """Hudi takes partitionBy columns as the partition path fields when none are set."""
+    columns = (tuple([partition_by]) if isinstance(partition_by, str) else tuple(partition_by)) if partition_by else st.partition_by
+    if columns:
+        given = opts.get(PARTITION_COLUMNS_OPTION)
+        if given is None:
+            opts[PARTITION_COLUMNS_OPTION] = ",".join(columns)
+        elif [f.strip() for f in str(given).split(",")] != list(columns):
+            raise ConfigError(f"partitionBy({', '.join(columns)}) conflicts with {PARTITION_COLUMNS_OPTION}={given}")
 
 
 # --- wrappers ---------------------------------------------------------------------------------
@@ -114,6 +138,68 @@ def _record_schema(st: Recorded, schema: Any) -> None:
     st.schema = schema
 
 
+def _record_query_name(st: Recorded, queryName: str) -> None:  # noqa: N803
+    st.query_name = queryName
+
+
+def _record_trigger(st: Recorded, **kwargs: Any) -> None:
+    st.trigger = kwargs
+
+
+def _stream_partition_by(original: Callable[..., Any]) -> Callable[..., Any]:
+    """DataStreamWriter.partitionBy: recorded; passed to Spark only once the format is
+    known and not hoodie's (a hoodie query runs on foreachBatch, which refuses it)."""
+
+    @functools.wraps(original)
+    def partition_by(self: DataStreamWriter, *cols: Any) -> DataStreamWriter:
+        _record_partition_by(recorded(self), *cols)
+        return self
+
+    setattr(partition_by, _WRAPPED, True)
+    return partition_by
+
+
+def _start(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def start(
+        self: DataStreamWriter,
+        path: str | None = None,
+        format: str | None = None,  # noqa: A002 (Spark's signature)
+        outputMode: str | None = None,  # noqa: N803
+        partitionBy: str | list[str] | None = None,  # noqa: N803
+        queryName: str | None = None,  # noqa: N803
+        **options: Any,
+    ) -> StreamingQuery:
+        st = recorded(self)
+        if not _is_hoodie(format or st.format):
+            if partitionBy is None and st.partition_by:  # recorded only: Spark's own now
+                _ORIGINALS[(DataStreamWriter, "partitionBy")](self, *st.partition_by)
+            elif partitionBy is not None:
+                _ORIGINALS[(DataStreamWriter, "partitionBy")](self, partitionBy)
+            return original(self, path, format, outputMode, None, queryName, **options)
+        opts = {**st.options, **options}
+        option_path = _pop_path(opts)
+        path = path or option_path
+        if path is None:
+            raise ConfigError("df.writeStream.format('hoodie').start() needs a table path: start(path) or option('path', path)")
+        _partition_fields(opts, partitionBy, st)
+        sink = HoodieStreamingSink(self._spark, str(path), opts, outputMode or st.mode)
+        # a fresh Spark writer: the one recorded into holds the hoodie format
+        self._jwrite = self._df._jdf.writeStream()
+        spark_side = {k: v for k, v in {**st.options, **options}.items() if v is not None}
+        _ORIGINALS[(DataStreamWriter, "options")](self, **{k: str(v) for k, v in spark_side.items()})
+        _ORIGINALS[(DataStreamWriter, "outputMode")](self, outputMode or st.mode or "append")
+        if queryName or st.query_name:
+            _ORIGINALS[(DataStreamWriter, "queryName")](self, queryName or st.query_name)
+        if st.trigger:
+            _ORIGINALS[(DataStreamWriter, "trigger")](self, **st.trigger)
+        self.foreachBatch(sink.add_batch)
+        return original(self)
+
+    setattr(start, _WRAPPED, True)
+    return start
+
+
 def _save(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def save(
@@ -132,14 +218,7 @@ def _save(original: Callable[..., Any]) -> Callable[..., Any]:
         path = path or option_path
         if path is None:
             raise ConfigError("df.write.format('hoodie').save() needs a table path: save(path) or option('path', path)")
-        partition_by = (tuple([partitionBy]) if isinstance(partitionBy, str) else tuple(partitionBy)) if partitionBy else st.partition_by
-        if partition_by:
-            # Hudi takes partitionBy columns as the partition path fields when none are set.
-            given = opts.get(PARTITION_COLUMNS_OPTION)
-            if given is None:
-                opts[PARTITION_COLUMNS_OPTION] = ",".join(partition_by)
-            elif [f.strip() for f in str(given).split(",")] != list(partition_by):
-                raise ConfigError(f"partitionBy({', '.join(partition_by)}) conflicts with {PARTITION_COLUMNS_OPTION}={given}")
+        _partition_fields(opts, partitionBy, st)
         write_dataframe(self._df, path, opts, mode or st.mode)
         return None
 
@@ -183,6 +262,14 @@ _WRITER_RECORDERS: dict[str, Callable[..., None]] = {
     "mode": _record_mode,
     "partitionBy": _record_partition_by,
 }
+_STREAM_WRITER_RECORDERS: dict[str, Callable[..., None]] = {
+    "format": _record_format,
+    "option": _record_option,
+    "options": _record_options,
+    "outputMode": _record_mode,
+    "queryName": _record_query_name,
+    "trigger": _record_trigger,
+}
 _READER_RECORDERS: dict[str, Callable[..., None]] = {
     "format": _record_format,
     "option": _record_option,
@@ -193,12 +280,12 @@ _READER_RECORDERS: dict[str, Callable[..., None]] = {
 
 def is_registered() -> bool:
     """Whether :func:`register` has patched the writer and reader classes."""
-    return bool(getattr(DataFrameWriter.save, _WRAPPED, False) and getattr(DataFrameReader.load, _WRAPPED, False))
+    return all(getattr(method, _WRAPPED, False) for method in (DataFrameWriter.save, DataFrameReader.load, DataStreamWriter.start))
 
 
 def register(spark: SparkSession | None = None) -> None:
-    """Enable ``df.write.format("hoodie")``, ``spark.read.format("hoodie")`` and
-    ``spark.readStream.format("hoodie")``.
+    """Enable ``df.write.format("hoodie")``, ``spark.read.format("hoodie")``,
+    ``spark.readStream.format("hoodie")`` and ``df.writeStream.format("hoodie")``.
 
     Safe to call any number of times. The writer and reader patch applies to every
     classic session of this process; the Python data source
@@ -210,10 +297,17 @@ def register(spark: SparkSession | None = None) -> None:
         register_source(session)
     if is_registered():
         return
-    for cls, recorders in ((DataFrameWriter, _WRITER_RECORDERS), (DataFrameReader, _READER_RECORDERS)):
+    recorders_of: tuple[tuple[type, dict[str, Callable[..., None]]], ...] = (
+        (DataFrameWriter, _WRITER_RECORDERS), (DataFrameReader, _READER_RECORDERS), (DataStreamWriter, _STREAM_WRITER_RECORDERS),
+    )
+    for cls, recorders in recorders_of:
         for name, record in recorders.items():
             _ORIGINALS[(cls, name)] = getattr(cls, name)
             setattr(cls, name, _recording(cls, name, record))
+    _ORIGINALS[(DataStreamWriter, "partitionBy")] = DataStreamWriter.partitionBy
+    DataStreamWriter.partitionBy = _stream_partition_by(DataStreamWriter.partitionBy)  # type: ignore[method-assign]
+    _ORIGINALS[(DataStreamWriter, "start")] = DataStreamWriter.start
+    DataStreamWriter.start = _start(DataStreamWriter.start)  # type: ignore[method-assign]
     _ORIGINALS[(DataFrameWriter, "save")] = DataFrameWriter.save
     DataFrameWriter.save = _save(DataFrameWriter.save)  # type: ignore[method-assign]
     _ORIGINALS[(DataFrameReader, "load")] = DataFrameReader.load

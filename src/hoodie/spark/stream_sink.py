@@ -1,0 +1,227 @@
+"""The Structured Streaming sink: each micro-batch of ``df.writeStream.format("hoodie")``
+becomes one commit, exactly once.
+
+:mod:`hoodie.spark.datasource` starts such a query with :class:`HoodieStreamingSink`'s
+``add_batch`` as its ``foreachBatch`` function, so every micro-batch runs through the whole
+Spark write pipeline (:func:`~hoodie.spark.write.write_dataframe`), as Apache Hudi's
+``HoodieStreamingSink`` runs ``HoodieSparkSqlWriter``.
+
+Exactly once: the commit of a batch records, in its extra metadata, Hudi's
+``_hudi_streaming_sink_checkpoint`` (``{"<identifier>": "<batch id>"}``, the identifier
+being ``hoodie.datasource.write.streaming.checkpoint.identifier``) and the query's id. A
+batch whose id is at or below the one the table's latest checkpoint of this identifier
+records was committed already (Spark replays the last batch after a failure between the
+commit and its own offset log, or a restart) and is skipped. A micro-batch without rows
+writes nothing. A failed write was rolled back by the pipeline; it is tried again
+(``...streaming.retry.count`` attempts, waiting ``...retry.interval.ms``, doubled each
+time), then fails the query, or with ``...streaming.ignore.failed.batch`` is left out.
+
+Merge-on-read with ``hoodie.datasource.compaction.async.enable`` (the default): the
+batches do not compact inline; after a batch commits, a compaction is scheduled when due
+(``hoodie.compact.inline.max.delta.commits``; a pending one, left by a stopped
+application, is taken first) and run on a background thread of the driver through Spark,
+at most one per table at a time (:class:`AsyncCompactor`). Batches keep committing while
+it runs (their log files go to the slices after it); only the compaction's completion and
+a batch's write exclude each other, so a batch waits at most for one completion (the
+metadata table's records and an instant file) and a completion for one batch.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig
+from hoodie.errors import ConfigError, RecordError, SchemaError, UnsafePathError
+from hoodie.services.compaction import pending_compactions, run_compaction, schedule_compaction
+from hoodie.services.inline import compaction_settings
+from hoodie.services.opening import open_for_services
+from hoodie.spark.engine import SparkEngine
+from hoodie.spark.write import write_dataframe
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.checkpoints import SINK_CHECKPOINT_KEY, latest_checkpoint, sink_batch_of, sink_checkpoint_value
+
+log = logging.getLogger(__name__)
+
+# extra metadata: the id of the streaming query that wrote a batch (stable across restarts
+# from one checkpoint location), beside Hudi's checkpoint
+QUERY_ID_KEY = "_hoodie_streaming_query_id"
+# Spark's local property naming the running query (StreamExecution.QUERY_ID_KEY)
+_SPARK_QUERY_ID = "sql.streaming.queryId"
+# Spark's own options of a streaming query, not the table's
+_SPARK_OPTIONS = ("checkpointlocation", "path")
+# output mode -> save mode of each batch's write (Hudi's: complete replaces the table)
+_SAVE_MODES = {"append": "append", "complete": "overwrite"}
+# errors that a second attempt would meet again: the batch's data or options are refused
+_NOT_RETRIED = (ConfigError, RecordError, SchemaError, UnsafePathError)
+MERGE_ON_READ = "MERGE_ON_READ"
+
+
+class HoodieStreamingSink:
+    """Writes the micro-batches of one streaming query to the table at ``path``."""
+
+    def __init__(self, spark: SparkSession, path: str, options: Mapping[str, Any], output_mode: str | None) -> None:
+        mode = (output_mode or "append").strip().lower()
+        if mode not in _SAVE_MODES:
+            raise ConfigError(
+                f"output mode {output_mode!r} is not supported by format('hoodie'): use append (each batch upserted, or written "
+                "with hoodie.datasource.write.operation) or complete (each batch replaces the table)"
+            )
+        self.spark = spark
+        self.path = normalize_path(path)
+        self.save_mode = _SAVE_MODES[mode]
+        self.options = {k: v for k, v in options.items() if k.lower() not in _SPARK_OPTIONS and v is not None}
+        config = HoodieConfig.of(self.options)  # a bad option stops the query before it starts
+        self.identifier = config.get(o.STREAMING_CHECKPOINT_IDENTIFIER)
+        self.attempts = max(1, config.get(o.STREAMING_RETRY_COUNT))
+        self.retry_interval = config.get(o.STREAMING_RETRY_INTERVAL_MS) / 1000
+        self.ignore_failed = bool(config.get(o.STREAMING_IGNORE_FAILED_BATCH))
+        self.async_compaction = bool(config.get(o.ASYNC_COMPACT_ENABLE))
+        if self.async_compaction:
+            # a merge-on-read table compacts on the compactor's thread, never inline (as in Hudi)
+            self.options[o.COMPACT_INLINE.key] = "false"
+        self.compactor = compactor_for(spark, self.path, self.options)
+
+    def add_batch(self, data: DataFrame, batch_id: int) -> None:
+        """Write micro-batch ``batch_id`` as one commit, unless it is committed already or
+        has no rows (Spark's ``foreachBatch`` function)."""
+        query_id = data.sparkSession.sparkContext.getLocalProperty(_SPARK_QUERY_ID) or ""
+        with self.compactor.lock:
+            if self.committed(batch_id):
+                log.warning("batch %d of query %s is committed in %s already (%s): skipped", batch_id, query_id, self.path, self.identifier)
+                return
+            if data.isEmpty():
+                log.info("batch %d of query %s has no rows: nothing written to %s", batch_id, query_id, self.path)
+                return
+            extra = {SINK_CHECKPOINT_KEY: sink_checkpoint_value(self.identifier, batch_id), QUERY_ID_KEY: query_id}
+            instant = self._write(data, batch_id, extra)
+            if instant is not None and self.async_compaction:
+                self.compactor.after_batch()
+
+    def committed(self, batch_id: int) -> bool:
+        """Whether the table's latest checkpoint of this writer is at or past ``batch_id``."""
+        storage = storage_for(self.path)
+        if not HoodieTable.exists(self.path, storage):
+            return False
+        found = latest_checkpoint(HoodieTable.open(self.path, storage).timeline, SINK_CHECKPOINT_KEY, select=sink_batch_of(self.identifier))
+        if found is None:
+            return False
+        try:
+            return int(found.value) >= batch_id
+        except ValueError:
+            raise ConfigError(
+                f"the streaming checkpoint of {self.identifier!r} in commit {found.instant.timestamp} of {self.path} is {found.value!r}, "
+                "not a batch id: another writer uses this identifier (set hoodie.datasource.write.streaming.checkpoint.identifier)"
+            ) from None
+
+    def _write(self, data: DataFrame, batch_id: int, extra: dict[str, str]) -> str | None:
+        wait = self.retry_interval
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return write_dataframe(data, self.path, self.options, self.save_mode, extra_metadata=extra)
+            except Exception as e:
+                last = attempt == self.attempts or isinstance(e, _NOT_RETRIED)
+                if not last:
+                    log.warning(
+                        "batch %d into %s failed (attempt %d of %d), trying again: %s: %s", batch_id, self.path, attempt, self.attempts, type(e).__name__, e
+                    )
+                    time.sleep(wait)
+                    wait *= 2
+                    if self.committed(batch_id):  # a failure after the commit: never twice
+                        return None
+                    continue
+                if not self.ignore_failed:
+                    raise
+                log.error(
+                    "batch %d into %s failed and is left out, its rows not written (%s=true): %s: %s",
+                    batch_id, self.path, o.STREAMING_IGNORE_FAILED_BATCH.key, type(e).__name__, e,
+                )
+                return None
+        return None
+
+
+class AsyncCompactor:
+    """The streaming writes of one table in this process and its background compaction.
+
+    ``lock`` is held by each batch's write and by the compaction's completion;
+    :meth:`after_batch` (a batch's write holding ``lock``) starts a compaction on a
+    background thread unless one runs. A failed compaction is a warning: the batches go
+    on, and the next :meth:`after_batch` runs the pending compaction again."""
+
+    def __init__(self, spark: SparkSession, path: str, options: Mapping[str, Any]) -> None:
+        self.spark = spark
+        self.path = path
+        self.options = dict(options)
+        self.lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self.last_error: BaseException | None = None
+
+    def after_batch(self) -> str | None:
+        """Schedule a compaction of a merge-on-read table when due (a pending one first)
+        and start running it; the instant, or None when none was started."""
+        if self.running():
+            return None
+        table = open_for_services(self.path, self.options)
+        if table.table_type != MERGE_ON_READ:
+            return None
+        settings = compaction_settings(HoodieConfig.of(self.options))
+        pending = pending_compactions(table)
+        instant = pending[0][0].timestamp if pending else schedule_compaction(table, settings)[0]
+        if instant is None:
+            return None
+        self._thread = threading.Thread(target=self._run, args=(instant,), name=f"hoodie-compaction-{instant}")
+        self._thread.start()  # not a daemon: an ending application lets a compaction finish
+        return instant
+
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the running compaction, if any; whether none runs any more."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return not self.running()
+
+    def _run(self, instant: str) -> None:
+        try:
+            settings = compaction_settings(HoodieConfig.of(self.options))
+            table = open_for_services(self.path, self.options)
+            run_compaction(table, instant, settings, SparkEngine(self.spark), completing=lambda: self.lock)
+            self.last_error = None
+            log.info("async compaction %s of %s completed", instant, self.path)
+        except Exception as e:
+            self.last_error = e
+            log.warning("async compaction %s of %s failed (the streaming writes go on; it runs again after a later batch): %s: %s",
+                        instant, self.path, type(e).__name__, e)
+
+
+_COMPACTORS: dict[str, AsyncCompactor] = {}
+_COMPACTORS_LOCK = threading.Lock()
+
+
+def compactor_for(spark: SparkSession, path: str, options: Mapping[str, Any]) -> AsyncCompactor:
+    """The one :class:`AsyncCompactor` of the table at ``path`` in this process (two
+    queries writing one table share it, and its lock)."""
+    key = normalize_path(path)
+    with _COMPACTORS_LOCK:
+        compactor = _COMPACTORS.get(key)
+        if compactor is None:
+            compactor = _COMPACTORS[key] = AsyncCompactor(spark, key, options)
+        elif not compactor.running():
+            compactor.spark, compactor.options = spark, dict(options)  # the latest query's
+        return compactor
+
+
+def wait_for_compaction(path: str, timeout: float | None = None) -> bool:
+    """Wait for the background compaction a streaming query started on the table at
+    ``path`` (e.g. before stopping the application); whether none runs any more."""
+    with _COMPACTORS_LOCK:
+        compactor = _COMPACTORS.get(normalize_path(path))
+    return compactor is None or compactor.wait(timeout)

@@ -1,0 +1,218 @@
+"""``df.writeStream.format("hoodie")``: Structured Streaming from a file source into a
+table, one commit per micro-batch, exactly once across restarts, async compaction."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.errors import StreamingQueryException
+
+import hoodie
+from hoodie.errors import ConfigError
+from hoodie.spark import register
+from hoodie.spark.stream_sink import QUERY_ID_KEY, wait_for_compaction
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.checkpoints import SINK_CHECKPOINT_KEY
+from hoodie.timeline.instant import Action
+
+SCHEMA = pa.schema([("uuid", pa.string()), ("city", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("_hoodie_is_deleted", pa.bool_())])
+OPTIONS = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "uuid",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.index.bloom.num_entries": "1000",
+}
+
+
+def batch(rows: list[tuple[str, str, int, float, bool]]) -> pa.Table:
+    return pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA)
+
+
+class Landing:
+    """A folder a file source reads, one Parquet file a micro-batch (maxFilesPerTrigger=1),
+    and the model of the table the batches make (the latest ts of a key wins)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir()
+        self.files = 0
+        self.model: dict[str, dict[str, Any]] = {}
+
+    def land(self, data: pa.Table) -> None:
+        path = self.folder / f"batch-{self.files:03d}.parquet"
+        pq.write_table(data, path)
+        os.utime(path, (1_700_000_000 + self.files, 1_700_000_000 + self.files))  # the source's order
+        self.files += 1
+        for row in data.to_pylist():
+            old = self.model.get(row["uuid"])
+            if old is not None and old["ts"] > row["ts"]:
+                continue
+            self.model[row["uuid"]] = row
+
+    def expected(self) -> list[dict[str, Any]]:
+        return sorted(({k: v for k, v in r.items() if k != "_hoodie_is_deleted"} for r in self.model.values() if not r["_hoodie_is_deleted"]),
+                      key=lambda r: r["uuid"])
+
+
+def rows_of(table: pa.Table) -> list[dict[str, Any]]:
+    keep = ["uuid", "city", "ts", "fare"]
+    return sorted(table.select(keep).to_pylist(), key=lambda r: r["uuid"])
+
+
+def run_query(spark, landing: Landing, path: str, checkpoint: Path, options: dict[str, str], partition_by: str | None = "city") -> Any:
+    """Start the query, let it take every landed file, stop it; the query."""
+    stream = spark.readStream.schema(landing_schema(spark)).option("maxFilesPerTrigger", 1).parquet(str(landing.folder))
+    writer = stream.writeStream.format("hoodie").options(**options).option("checkpointLocation", str(checkpoint)).outputMode("append")
+    if partition_by:
+        writer = writer.partitionBy(partition_by)
+    query = writer.start(path)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    return query
+
+
+def landing_schema(spark) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(SCHEMA)
+
+
+def sink_commits(path: str) -> list[tuple[str, dict[str, str]]]:
+    """(action, extra metadata) of every completed write that holds a sink checkpoint."""
+    table = HoodieTable.open(path)
+    out = []
+    for instant in table.timeline.completed_writes():
+        extra = table.timeline.commit_metadata(instant).extra_metadata
+        if SINK_CHECKPOINT_KEY in extra:
+            out.append((instant.action, extra))
+    return out
+
+
+def batch_ids(path: str) -> list[int]:
+    return [int(json.loads(extra[SINK_CHECKPOINT_KEY])["default_single_writer"]) for _, extra in sink_commits(path)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_micro_batches_upsert_and_delete_one_commit_each(spark, tmp_path, helpers, table_type) -> None:
+    register(spark)
+    path, landing = str(tmp_path / "t"), Landing(tmp_path / "landing")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.compaction.async.enable": "false"}
+    landing.land(batch([(f"k{i}", "sf" if i % 2 else "la", 1, float(i), False) for i in range(8)]))
+    landing.land(batch([("k0", "la", 2, 100.0, False), ("k1", "sf", 2, 101.0, False), ("k8", "la", 2, 8.0, False)]))
+    landing.land(batch([]))  # a micro-batch without rows writes nothing
+    landing.land(batch([("k2", "la", 3, 0.0, True), ("k3", "sf", 3, 0.0, True), ("k0", "la", 1, -1.0, False)]))  # deletes; k0's late update loses
+    query = run_query(spark, landing, path, tmp_path / "ckpt", options)
+    assert batch_ids(path) == [0, 1, 3], "one commit per batch with rows, each recording its batch id"
+    action = Action.DELTA_COMMIT if table_type == "MERGE_ON_READ" else Action.COMMIT
+    assert {a for a, _ in sink_commits(path)} == {action}
+    assert all(extra[QUERY_ID_KEY] == str(query.id) for _, extra in sink_commits(path))
+    assert rows_of(hoodie.read(path)) == landing.expected()
+    assert rows_of(helpers.hudi_rs_snapshot(path)) == landing.expected()
+    assert sorted(hoodie.read(path).column("_hoodie_partition_path").unique().to_pylist()) == ["la", "sf"]
+
+
+def test_a_replayed_batch_is_not_applied_twice(spark, tmp_path) -> None:
+    """The commit of batch 1 is in the table, Spark's record of it is not (the process died
+    between the two): the restarted query replays batch 1, and the sink skips it."""
+    register(spark)
+    path, landing, checkpoint = str(tmp_path / "t"), Landing(tmp_path / "landing"), tmp_path / "ckpt"
+    options = {**OPTIONS, "hoodie.datasource.write.operation": "insert"}  # a batch applied twice would duplicate its rows
+    landing.land(batch([("a", "sf", 1, 1.0, False), ("b", "sf", 1, 2.0, False)]))
+    landing.land(batch([("c", "la", 1, 3.0, False)]))
+    first = run_query(spark, landing, path, checkpoint, options)
+    assert batch_ids(path) == [0, 1]
+    for name in ("1", ".1.crc"):
+        (checkpoint / "commits" / name).unlink(missing_ok=True)
+    assert (checkpoint / "offsets" / "1").exists()
+    landing.land(batch([("d", "la", 1, 4.0, False)]))
+    second = run_query(spark, landing, path, checkpoint, options)
+    assert second.id == first.id, "the same query, restarted from its checkpoint location"
+    assert batch_ids(path) == [0, 1, 2], "batch 1 replayed by Spark, skipped by the sink"
+    assert sorted(hoodie.read(path).column("uuid").to_pylist()) == ["a", "b", "c", "d"]
+    assert (checkpoint / "commits" / "1").exists(), "Spark recorded the replayed batch as done"
+
+
+def test_restart_with_a_new_checkpoint_location_skips_committed_batch_ids(spark, tmp_path) -> None:
+    """Another query (a new checkpoint location) numbers its batches from 0 again: under the
+    same identifier they count as committed; a new identifier writes them."""
+    register(spark)
+    path, landing = str(tmp_path / "t"), Landing(tmp_path / "landing")
+    options = {**OPTIONS, "hoodie.datasource.write.operation": "insert"}
+    landing.land(batch([("a", "sf", 1, 1.0, False)]))
+    run_query(spark, landing, path, tmp_path / "ckpt1", options)
+    run_query(spark, landing, path, tmp_path / "ckpt2", options)
+    assert hoodie.read(path).column("uuid").to_pylist() == ["a"]
+    assert batch_ids(path) == [0]
+    run_query(spark, landing, path, tmp_path / "ckpt3", {**options, "hoodie.datasource.write.streaming.checkpoint.identifier": "second"})
+    checkpoints = [json.loads(extra[SINK_CHECKPOINT_KEY]) for _, extra in sink_commits(path)]
+    assert checkpoints == [{"default_single_writer": "0"}, {"second": "0"}], "the second writer's batch 0 is its own"
+
+
+def test_a_failing_batch_stops_the_query_or_is_left_out(spark, tmp_path) -> None:
+    register(spark)
+    landing = Landing(tmp_path / "landing")
+    landing.land(batch([("a", "sf", 1, 1.0, False)]))
+    landing.land(batch([("b", "..", 1, 2.0, False)]))  # a partition value that is no folder of the table
+    landing.land(batch([("c", "la", 1, 3.0, False)]))
+    strict = str(tmp_path / "strict")
+    with pytest.raises(StreamingQueryException, match=r"'\.\.'"):
+        run_query(spark, landing, strict, tmp_path / "ckpt1", OPTIONS)
+    assert hoodie.read(strict).column("uuid").to_pylist() == ["a"], "nothing of the refused batch, nor after it"
+    lenient = str(tmp_path / "lenient")
+    run_query(spark, landing, lenient, tmp_path / "ckpt2", {**OPTIONS, "hoodie.datasource.write.streaming.ignore.failed.batch": "true"})
+    assert sorted(hoodie.read(lenient).column("uuid").to_pylist()) == ["a", "c"]
+    assert batch_ids(lenient) == [0, 2]
+
+
+def test_bad_options_stop_the_query_before_it_starts(spark, tmp_path) -> None:
+    register(spark)
+    landing = Landing(tmp_path / "landing")
+    stream = spark.readStream.schema(landing_schema(spark)).parquet(str(landing.folder))
+    with pytest.raises(ConfigError, match="hoodie.datasource.write.streaming.retry.count"):
+        stream.writeStream.format("hoodie").options(**OPTIONS).option("hoodie.datasource.write.streaming.retry.cont", "2").start(str(tmp_path / "t"))
+    with pytest.raises(ConfigError, match="output mode 'update'"):
+        stream.writeStream.format("hoodie").options(**OPTIONS).outputMode("update").start(str(tmp_path / "t"))
+    with pytest.raises(ConfigError, match="needs a table path"):
+        stream.writeStream.format("hoodie").options(**OPTIONS).start()
+    assert not (tmp_path / "t").exists()
+    assert not spark.streams.active
+
+
+def test_other_formats_keep_partition_by(spark, tmp_path) -> None:
+    register(spark)
+    landing = Landing(tmp_path / "landing")
+    landing.land(batch([("a", "sf", 1, 1.0, False)]))
+    stream = spark.readStream.schema(landing_schema(spark)).parquet(str(landing.folder))
+    out = tmp_path / "out"
+    query = stream.writeStream.format("parquet").partitionBy("city").option("checkpointLocation", str(tmp_path / "ck")).start(str(out))
+    query.processAllAvailable()
+    query.stop()
+    assert (out / "city=sf").is_dir()
+
+
+@pytest.mark.slow
+def test_async_compaction_runs_beside_the_batches(spark, tmp_path, helpers) -> None:
+    register(spark)
+    path, landing = str(tmp_path / "t"), Landing(tmp_path / "landing")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline.max.delta.commits": "2"}
+    landing.land(batch([(f"k{i}", "sf", 1, float(i), False) for i in range(6)]))
+    for ts in range(2, 7):
+        deletes = [("k2", "sf", ts, 0.0, True)] if ts == 2 else []
+        landing.land(batch([(f"k{i}", "sf", ts, float(ts * 10 + i), False) for i in (0, 4)] + deletes + [(f"n{ts}", "la", ts, 0.0, False)]))
+    run_query(spark, landing, path, tmp_path / "ckpt", options)
+    assert wait_for_compaction(path, timeout=300)
+    timeline = HoodieTable.open(path).timeline
+    compactions = [i for i in timeline.completed([Action.COMMIT]) if timeline.commit_metadata(i).operation_type == "COMPACT"]
+    assert compactions, "a compaction completed"
+    assert not timeline.pending([Action.COMPACTION]), "none is left pending"
+    assert batch_ids(path) == list(range(6))
+    assert all(a == Action.DELTA_COMMIT for a, _ in sink_commits(path)), "no batch compacted inline"
+    assert rows_of(hoodie.read(path)) == landing.expected()
+    assert rows_of(helpers.hudi_rs_snapshot(path)) == landing.expected()
