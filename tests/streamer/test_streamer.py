@@ -12,7 +12,7 @@ from landing import STREAM_OPTIONS, land, model, table_rows, trips
 from readers import hudi_rs_table
 
 import hoodie
-from hoodie.errors import ConfigError
+from hoodie.errors import ConfigError, TimelineError
 from hoodie.streamer import CHECKPOINT_RESET_KEY, STREAMER_CHECKPOINT_KEY, ArrowEngine, Streamer, StreamerSettings
 from hoodie.table import HoodieTable
 
@@ -222,3 +222,37 @@ def test_empty_files_before_the_table_exists_commit_nothing_and_are_taken_with_t
     land(src, "b.json", trips(range(2), 1), mtime_ms=2000)
     result = _streamer(src, target).sync_once()
     assert [f.name for f in result.batch.files] == ["a.json", "b.json"] and result.rows == 2
+
+
+def test_a_table_without_a_streamer_checkpoint_needs_one_given(tmp_path):
+    src, target = tmp_path / "in", tmp_path / "trips"
+    hoodie.write(pa.Table.from_pylist(trips(range(3), 1)), str(target), STREAM_OPTIONS)
+    land(src, "a.json", trips(range(2, 5), 2), mtime_ms=1000)
+    with pytest.raises(TimelineError, match="no streamer checkpoint .* start with --checkpoint"):
+        _streamer(src, target).sync_once()
+    assert _streamer(src, target, checkpoint="0").sync_once().rows == 3
+    assert table_rows(hoodie.read(str(target))) == model([trips(range(3), 1), trips(range(2, 5), 2)])
+
+
+class _RecordingStop(threading.Event):
+    """A stop event that records how long the loop waits, and stops it after two waits."""
+
+    def __init__(self):
+        super().__init__()
+        self.waits = []
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        if len(self.waits) == 2:
+            self.set()
+        return self.is_set()
+
+
+def test_continuous_mode_waits_the_min_sync_interval_from_each_batch_start(tmp_path):
+    src, target = tmp_path / "in", tmp_path / "trips"
+    land(src, "a.json", trips(range(2), 1), mtime_ms=1000)
+    stop = _RecordingStop()
+    results = _streamer(src, target).run(continuous=True, min_sync_interval_seconds=1000, stop=stop)
+    assert len(results) == 1  # the second sync found nothing new
+    # each wait is the interval less what the sync took (far less than 100 s here)
+    assert all(900 < w <= 1000 for w in stop.waits) and len(stop.waits) == 2

@@ -14,7 +14,10 @@ Hudi's streamer does, so that they are not read again.
 
 ``--checkpoint`` (Hudi's): a batch starts there instead of at the committed checkpoint,
 once — its commits record it under ``deltastreamer.checkpoint.reset_key``, and a restart
-with the same value resumes from the committed checkpoint.
+with the same value resumes from the committed checkpoint. A target table with commits
+but no checkpoint on its active timeline (written by something else, or the streamer's
+commits archived) needs one: without it the job stops with an error, as Apache Hudi's
+does, rather than take the source again from its start.
 
 An engine (:class:`BatchEngine`) reads, transforms and writes: in process
 (:class:`~hoodie.streamer.arrow_engine.ArrowEngine`) or on Spark
@@ -34,7 +37,7 @@ from typing import Any, Protocol
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
-from hoodie.errors import ConfigError
+from hoodie.errors import ConfigError, TimelineError
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.streamer import transform
@@ -148,12 +151,20 @@ class Streamer:
         """Where the next batch starts: the checkpoint of the last committed batch, or
         ``--checkpoint`` when the job was (re)started with a value its commits do not
         record as their reset key yet."""
-        found = None
+        found, last = None, None
         if HoodieTable.exists(self.target, self.storage):
-            found = latest_checkpoint(HoodieTable.open(self.target, self.storage).timeline, STREAMER_CHECKPOINT_KEY)
+            timeline = HoodieTable.open(self.target, self.storage).timeline
+            found, last = latest_checkpoint(timeline, STREAMER_CHECKPOINT_KEY), timeline.last_completed_write()
         reset = self.settings.checkpoint
         if reset is not None and (found is None or found.metadata.extra_metadata.get(CHECKPOINT_RESET_KEY) != reset):
             return reset
+        if found is None and last is not None:
+            # as Apache Hudi's streamer: starting the source over could apply batches twice
+            raise TimelineError(
+                f"no streamer checkpoint ({STREAMER_CHECKPOINT_KEY}) in the commits of {self.target} on its active timeline "
+                f"(last commit {last.timestamp}): the table was not written by the streamer, or the commits holding it were "
+                "archived; start with --checkpoint to say where the source stands (0: every file or commit of the source)"
+            )
         return found.value if found is not None else None
 
     def sync_once(self) -> BatchResult | None:
