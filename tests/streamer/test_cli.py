@@ -140,3 +140,16 @@ def test_sigkill_at_random_points_then_restart_loses_no_batch_and_applies_none_t
     every_row = sorted(tuple(r[c] for c in ("uuid", "city", "ts", "fare")) for rows in landed for r in rows)
     assert table_rows(hoodie.read(str(target))) == every_row
     assert table_rows(hudi_rs_table(target)) == every_row
+
+
+def test_cli_options_override_props_and_flags_override_both(tmp_path):
+    from hoodie.cli.streamer import settings_from
+
+    props = tmp_path / "p.properties"
+    props.write_text("hoodie.table.name=from_props\nhoodie.datasource.write.operation=insert\n")
+    settings = settings_from(str(tmp_path / "t"), "json", str(props), ["hoodie.datasource.write.operation=bulk_insert"],
+                             {"--target-table": "from_flag"}, None, None)
+    assert settings.options["hoodie.table.name"] == "from_flag"
+    assert settings.options["hoodie.datasource.write.operation"] == "bulk_insert"
+    twice = CliRunner().invoke(app, ["streamer", str(tmp_path / "t"), "--source-class", "json", "-o", "hoodie.table.name=a", "-o", "hoodie.table.name=b"])
+    assert twice.exit_code == 1 and "given twice" in twice.stderr

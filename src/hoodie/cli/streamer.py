@@ -44,13 +44,12 @@ def settings_from(
     path: str, source: str, props: str | None, options: Sequence[str], flags: dict[str, str | None], source_limit: int | None, checkpoint: str | None
 ) -> StreamerSettings:
     """The streamer's settings from the command line (options checked by
-    :func:`hoodie.cli.options.parse_options`; flags win over ``--props``)."""
-    given = [*(read_props(props) if props else ()), *options]
-    from_flags = [f"{FLAG_OPTIONS[flag]}={value}" for flag, value in flags.items() if value is not None]
+    :func:`hoodie.cli.options.parse_options`)."""
+    layers = [parse_options(read_props(props) if props else []), parse_options(options)]  # each checked on its own
+    layers.append(parse_options([f"{FLAG_OPTIONS[flag]}={value}" for flag, value in flags.items() if value is not None]))
     merged: dict[str, str] = {}
-    for text in [*given, *from_flags]:
-        key, _, value = text.partition("=")
-        merged[key.strip()] = value.strip()
+    for layer in layers:  # -o wins over --props, the flags over both
+        merged.update(layer.raw)
     config = parse_options([f"{k}={v}" for k, v in merged.items()])
     if source_limit is not None and source_limit < 1:
         raise UsageError(f"invalid value {source_limit} for --source-limit: expected a number of bytes from 1")
