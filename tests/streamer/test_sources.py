@@ -135,3 +135,9 @@ def test_incremental_source_behind_cleaning_is_a_clear_error(tmp_path):
         src.plan(instants[0])
     # a batch reaching the retained commits reads fine
     assert HoodieIncrSource(str(tmp_path / "up"), num_instants=10).plan(instants[0]).instants == tuple(instants[1:])
+
+
+def test_incremental_source_refuses_a_checkpoint_that_is_no_instant(tmp_path):
+    _commits(tmp_path / "up", 1)
+    with pytest.raises(ConfigError, match="checkpoint '1000:a.json' is not an instant time of the source table"):
+        HoodieIncrSource(str(tmp_path / "up")).plan("1000:a.json")

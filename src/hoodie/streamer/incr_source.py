@@ -18,7 +18,7 @@ reach the retained commits.
 """
 from __future__ import annotations
 
-from hoodie.errors import InstantNotFoundError
+from hoodie.errors import ConfigError, InstantNotFoundError
 from hoodie.layout import InstantTime
 from hoodie.query.planner import as_instant, has_archived_instants
 from hoodie.storage.base import Storage
@@ -55,7 +55,10 @@ class HoodieIncrSource:
             if self.missing_checkpoint == READ_LATEST and len(writes) > 1:
                 begin = timeline.completion_time(writes[-2])
         else:
-            begin = as_instant(checkpoint)
+            try:
+                begin = as_instant(checkpoint)
+            except ValueError:
+                raise ConfigError(f"checkpoint {checkpoint!r} is not an instant time of the source table {self.path}") from None
             self._check_not_archived(table, begin)
         new = [i for i in writes if InstantTime(timeline.completion_time(i)) > InstantTime(begin)]
         if not new:
