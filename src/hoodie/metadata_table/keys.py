@@ -138,9 +138,13 @@ def file_group_indices(keys: Sequence[str] | pa.Array | pa.ChunkedArray, file_gr
     data = arr.buffers()[2]
     size = int(offsets[-1])
     raw = np.frombuffer(data, np.uint8, size) if data is not None and size else np.zeros(1, np.uint8)
-    # keys holding a byte >= 0x80 (a character beyond ASCII)
-    wide_bytes = np.r_[0, np.cumsum(raw >= 0x80)] if size else np.zeros(1, np.int64)
-    ascii = (wide_bytes[offsets[1:]] - wide_bytes[offsets[:-1]]) == 0
+    # keys holding a byte >= 0x80 (a character beyond ASCII), when there is one at all
+    high = raw >= 0x80
+    if size and high.any():
+        wide_bytes = np.r_[0, np.cumsum(high)]
+        ascii = (wide_bytes[offsets[1:]] - wide_bytes[offsets[:-1]]) == 0
+    else:
+        ascii = np.ones(n, dtype=bool)
     rows = np.flatnonzero(ascii)
     _hash_units(out, rows, raw, offsets[:-1][rows], (offsets[1:] - offsets[:-1])[rows])
     others = np.flatnonzero(~ascii)

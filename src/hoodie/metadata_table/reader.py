@@ -421,6 +421,7 @@ class MetadataTableReader:
             made = [self._location(loc) for loc in found.locations]
             codes = np.full(len(keys), -1, np.int64)
             codes[plain] = found.codes
+            distinct, hits = found.distinct, found.hits
             if with_nul.any():
                 odd = keys.filter(pa.array(with_nul)).to_pylist()
                 located = self._locations(self._lookup(RECORD_INDEX, _Query(keys=tuple(dict.fromkeys(odd)))))
@@ -428,7 +429,8 @@ class MetadataTableReader:
                     if key in located:
                         codes[i] = len(made)
                         made.append(located[key])
-            amounts.update(keys=len(pc.unique(keys)), hits=len(pc.unique(keys.filter(pa.array(codes >= 0)))))
+                distinct, hits = distinct + len(set(odd)), hits + len(located)
+            amounts.update(keys=distinct, hits=hits)
         return codes, made
 
     def _locations(self, records: Mapping[str, MetadataRecord]) -> dict[str, KeyLocation]:

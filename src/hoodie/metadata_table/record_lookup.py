@@ -47,10 +47,12 @@ __all__ = ["FoundLocations", "locate_in_slices"]
 @dataclass(frozen=True)
 class FoundLocations:
     """Per key asked, in order: the index of its location in ``locations``, -1 where the
-    record index holds none."""
+    record index holds none; how many distinct keys were asked, and found."""
 
     codes: np.ndarray
     locations: list[RecordLocation]
+    distinct: int = 0
+    hits: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def locate_in_slices(keys: pa.Array, slices: list[FileSlice], reading: SliceRead
     by_distinct = np.empty(len(distinct), np.int64)
     by_distinct[order] = found
     codes[:] = by_distinct[encoded.indices.to_numpy(zero_copy_only=False)]
-    return FoundLocations(codes, locations.found)
+    return FoundLocations(codes, locations.found, len(distinct), int((found >= 0).sum()))
 
 
 class _Locations:

@@ -36,8 +36,9 @@ def row_array(rows: list[bytes]) -> np.ndarray:
 
 
 def arrow_rows(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The strings (or binaries) of ``keys`` (no nulls) as a numpy ``S`` array, gathered
-    from Arrow's buffers without a Python object a key, and their lengths in bytes."""
+    """The strings (or binaries) of ``keys`` (no nulls) as a numpy ``S`` array taken from
+    Arrow's buffers without a Python object a key (keys of one length: a view of the
+    buffer, no copy), and their lengths in bytes."""
     keys = keys.cast(pa.large_binary())
     n = len(keys)
     offsets = np.frombuffer(keys.buffers()[1], np.int64, n + 1, keys.offset * 8)
@@ -45,10 +46,14 @@ def arrow_rows(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     width = max(1, int(lengths.max(initial=0)))
     data = keys.buffers()[2]
     raw = np.frombuffer(data, np.uint8, int(offsets[-1])) if data is not None and offsets[-1] else np.zeros(1, np.uint8)
-    span = np.arange(width)
-    at = np.minimum(offsets[:-1, None] + span, len(raw) - 1)
-    rows = np.where(span < lengths[:, None], raw[at], 0).astype(np.uint8)
-    return np.ascontiguousarray(rows).view(f"S{width}").ravel(), lengths
+    first = int(offsets[0]) if n else 0
+    if n and (lengths == width).all():
+        same: np.ndarray = raw[first : first + n * width].view(f"S{width}")
+        return same, lengths
+    at = offsets[:-1, None] + np.arange(width)
+    rows = np.take(raw, at, mode="clip")
+    rows[np.arange(width) >= lengths[:, None]] = 0
+    return rows.view(f"S{width}").ravel(), lengths
 
 
 #: rounds of dropping false starts before following the chain one step at a time
@@ -91,20 +96,14 @@ def _entry_ends(block: np.ndarray, starts: np.ndarray, with_tags: bool, with_mvc
 
 
 def _same_key_length(block: np.ndarray) -> np.ndarray:
-    """The positions whose four bytes are the first entry's key length and whose value
-    length is below 64 KiB: where entries may start when all keys of the block are of
-    one length (keys of one shape, as record keys often are), found four native
-    ``uint32`` views at a time, not byte by byte."""
+    """The positions holding the first entry's four bytes of key length, followed by a
+    value length below 64 KiB: where entries may start when all keys of the block are of
+    one length (keys of one shape, as record keys often are). One pass over the block
+    for the length's last byte, the other bytes checked at those positions only."""
     size = len(block)
-    pattern = int(block[:4].view("<u4")[0])
-    found = []
-    for k in range(4):
-        count = (size - 9 - k) // 4
-        if count > 0:
-            view = np.frombuffer(block.data, "<u4", count, k)
-            found.append(np.flatnonzero(view == pattern) * 4 + k)
-    starts = np.sort(np.concatenate(found))
-    kept: np.ndarray = starts[(block[starts + 4] == 0) & (block[starts + 5] == 0)]
+    k = block[:4]
+    at = np.flatnonzero(block[3 : size - 6] == k[3])
+    kept: np.ndarray = at[(block[at] == k[0]) & (block[at + 1] == k[1]) & (block[at + 2] == k[2]) & (block[at + 4] == 0) & (block[at + 5] == 0)]
     return kept
 
 

@@ -134,9 +134,9 @@ def decode_block(buf: bytes | memoryview, codec: int, where: str, expect: bytes 
     elif header.on_disk_size - data_end not in (0, 4 * chunks):
         # Hudi 1.1's own writer declares no checksum type but leaves their room, zeroed
         raise FormatError(f"{where}: block without checksums has {header.on_disk_size - data_end} bytes after its data")
-    stored_data = bytes(buf[HEADER_SIZE:data_end])
+    stored_data = memoryview(buf)[HEADER_SIZE:data_end]
     if codec == Codec.NONE:
-        data = stored_data
+        data = bytes(stored_data)
     elif codec == Codec.GZ:
         data = _gunzip(stored_data, where)
     else:
@@ -146,8 +146,8 @@ def decode_block(buf: bytes | memoryview, codec: int, where: str, expect: bytes 
     return header, data
 
 
-def _gunzip(data: bytes, where: str) -> bytes:
-    out = []
+def _gunzip(data: bytes | memoryview, where: str) -> bytes:
+    out: list[bytes] = []
     try:
         while data:
             d = zlib.decompressobj(31)
@@ -157,7 +157,7 @@ def _gunzip(data: bytes, where: str) -> bytes:
             data = d.unused_data
     except zlib.error as exc:
         raise FormatError(f"{where}: block data is not a valid gzip stream ({exc})") from None
-    return b"".join(out)
+    return out[0] if len(out) == 1 else b"".join(out)  # (one gzip member: no copy)
 
 
 def _gzip(data: bytes) -> bytes:
