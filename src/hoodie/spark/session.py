@@ -16,9 +16,15 @@ from pyspark.sql import SparkSession
 from hoodie.spark.datasource import register
 
 
-def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None = None) -> SparkSession:
+def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None = None, catalog_dir: str | None = None) -> SparkSession:
     """``getOrCreate`` a ``local[cores]`` session (or one on the cluster ``master`` names,
     e.g. ``spark://127.0.0.1:7077``) and :func:`~hoodie.spark.register` hoodie.
+
+    With ``catalog_dir`` the session has Hive support, its warehouse in
+    ``<catalog_dir>/warehouse`` and its embedded Derby metastore in
+    ``<catalog_dir>/metastore_db`` (``derby.log`` there too): tables registered in it
+    (:func:`~hoodie.spark.sync_to_catalog`) are seen by every later application given
+    the same folder (one at a time: embedded Derby admits one JVM).
 
     On a cluster the executors run on the same machine's interpreter path as the driver
     (a standalone cluster on this host, or nodes set up alike). If a session already
@@ -28,8 +34,18 @@ def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None =
     # Python workers must run the driver's interpreter: they unpickle hoodie functions.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     shuffle_partitions = max(2, 2 * cores)
+    java_options = "-XX:+UseSerialGC -Xms384m"
+    builder = SparkSession.builder
+    if catalog_dir is not None:
+        home = os.path.abspath(catalog_dir)
+        java_options += f" -Dderby.system.home={home}"
+        builder = (
+            builder.config("spark.sql.warehouse.dir", os.path.join(home, "warehouse"))
+            .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={os.path.join(home, 'metastore_db')};create=true")
+            .enableHiveSupport()
+        )
     spark = (
-        SparkSession.builder.master(master or f"local[{cores}]")
+        builder.master(master or f"local[{cores}]")
         .appName(app_name)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
@@ -41,7 +57,7 @@ def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None =
         # for the benchmark's upsert, at no measurable cost in time on small machines. The
         # initial heap is what that upsert needs, so it does not grow through full
         # collections (a smaller one saves ~30 MB and costs a stop-the-world pause).
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -Xms384m")
+        .config("spark.driver.extraJavaOptions", java_options)
         # Python workers: Arrow's system allocator returns freed memory (mimalloc keeps
         # ~50 MB more per worker resident after a write task).
         .config("spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL", "system")

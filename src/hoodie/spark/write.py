@@ -63,8 +63,10 @@ from hoodie.errors import ConfigError, PartitionPathError, TableError
 from hoodie.formats.meta_columns import META_COLUMNS
 from hoodie.index.base import FileRef
 from hoodie.markers import DIRECT, TIMELINE_SERVER_BASED, ServerAddress
+from hoodie.meta_sync import SyncSettings
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.spark import tasks
+from hoodie.spark.catalog import sync_after_commit
 from hoodie.spark.engine import SparkEngine
 from hoodie.spark.jobs import cancel_and_wait, hoodie_error_in, job_group
 from hoodie.spark.timeline import driver_server_for
@@ -137,6 +139,8 @@ def write_dataframe(
     ``error`` (Spark's default) raise :class:`~hoodie.errors.TableError`; ``ignore`` does
     nothing and returns None. Without a table, every mode writes (creating it).
     ``extra_metadata`` is recorded in the commit's extraMetadata (as by :func:`hoodie.write`).
+    With ``hoodie.datasource.meta.sync.enable`` (or ``hive_sync.enable``) the table is
+    then registered in the session's catalog (:func:`~hoodie.spark.catalog.sync_to_catalog`).
     """
     path = normalize_path(path)
     storage = storage or storage_for(path)
@@ -152,8 +156,12 @@ def write_dataframe(
             return None
         if canonical == "overwrite":
             operation = "insert_overwrite_table"
+    sync = SyncSettings.of(options)  # checked before anything is written
     flow = DataFrameRecordFlow.prepare(df, path, options, operation, storage, extra_metadata)
-    return run_write(flow.prepared, flow.data_schema, flow)
+    instant = run_write(flow.prepared, flow.data_schema, flow)
+    if sync.enabled:
+        sync_after_commit(df.sparkSession, path, options, instant)
+    return instant
 
 
 def check_partition_values(data: DataFrame, keygen: KeyGenerator) -> None:

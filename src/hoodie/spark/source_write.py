@@ -1,0 +1,124 @@
+"""Batch writes through hoodie's Python data source: ``df.write.format("hoodie")`` when
+:func:`~hoodie.spark.register` was not called (PySpark found the ``pyspark_hoodie`` package).
+
+PySpark's data source API writes partition by partition, but a Hudi commit needs the whole
+batch (dedupe across it, one plan, one commit). So each task stages its rows as an Arrow
+IPC file in a folder of its own under the table's ``.hoodie/.temp/``
+(``spark-write-<id>/``), and :meth:`HoodieBatchWriter.commit` — run once, beside the
+driver, after every task succeeded — reads the staged files the tasks reported and
+writes them as one commit with the in-process write client (``hoodie.write``: the same
+pipeline, options and checks), then removes the staging folder; ``abort`` removes it
+without writing. Files of failed or speculative task attempts are never read (only the
+reported ones are) and go with the folder. The table sees nothing until the commit.
+
+Save modes: ``append`` writes with the configured operation, ``overwrite`` replaces the
+table's contents (``insert_overwrite_table``, as :func:`~hoodie.spark.write_dataframe`
+does). The whole batch passes through one process's memory; the distributed pipeline of
+:func:`~hoodie.spark.register` (``write_dataframe``) is the one for large writes, and the
+one that registers the table in a catalog after its commit (that needs the Spark session,
+which the data source's commit does not have: ``hoodie.datasource.meta.sync.enable`` is
+refused here).
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from hoodie.api import write
+from hoodie.config import options as o
+from hoodie.config.options import HoodieConfig, lookup
+from hoodie.errors import ConfigError
+from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER
+from hoodie.meta_sync import SyncSettings
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.storage.paths import under
+from hoodie.table.table import HoodieTable
+
+
+@dataclass(frozen=True)
+class StagedFile(WriterCommitMessage):
+    """What one task staged: an Arrow IPC stream file (None when it had no rows)."""
+
+    path: str | None
+    rows: int
+
+
+class HoodieBatchWriter(DataSourceArrowWriter):
+    """One ``save()``: tasks stage, the commit writes (module docstring). Picklable."""
+
+    def __init__(self, path: str, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
+        self.path = normalize_path(path)
+        self.options = dict(options)
+        HoodieConfig.of(self.options)  # a mistaken option fails before any task runs
+        if SyncSettings.of(self.options).enabled:
+            raise ConfigError(
+                "hoodie.datasource.meta.sync.enable / hive_sync.enable needs the Spark session after the commit: call "
+                "hoodie.spark.register(spark) first (its format('hoodie') writes register the table), or "
+                "hoodie.spark.sync_to_catalog(spark, path) after this write"
+            )
+        self.schema = to_arrow_schema(schema, timezone="UTC")
+        self.overwrite = overwrite
+        self.staging = under(self.path, HOODIE_FOLDER, TEMP_FOLDER, f"spark-write-{uuid.uuid4().hex}")
+
+    # --- on executors ---------------------------------------------------------------------------
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
+        sink = pa.BufferOutputStream()
+        writer: pa.ipc.RecordBatchStreamWriter | None = None
+        rows = 0
+        for batch in iterator:
+            if writer is None:
+                writer = pa.ipc.new_stream(sink, batch.schema)
+            writer.write_batch(batch)
+            rows += batch.num_rows
+        if writer is None or rows == 0:
+            return StagedFile(None, 0)
+        writer.close()
+        # a name of its own per attempt: a retried task never overwrites what another reported
+        staged = under(self.staging, f"{uuid.uuid4().hex}.arrow")
+        storage_for(self.path).write_bytes(staged, sink.getvalue().to_pybytes())
+        return StagedFile(staged, rows)
+
+    # --- beside the driver, once --------------------------------------------------------------
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        storage = storage_for(self.path)
+        try:
+            data = self._staged(messages)
+            options = dict(self.options)
+            if self.overwrite and HoodieTable.exists(self.path, storage):
+                options = {k: v for k, v in options.items() if lookup(k) is not o.OPERATION}
+                options[o.OPERATION.key] = "insert_overwrite_table"
+            write(data, self.path, options, storage=storage)
+        finally:
+            storage.delete_dir(self.staging)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        storage_for(self.path).delete_dir(self.staging)
+
+    def _staged(self, messages: list[WriterCommitMessage | None]) -> pa.Table:
+        storage = storage_for(self.path)
+        tables = []
+        for m in messages:
+            if isinstance(m, StagedFile) and m.path is not None:
+                with pa.ipc.open_stream(storage.read_bytes(m.path)) as reader:
+                    tables.append(reader.read_all())
+        if not tables:
+            return self.schema.empty_table()
+        return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+
+
+def writer_options(options: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """The table path and write options of ``df.write.format("hoodie")`` options."""
+    given = {str(k): str(v) for k, v in options.items() if v is not None}
+    path = next((v for k, v in given.items() if k.lower() == "path" and v), None)
+    if path is None:
+        raise ConfigError("df.write.format('hoodie').save() needs a table path: save(path) or option('path', path)")
+    return path, {k: v for k, v in given.items() if k.lower() != "path"}
