@@ -74,7 +74,11 @@ def test_format_hoodie_without_register_in_a_new_application(tmp_path: Path) -> 
     assert canonical(seen["snapshot"]) == read(table, **{"as.of.instant": second})
     assert canonical(seen["read_optimized"]) == read(table, **{"as.of.instant": second, "hoodie.datasource.query.type": "read_optimized"})
     begin = seen["first_instants"][0]
-    incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": begin, "hoodie.datasource.read.end.instanttime": second}
+    incremental = {
+        "hoodie.datasource.query.type": "incremental",
+        "hoodie.datasource.read.begin.instanttime": begin,
+        "hoodie.datasource.read.end.instanttime": second,
+    }
     assert canonical(seen["incremental"]) == read(table, **incremental)
     assert {r["uuid"] for r in seen["incremental"]} == {"a", "c"}
     # two writes, two commits; their staging folders are gone

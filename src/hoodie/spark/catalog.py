@@ -45,6 +45,7 @@ from hoodie.spark.source import FORMAT, register_source
 from hoodie.spark.source_batch import SOURCE_KEY
 from hoodie.table.table import HoodieTable
 
+
 def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None) -> SyncPlan:
     """Register or update the table at ``path`` in ``spark``'s catalog, as Hudi's
     ``hoodie.datasource.hive_sync.*`` options in ``options`` say (module docstring);
@@ -167,7 +168,8 @@ def _partition(spark: SparkSession, spec: dict[str, str], location: str) -> Any:
     assert jvm is not None
     cls = jvm.org.apache.spark.sql.catalyst.catalog.CatalogTablePartition
     storage = _storage_at(spark, location)
-    return cls.apply(_map(spark, spec), storage, getattr(cls, "apply$default$3")(), getattr(cls, "apply$default$4")(), getattr(cls, "apply$default$5")(), getattr(cls, "apply$default$6")())
+    defaults = [getattr(cls, f"apply$default${i}")() for i in range(3, 7)]  # parameters, times, statistics
+    return cls.apply(_map(spark, spec), storage, *defaults)
 
 
 def _storage_at(spark: SparkSession, location: str) -> Any:

@@ -1,11 +1,14 @@
 """``HoodieDataSource``: hoodie as a PySpark Python data source named ``"hoodie"``.
 
 The class only names the source, gives its schema and hands each role to the module that
-owns it: ``spark.readStream.format("hoodie")`` to :mod:`hoodie.spark.stream_source`.
-Batch reads and writes through ``format("hoodie")`` are served by the patched
-``DataFrameReader``/``DataFrameWriter`` (:mod:`hoodie.spark.datasource`), which
-:func:`~hoodie.spark.register` installs together with this class
-(:func:`register_source`).
+owns it: ``spark.readStream.format("hoodie")`` to :mod:`hoodie.spark.stream_source`, batch
+reads (``spark.read.format("hoodie")`` without :func:`~hoodie.spark.register`, and SQL over
+catalog tables ``USING hoodie``) to :mod:`hoodie.spark.source_batch`, batch writes to
+:mod:`hoodie.spark.source_write`. Where :func:`~hoodie.spark.register` installed them, the
+patched ``DataFrameReader``/``DataFrameWriter`` (:mod:`hoodie.spark.datasource`) answer
+batch ``format("hoodie")`` first (native Parquet reads, the distributed write pipeline);
+it registers this class too (:func:`register_source`). PySpark also finds it without any
+call, as the ``DefaultSource`` of the ``pyspark_hoodie`` package.
 
 The schema is the table's (:func:`table_schema`): the meta columns and the data columns
 of its latest commit's schema, as a snapshot or incremental read returns them.
@@ -15,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from hoodie.errors import ConfigError, TableError
 from hoodie.query.reader import output_schema
+from hoodie.spark.source_batch import HoodieBatchReader, read_target
+from hoodie.spark.source_write import HoodieBatchWriter, writer_options
 from hoodie.spark.stream_source import HoodieStreamReader, StreamSettings
 from hoodie.table.table import HoodieTable
 
@@ -56,6 +61,12 @@ class HoodieDataSource(DataSource):
 
     def schema(self) -> StructType:
         return table_schema(table_path(self.options))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return HoodieBatchReader(*read_target(self.options, schema), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return HoodieBatchWriter(*writer_options(self.options), schema, overwrite)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 (PySpark's name)
         return HoodieStreamReader(StreamSettings.of(self.options), schema)
