@@ -19,6 +19,7 @@ import pytest
 import hoodie
 from hoodie.errors import ConfigError, TableError
 from hoodie.spark import catalog_partitions, sync_to_catalog
+from hoodie.table.table import HoodieTable
 
 _DATABASES = itertools.count()
 
@@ -75,6 +76,26 @@ def test_a_write_with_sync_registers_and_updates_the_table(spark, tmp_path: Path
     assert catalog_partitions(spark, f"{database}.trips") == ["city=la"]
     assert sql_rows(spark, f"SELECT uuid FROM {database}.trips") == canonical([{"uuid": "z"}])
     assert (tmp_path / "t" / "sf").is_dir()
+
+
+def test_every_streaming_micro_batch_is_synced(spark, tmp_path: Path, database: str) -> None:
+    import pyarrow.parquet as pq
+
+    landing, path = tmp_path / "landing", str(tmp_path / "t")
+    landing.mkdir()
+    pq.write_table(trips([("a", "sf", 1, 1.0)]), landing / "0.parquet")
+    pq.write_table(trips([("b", "la", 1, 2.0)]), landing / "1.parquet")
+    options = {**_cow_options(), "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.database": database}
+    stream = spark.readStream.schema("uuid string, city string, ts long, fare double").option("maxFilesPerTrigger", 1).parquet(str(landing))
+    query = stream.writeStream.format("hoodie").options(**options).option("checkpointLocation", str(tmp_path / "cp")).start(path)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert len(HoodieTable.open(path).timeline.completed_writes()) == 2  # two micro-batches, two commits
+    assert catalog_partitions(spark, f"{database}.trips") == ["city=la", "city=sf"]
+    assert sql_rows(spark, f"SELECT * FROM {database}.trips") == canonical(hoodie.read(path).to_pylist())
+    assert last_commit_time_sync(spark, f"{database}.trips") == HoodieTable.open(path).timeline.completed_writes()[-1].timestamp
 
 
 def test_sync_to_catalog_registers_a_table_written_in_process(spark, tmp_path: Path, database: str) -> None:
