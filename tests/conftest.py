@@ -31,7 +31,7 @@ TABLE_MARKER = "conformance"
 # Shared test helpers (the model of a table, ...) are plain modules in tests/support.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 # ... and those that hold fixtures are plugins, so every test can take them
-pytest_plugins = ["hostile_paths"]
+pytest_plugins = ["hostile_paths", "spark_session", "oracle_fixtures"]
 
 from shared import cases_or_skip, shared_dir  # noqa: E402  (found through the path above)
 

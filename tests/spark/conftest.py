@@ -1,15 +1,15 @@
 """Spark test fixtures: ONE local session for the whole run, and comparison helpers.
 
-Every Spark test takes the session-scoped ``spark`` fixture (``hoodie.spark.local_session``,
-2 cores), so the JVM starts once. Comparisons go through Arrow: a DataFrame's rows and
-Spark types against what the in-process reader (``hoodie.read``) or hudi-rs returns. The
-helper functions reach tests through the ``helpers`` fixture (tests are imported with
-``--import-mode=importlib``, so they cannot import this module).
+Every Spark test takes the session-scoped ``spark`` fixture (the plugin
+``tests/support/spark_session.py``: one local session for the run). Comparisons go
+through Arrow: a DataFrame's rows and Spark types against what the in-process reader
+(``hoodie.read``) or hudi-rs returns. The helper functions reach tests through the
+``helpers`` fixture (tests are imported with ``--import-mode=importlib``, so they cannot
+import this module).
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +34,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(item.path).parents and "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    from hoodie.spark import local_session
-
-    session = local_session("hoodie-tests")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def base_options(**extra: Any) -> dict[str, Any]:
