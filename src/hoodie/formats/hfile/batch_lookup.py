@@ -132,6 +132,8 @@ def _chain(starts: np.ndarray, after: np.ndarray, size: int, follow: bool = True
     false starts are left after dropping those nothing leads to)."""
     if len(starts) == 0 or starts[0] != 0:
         return None
+    if after[-1] == size and (after[:-1] == starts[1:]).all():
+        return starts  # no false start among them
     # Positions no kept position leads to start nothing (a false start inside a key or
     # a value is seldom led to): dropped round by round, then the kept ones are the
     # chain if each leads to the next.
