@@ -1,7 +1,9 @@
 """``HoodieDataSource``: hoodie as a PySpark Python data source named ``"hoodie"``.
 
 The class only names the source, gives its schema and hands each role to the module that
-owns it: ``spark.readStream.format("hoodie")`` to :mod:`hoodie.spark.stream_source`, batch
+owns it: ``spark.readStream.format("hoodie")`` to :mod:`hoodie.spark.stream_source`,
+``df.writeStream.format("hoodie")`` (where :func:`~hoodie.spark.register` did not patch
+the stream writer) to :mod:`hoodie.spark.stream_writer`, batch
 reads (``spark.read.format("hoodie")`` without :func:`~hoodie.spark.register`, and SQL over
 catalog tables ``USING hoodie``) to :mod:`hoodie.spark.source_batch`, batch writes to
 :mod:`hoodie.spark.source_write`. Where :func:`~hoodie.spark.register` installed them, the
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -27,6 +29,7 @@ from hoodie.query.reader import output_schema
 from hoodie.spark.source_batch import HoodieBatchReader, read_target
 from hoodie.spark.source_write import HoodieBatchWriter, writer_options
 from hoodie.spark.stream_source import HoodieStreamReader, StreamSettings
+from hoodie.spark.stream_writer import stream_writer
 from hoodie.table.table import HoodieTable
 
 FORMAT = "hoodie"
@@ -70,6 +73,9 @@ class HoodieDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 (PySpark's name)
         return HoodieStreamReader(StreamSettings.of(self.options), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 (PySpark's name)
+        return stream_writer(self.options, schema, overwrite)
 
 
 def register_source(spark: SparkSession) -> None:

@@ -70,28 +70,14 @@ class HoodieBatchWriter(DataSourceArrowWriter):
     # --- on executors ---------------------------------------------------------------------------
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
-        sink = pa.BufferOutputStream()
-        writer: pa.ipc.RecordBatchStreamWriter | None = None
-        rows = 0
-        for batch in iterator:
-            if writer is None:
-                writer = pa.ipc.new_stream(sink, batch.schema)
-            writer.write_batch(batch)
-            rows += batch.num_rows
-        if writer is None or rows == 0:
-            return StagedFile(None, 0)
-        writer.close()
-        # a name of its own per attempt: a retried task never overwrites what another reported
-        staged = under(self.staging, f"{uuid.uuid4().hex}.arrow")
-        storage_for(self.path).write_bytes(staged, sink.getvalue().to_pybytes())
-        return StagedFile(staged, rows)
+        return stage(iterator, self.path, self.staging)
 
     # --- beside the driver, once --------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         storage = storage_for(self.path)
         try:
-            data = self._staged(messages)
+            data = staged_rows(messages, self.path, self.schema)
             options = dict(self.options)
             if self.overwrite and HoodieTable.exists(self.path, storage):
                 options = {k: v for k, v in options.items() if lookup(k) is not o.OPERATION}
@@ -103,16 +89,38 @@ class HoodieBatchWriter(DataSourceArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         storage_for(self.path).delete_dir(self.staging)
 
-    def _staged(self, messages: list[WriterCommitMessage | None]) -> pa.Table:
-        storage = storage_for(self.path)
-        tables = []
-        for m in messages:
-            if isinstance(m, StagedFile) and m.path is not None:
-                with pa.ipc.open_stream(storage.read_bytes(m.path)) as reader:
-                    tables.append(reader.read_all())
-        if not tables:
-            return self.schema.empty_table()
-        return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+def stage(batches: Iterator[pa.RecordBatch], base_path: str, staging: str) -> StagedFile:
+    """Stage a task's record batches as one Arrow IPC stream file in the ``staging`` folder
+    of the table at ``base_path`` (on an executor); nothing for a task without rows."""
+    sink = pa.BufferOutputStream()
+    writer: pa.ipc.RecordBatchStreamWriter | None = None
+    rows = 0
+    for batch in batches:
+        if writer is None:
+            writer = pa.ipc.new_stream(sink, batch.schema)
+        writer.write_batch(batch)
+        rows += batch.num_rows
+    if writer is None or rows == 0:
+        return StagedFile(None, 0)
+    writer.close()
+    # a name of its own per attempt: a retried task never overwrites what another reported
+    staged = under(staging, f"{uuid.uuid4().hex}.arrow")
+    storage_for(base_path).write_bytes(staged, sink.getvalue().to_pybytes())
+    return StagedFile(staged, rows)
+
+
+def staged_rows(messages: list[WriterCommitMessage | None], base_path: str, schema: pa.Schema) -> pa.Table:
+    """The rows the tasks reported staged (only those: files of failed attempts are never
+    read), an empty table of ``schema`` when there are none."""
+    storage = storage_for(base_path)
+    tables = []
+    for m in messages:
+        if isinstance(m, StagedFile) and m.path is not None:
+            with pa.ipc.open_stream(storage.read_bytes(m.path)) as reader:
+                tables.append(reader.read_all())
+    if not tables:
+        return schema.empty_table()
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
 def writer_options(options: Mapping[str, Any]) -> tuple[str, dict[str, str]]:

@@ -6,7 +6,7 @@ becomes one commit, exactly once.
 Spark write pipeline (:func:`~hoodie.spark.write.write_dataframe`), as Apache Hudi's
 ``HoodieStreamingSink`` runs ``HoodieSparkSqlWriter``.
 
-Exactly once: the commit of a batch records, in its extra metadata, Hudi's
+Exactly once (:mod:`hoodie.spark.micro_batch`): the commit of a batch records, in its extra metadata, Hudi's
 ``_hudi_streaming_sink_checkpoint`` (``{"<identifier>": "<batch id>"}``, the identifier
 being ``hoodie.datasource.write.streaming.checkpoint.identifier``) and the query's id. A
 batch whose id is at or below the one the table's latest checkpoint of this identifier
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,29 +36,21 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
-from hoodie.errors import ConfigError, RecordError, SchemaError, UnsafePathError
+from hoodie.errors import ConfigError
 from hoodie.services.compaction import pending_compactions, run_compaction, schedule_compaction
 from hoodie.services.inline import compaction_settings
 from hoodie.services.opening import open_for_services
 from hoodie.spark.engine import SparkEngine
+from hoodie.spark.micro_batch import BatchCommits, table_options
 from hoodie.spark.write import write_dataframe
-from hoodie.storage.factory import normalize_path, storage_for
-from hoodie.table.table import HoodieTable
-from hoodie.timeline.checkpoints import SINK_CHECKPOINT_KEY, latest_checkpoint, sink_batch_of, sink_checkpoint_value
+from hoodie.storage.factory import normalize_path
 
 log = logging.getLogger(__name__)
 
-# extra metadata: the id of the streaming query that wrote a batch (stable across restarts
-# from one checkpoint location), beside Hudi's checkpoint
-QUERY_ID_KEY = "_hoodie_streaming_query_id"
 # Spark's local property naming the running query (StreamExecution.QUERY_ID_KEY)
 _SPARK_QUERY_ID = "sql.streaming.queryId"
-# Spark's own options of a streaming query, not the table's
-_SPARK_OPTIONS = ("checkpointlocation", "path")
 # output mode -> save mode of each batch's write (Hudi's: complete replaces the table)
 _SAVE_MODES = {"append": "append", "complete": "overwrite"}
-# errors that a second attempt would meet again: the batch's data or options are refused
-_NOT_RETRIED = (ConfigError, RecordError, SchemaError, UnsafePathError)
 MERGE_ON_READ = "MERGE_ON_READ"
 
 
@@ -73,16 +64,11 @@ class HoodieStreamingSink:
                 f"output mode {output_mode!r} is not supported by format('hoodie'): use append (each batch upserted, or written "
                 "with hoodie.datasource.write.operation) or complete (each batch replaces the table)"
             )
-        self.spark = spark
-        self.path = normalize_path(path)
         self.save_mode = _SAVE_MODES[mode]
-        self.options = {k: v for k, v in options.items() if k.lower() not in _SPARK_OPTIONS and v is not None}
-        config = HoodieConfig.of(self.options)  # a bad option stops the query before it starts
-        self.identifier = config.get(o.STREAMING_CHECKPOINT_IDENTIFIER)
-        self.attempts = max(1, config.get(o.STREAMING_RETRY_COUNT))
-        self.retry_interval = config.get(o.STREAMING_RETRY_INTERVAL_MS) / 1000
-        self.ignore_failed = bool(config.get(o.STREAMING_IGNORE_FAILED_BATCH))
-        self.async_compaction = bool(config.get(o.ASYNC_COMPACT_ENABLE))
+        self.options = table_options(options)
+        self.batches = BatchCommits(path, self.options)  # a bad option stops the query before it starts
+        self.path = self.batches.path
+        self.async_compaction = bool(HoodieConfig.of(self.options).get(o.ASYNC_COMPACT_ENABLE))
         if self.async_compaction:
             # a merge-on-read table compacts on the compactor's thread, never inline (as in Hudi)
             self.options[o.COMPACT_INLINE.key] = "false"
@@ -93,57 +79,16 @@ class HoodieStreamingSink:
         has no rows (Spark's ``foreachBatch`` function)."""
         query_id = data.sparkSession.sparkContext.getLocalProperty(_SPARK_QUERY_ID) or ""
         with self.compactor.lock:
-            if self.committed(batch_id):
-                log.warning("batch %d of query %s is committed in %s already (%s): skipped", batch_id, query_id, self.path, self.identifier)
+            if self.batches.committed(batch_id):
+                log.warning("batch %d of query %s is committed in %s already (%s): skipped", batch_id, query_id, self.path, self.batches.identifier)
                 return
             if data.isEmpty():
                 log.info("batch %d of query %s has no rows: nothing written to %s", batch_id, query_id, self.path)
                 return
-            extra = {SINK_CHECKPOINT_KEY: sink_checkpoint_value(self.identifier, batch_id), QUERY_ID_KEY: query_id}
-            instant = self._write(data, batch_id, extra)
+            extra = self.batches.extra_metadata(batch_id, query_id)
+            instant = self.batches.write(batch_id, lambda: write_dataframe(data, self.path, self.options, self.save_mode, extra_metadata=extra))
             if instant is not None and self.async_compaction:
                 self.compactor.after_batch()
-
-    def committed(self, batch_id: int) -> bool:
-        """Whether the table's latest checkpoint of this writer is at or past ``batch_id``."""
-        storage = storage_for(self.path)
-        if not HoodieTable.exists(self.path, storage):
-            return False
-        found = latest_checkpoint(HoodieTable.open(self.path, storage).timeline, SINK_CHECKPOINT_KEY, select=sink_batch_of(self.identifier))
-        if found is None:
-            return False
-        try:
-            return int(found.value) >= batch_id
-        except ValueError:
-            raise ConfigError(
-                f"the streaming checkpoint of {self.identifier!r} in commit {found.instant.timestamp} of {self.path} is {found.value!r}, "
-                "not a batch id: another writer uses this identifier (set hoodie.datasource.write.streaming.checkpoint.identifier)"
-            ) from None
-
-    def _write(self, data: DataFrame, batch_id: int, extra: dict[str, str]) -> str | None:
-        wait = self.retry_interval
-        for attempt in range(1, self.attempts + 1):
-            try:
-                return write_dataframe(data, self.path, self.options, self.save_mode, extra_metadata=extra)
-            except Exception as e:
-                last = attempt == self.attempts or isinstance(e, _NOT_RETRIED)
-                if not last:
-                    log.warning(
-                        "batch %d into %s failed (attempt %d of %d), trying again: %s: %s", batch_id, self.path, attempt, self.attempts, type(e).__name__, e
-                    )
-                    time.sleep(wait)
-                    wait *= 2
-                    if self.committed(batch_id):  # a failure after the commit: never twice
-                        return None
-                    continue
-                if not self.ignore_failed:
-                    raise
-                log.error(
-                    "batch %d into %s failed and is left out, its rows not written (%s=true): %s: %s",
-                    batch_id, self.path, o.STREAMING_IGNORE_FAILED_BATCH.key, type(e).__name__, e,
-                )
-                return None
-        return None
 
 
 class AsyncCompactor:
