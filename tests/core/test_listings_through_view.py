@@ -33,6 +33,7 @@ OTHER_FOLDERS = {
     ("markers/direct.py", "DirectMarkers.entries"): "the marker folder of an instant",
     ("timeline_server/markers.py", "MarkerDirState.load"): "the marker folder of an instant",
     ("table/home.py", "foreign_contents"): "a folder before a table is created in it",
+    ("streamer/dfs_source.py", "DfsSource.files"): "a streamer's source folder, where new files land (no table)",
 }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.text import Text
 
@@ -33,7 +32,8 @@ def read_props(path: str) -> list[str]:
     """``key=value`` lines of a properties file (``#`` and ``!`` start comments), as
     ``-o`` values."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read --props {path}: {e}") from e
     kept = [line.strip() for line in lines]
