@@ -5,20 +5,23 @@ A data block is a run of KeyValues (``klen`` and ``vlen`` as big-endian int32, t
 row length, row, family, qualifier, timestamp, type —, the value, then tags and the
 memstore timestamp when the file has them). Entries are variable in length, so where
 each starts is a chain from the first. :func:`entry_starts` finds it without parsing
-each entry in Python: the positions that may start an entry (lengths below 64 KiB: their
-two high bytes are zero; a key whose row and family lengths fit in it) each get the
+each entry in Python: the positions that may start an entry (when the block's keys are
+all of one length, as record keys often are, those holding the first entry's four bytes
+of key length; else every position whose lengths are below 64 KiB: their two high bytes
+are zero; and a key whose row and family lengths fit in it) each get the
 position after their entry, computed from their own bytes; the positions no other leads
 to are dropped until the rest form the chain from position 0 (else the chain is followed
 through them, a list lookup a step). Every link of the chain is computed from the bytes
-of a real entry, so the result is
-exactly the entries a sequential parse finds; when a link leaves the possible starts (a
-length of 64 KiB or more) or the chain does not end at the block's end, there is no
+of a real entry, so the result is exactly the entries a sequential parse finds; when a
+link leaves the possible starts (a key of another length: then every position is tried;
+a length of 64 KiB or more) or the chain does not end at the block's end, there is no
 answer (None) and the caller parses the block one entry at a time (and reports damage
 as it does).
 
 :func:`find_sorted` then compares the wanted rows with the block's rows as fixed-width
-byte strings (numpy's ``S`` dtype, a binary search for all of them at once) and slices
-only the values of the rows found. ``S`` strings ignore trailing NUL bytes: a row found
+byte strings (numpy's ``S`` dtype, a binary search for all of them at once), and
+:func:`gather` copies out only the values of the rows found, in one gather
+(:func:`arrow_rows` makes the wanted rows from an Arrow array). ``S`` strings ignore trailing NUL bytes: a row found
 must also have the wanted row's length, and wanted rows must hold no NUL byte (the
 leftmost of the rows equal but for trailing NULs is then the one wanted, if any).
 """

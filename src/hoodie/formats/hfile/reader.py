@@ -206,19 +206,28 @@ class HFileReader:
     # blocks
 
     def _read_block(self, offset: int, size: int | None, magic: bytes | tuple[bytes, ...] | None) -> tuple[BlockHeader, bytes]:
+        return self._decode(offset, self._raw_block(offset, size), magic)
+
+    def _raw_block(self, offset: int, size: int | None) -> bytes:
+        """The block at ``offset`` as stored (``size`` bytes; when not given, as its
+        header says), read but not checked."""
         where = self._where(offset)
         if offset < 0 or offset >= self._src.size - TRAILER_SIZE:
             raise FormatError(f"{where}: offset lies outside the file's blocks")
+        self.block_reads += 1
         if size is None:
             head = self._src.read_at(offset, HEADER_SIZE)
             size = BlockHeader.parse(head, where).on_disk_size
-            raw = head + self._src.read_at(offset + HEADER_SIZE, size - HEADER_SIZE)
-        else:
-            raw = self._src.read_at(offset, size)
-        self.block_reads += 1
+            return head + self._src.read_at(offset + HEADER_SIZE, size - HEADER_SIZE)
+        return self._src.read_at(offset, size)
+
+    def _decode(self, offset: int, raw: bytes, magic: bytes | tuple[bytes, ...] | None) -> tuple[BlockHeader, bytes]:
+        """The header and data of the block read at ``offset``, checked (no state: blocks
+        are decoded on worker threads too)."""
+        where = self._where(offset)
         header, data = decode_block(raw, self.trailer.codec, where, magic)
-        if header.on_disk_size != size:
-            raise FormatError(f"{where}: block is {header.on_disk_size} bytes on disk, its index says {size}")
+        if header.on_disk_size != len(raw):
+            raise FormatError(f"{where}: block is {header.on_disk_size} bytes on disk, its index says {len(raw)}")
         return header, data
 
     def _data_block(self, offset: int, size: int | None) -> _DataBlock:
@@ -342,10 +351,10 @@ class HFileReader:
         which, values = self.find_rows(row_array(rows), lengths)
         return dict(zip([asked[w] for w in which.tolist()], values.to_pylist()))
 
-    def find_rows(self, wanted: np.ndarray, lengths: np.ndarray, workers: int = 1) -> tuple[np.ndarray, pa.BinaryArray]:
+    def find_rows(self, wanted: np.ndarray, lengths: np.ndarray, workers: int = 1) -> tuple[np.ndarray, pa.LargeBinaryArray]:
         """Of the ``wanted`` rows (a sorted numpy ``S`` array without NUL bytes, ``lengths``
         their lengths in bytes): the positions of those the file holds, in order, and
-        their values (the first entry of a row). Each block holding one of them is read
+        their values (the first entry of a row; a ``large_binary`` array). Each block holding one of them is read
         once, the others not at all; with a one-level index the rows are dealt to blocks
         by one binary search, and each block's entries are located and compared with numpy
         (:mod:`.batch_lookup`): only the values found are copied out, however many
@@ -353,10 +362,10 @@ class HFileReader:
         searched on that many threads (zlib and numpy release the GIL); the file is read
         on the calling thread."""
         if len(wanted) == 0 or self.entry_count == 0:
-            return np.zeros(0, np.int64), pa.array([], pa.binary())
+            return np.zeros(0, np.int64), pa.array([], pa.large_binary())
         if self.trailer.num_data_index_levels != 1 or b"\x00" in b"".join(self._root_rows):
             found = [(i, v) for i, row in enumerate(wanted.tolist()) if (v := self.get(row.decode())) is not None]
-            return np.array([i for i, _ in found], np.int64), pa.array([v for _, v in found], pa.binary())
+            return np.array([i for i, _ in found], np.int64), pa.array([v for _, v in found], pa.large_binary())
         width = max(wanted.dtype.itemsize, self._root_array.dtype.itemsize)
         # the block whose first key is the last at or before each row (-1: before all)
         block_of = np.searchsorted(self._root_array.astype(f"S{width}"), wanted.astype(f"S{width}"), side="right") - 1
@@ -384,19 +393,10 @@ class HFileReader:
         values = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(sizes), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         return which, values
 
-    def _raw_block(self, offset: int, size: int) -> bytes:
-        if offset < 0 or offset >= self._src.size - TRAILER_SIZE:
-            raise FormatError(f"{self._where(offset)}: offset lies outside the file's blocks")
-        self.block_reads += 1
-        return self._src.read_at(offset, size)
-
     def _find_in_block(self, offset: int, raw: bytes, wanted: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The wanted rows a data block holds: their positions in ``wanted``, their values'
         bytes one after another, and each value's size."""
-        where = self._where(offset)
-        header, data = decode_block(raw, self.trailer.codec, where, DATA)
-        if header.on_disk_size != len(raw):
-            raise FormatError(f"{where}: block is {header.on_disk_size} bytes on disk, its index says {len(raw)}")
+        _, data = self._decode(offset, raw, DATA)
         block = np.frombuffer(data, dtype=np.uint8)
         starts = entry_starts(block, self._with_tags, self._with_mvcc)
         if starts is None:  # entry by entry (and its errors, for a damaged block)
