@@ -414,7 +414,7 @@ class MetadataTableReader:
         self._require(RECORD_INDEX)
         keys = keys.cast(pa.string())
         with self.metrics.timed(LOOKUP, RECORD_INDEX) as amounts:
-            with_nul = pc.fill_null(pc.match_substring(keys, "\x00"), False).to_numpy(zero_copy_only=False)
+            with_nul = _with_nul(keys)
             plain = np.flatnonzero(~with_nul)
             reading = SliceReading(self.storage, self._visible, self.metrics, self.base_path)
             found = locate_in_slices(keys.take(pa.array(plain)), self.file_slices(RECORD_INDEX), reading, workers)
@@ -469,3 +469,12 @@ class MetadataTableReader:
         merged = self._read(partition, _Query())
         return iter([merged[k] for k in sorted(merged)])
 
+
+def _with_nul(keys: pa.Array) -> np.ndarray:
+    """Which of ``keys`` hold a NUL character (the keys' bytes looked at once first: a
+    NUL anywhere in them is rare)."""
+    data = keys.buffers()[2]
+    if data is None or not (np.frombuffer(data, np.uint8) == 0).any():
+        return np.zeros(len(keys), dtype=bool)
+    nul: np.ndarray = pc.fill_null(pc.match_substring(keys, "\x00"), False).to_numpy(zero_copy_only=False)
+    return nul

@@ -73,21 +73,23 @@ def locate_in_slices(keys: pa.Array, slices: list[FileSlice], reading: SliceRead
     codes = np.full(len(keys), -1, np.int64)
     if len(keys) == 0 or not slices:
         return FoundLocations(codes, locations.found)
-    encoded = pc.dictionary_encode(keys.cast(pa.string()))
-    distinct = encoded.dictionary
-    order = pc.sort_indices(distinct).to_numpy()
-    ordered = distinct.take(pa.array(order))
+    keys = keys.cast(pa.string())
+    order = pc.sort_indices(keys).to_numpy()
+    ordered = keys.take(pa.array(order))
     rows, lengths = arrow_rows(ordered)
+    # a key asked more than once is looked up once (repeats are neighbours once sorted)
+    repeat = (rows[1:] == rows[:-1]) & (lengths[1:] == lengths[:-1])
+    distinct = np.r_[True, ~repeat]
+    if repeat.any():
+        ordered, rows, lengths = ordered.filter(pa.array(distinct)), rows[distinct], lengths[distinct]
     group_of = file_group_indices(ordered, len(slices))
     found = np.full(len(ordered), -1, np.int64)
     for g, slc in enumerate(slices):
         at = np.flatnonzero(group_of == g)
         if len(at):
             found[at] = _slice_codes(slc, reading, ordered.take(pa.array(at)), rows[at], lengths[at], locations, workers)
-    by_distinct = np.empty(len(distinct), np.int64)
-    by_distinct[order] = found
-    codes[:] = by_distinct[encoded.indices.to_numpy(zero_copy_only=False)]
-    return FoundLocations(codes, locations.found, len(distinct), int((found >= 0).sum()))
+    codes[order] = found[np.cumsum(distinct) - 1]
+    return FoundLocations(codes, locations.found, len(ordered), int((found >= 0).sum()))
 
 
 class _Locations:
