@@ -4,7 +4,8 @@ the metadata table's reader lists exactly the committed files; an existing table
 one (hoodie's, Apache Hudi's) is initialised from one listing; a write that fails, or a
 writer killed after the metadata table's delta commit and before its own commit, leaves
 the metadata table as the committed data says once the next writer rolled it back;
-rollback and restore undo the metadata table's delta commits of what they undid;
+rollback and restore undo the metadata table's delta commits of what they undid, and a
+restore past the metadata table's compaction builds it again within the restore;
 ``hoodie.metadata.enable=false`` deletes it; a table keeping one refuses a completion
 that would not update it."""
 from __future__ import annotations
@@ -19,13 +20,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from folder_listings import FolderListings
 from mdt_checks import check_files
 
 import hoodie
+from hoodie.config.options import HoodieConfig
 from hoodie.errors import TimelineError
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.sync import initialise, with_metadata_sync
+from hoodie.metadata_table.validate import validate_metadata_table
 from hoodie.services.restore import restore_to
 from hoodie.services.savepoint import create_savepoint
 from hoodie.storage.local import LocalStorage
@@ -314,16 +318,41 @@ def test_restore_undoes_the_metadata_delta_commits(tmp_path: Path) -> None:
     check(path)
 
 
-def test_undoing_what_the_metadata_table_compacted_deletes_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_restore_past_a_metadata_compaction_builds_it_again_with_every_partition(tmp_path: Path, table_type: str) -> None:
+    """The restore undoes instants whose records the metadata table compacted into its
+    base files: within the restore, the metadata table is built again from one listing,
+    with all the partitions it had, and the restore's own delta commit on top. It
+    validates, and reads list no partition folder (no write needed first)."""
     path = tmp_path / "t"
-    opts = {"hoodie.compact.inline": "false", "hoodie.metadata.compact.max.delta.commits": "1"}
-    saved = _savepointed(path, opts)
-    later = write(path, range(20, 25), 3, **opts)
+    everything = {
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.compact.inline": "false",
+        "hoodie.metadata.compact.max.delta.commits": "1",
+        "hoodie.metadata.index.column.stats.enable": "true",
+        "hoodie.metadata.index.bloom.filter.enable": "true",
+        "hoodie.metadata.record.index.enable": "true",
+    }
+    saved = _savepointed(path, everything)
+    later = [write(path, range(k, k + 8), 3 + k, **everything) for k in (3, 20)]  # updates and inserts
     mdt = HoodieTable.open(str(path / ".hoodie" / "metadata"))
-    assert mdt.timeline.completed([Action.COMMIT])[-1].timestamp[:17] >= later  # compacted past it
-    restore_to(_synced(path), saved)
-    # its records are in the metadata table's base files: it is deleted, not left stale
+    assert mdt.timeline.completed([Action.COMMIT])[-1].timestamp[:17] >= later[-1]  # compacted past them
+    had = HoodieTable.open(str(path)).config.metadata_partitions
+    assert sorted(had) == ["bloom_filters", "column_stats", "files", "record_index"]
+    restore_to(with_metadata_sync(HoodieTable.open(str(path)), MetadataSettings.of(HoodieConfig.of(everything))), saved)
+
     table = HoodieTable.open(str(path))
-    assert not table.config.metadata_partitions and not (path / ".hoodie" / "metadata").exists()
-    write(path, range(30, 35), 4, **opts)  # built again from a listing
+    assert table.config.metadata_partitions == had
+    assert table.config.props["hoodie.table.metadata.partitions.inflight"] == ""
+    restore = table.timeline.completed([Action.RESTORE])[-1].timestamp
+    deltas = mdt_instants(path)
+    assert deltas[restore] == "COMPLETED" and not set(later) & set(deltas)
+    report = validate_metadata_table(table)
+    assert sorted(report.checks) == sorted(had) and report.ok, report.differences[:5]
     check(path)
+    storage = FolderListings(str(path))
+    rows = hoodie.read(str(path), storage=storage)
+    assert not storage.listed, storage.listed
+    assert sorted(rows.column("id").to_pylist()) == [f"k{k:03d}" for k in range(15)]
+    write(path, range(30, 35), 4, **everything)  # writing on: the metadata table keeps up
+    assert validate_metadata_table(HoodieTable.open(str(path))).ok

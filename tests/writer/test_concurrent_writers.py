@@ -19,6 +19,7 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import ConcurrentWriteError
+from hoodie.metadata_table.validate import validate_metadata_table
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import write_claims
@@ -58,9 +59,9 @@ LOST = (
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
-    # the data table's single-writer rules; the metadata table's log files are not
-    # arbitrated between racing writers yet (one may fail on a log file the other created)
-    options = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.metadata.enable": "false"})
+    # the metadata table on (the default), compacting itself every few delta commits: its
+    # delta commits, compactions and cleans race as much as the data commits do
+    options = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.metadata.compact.max.delta.commits": "3"})
     start = time.time() + 3
     children = [
         subprocess.Popen(
@@ -99,6 +100,9 @@ def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_pa
     assert not any((hoodie_dir / ".temp").iterdir())
     claims = hoodie_dir / ".aux" / ".claims"
     assert not claims.exists() or not any(claims.iterdir())
+    # the metadata table holds exactly what storage does
+    report = validate_metadata_table(HoodieTable.open(path))
+    assert report.ok, (report.differences[:5], report.out_of_sync)
 
 
 def _completed(hoodie_dir: Path, name: str) -> bool:
@@ -138,3 +142,75 @@ def test_a_commit_never_takes_over_the_claim_of_a_rollback_that_died(tmp_path: P
         txn.commit([], table.data_schema())
     assert txn.instant_time not in {i.timestamp for i in table.timeline.reload().completed()}
     assert write_claims.claim(table.storage, path, txn.instant_time, write_claims.ROLLBACK).ours  # a rollback does take it over
+
+
+CLEANER = """
+import json, sys, time
+from pathlib import Path
+from hoodie.metadata_table.services import MetadataServiceSettings, run_table_services
+from hoodie.config.options import HoodieConfig
+from hoodie.services.clean_plan import CleanPolicy, CleanSettings
+from hoodie.services.cleaning import clean
+from hoodie.services.for_metadata import METADATA_SERVICES
+from hoodie.services.opening import open_for_services
+path, done, options = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
+settings = CleanSettings(policy=CleanPolicy("KEEP_LATEST_COMMITS"), commits_retained=1)
+while not (Path(path) / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists():
+    time.sleep(0.01)
+cleans = services = 0
+while not done.exists():
+    table = open_for_services(path, options)
+    cleans += bool(getattr(clean(table, settings), "ran", False))
+    services += len(run_table_services(table, MetadataServiceSettings.of(HoodieConfig.of(options)), METADATA_SERVICES).compactions)
+print(json.dumps({"cleans": cleans, "compactions": services}), flush=True)
+"""
+
+WRITER = """
+import json, sys
+import pyarrow as pa
+import hoodie
+path, done, commits, options = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+instants = []
+for n in range(commits):
+    # the same keys each time: every commit leaves older slices for the cleaner
+    batch = pa.table({"uuid": [f"k{k}" for k in range(600)], "city": [("sf", "nyc", "la")[k % 3] for k in range(600)],
+                      "ts": [n] * 600, "fare": [float(n)] * 600})
+    instants.append(hoodie.write(batch, path, options))
+open(done, "w").close()
+print(json.dumps(instants), flush=True)
+"""
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_writer_and_a_cleaner_in_two_processes_keep_the_metadata_table_valid(tmp_path: Path, table_type: str) -> None:
+    """A writer and a process cleaning the table (and running the metadata table's own
+    services) at the same time: every change of the metadata table is made under the
+    commit lock, so neither fails on a delta commit or log file of the other, and the
+    metadata table afterwards holds exactly what storage holds."""
+    path, done = str(tmp_path / "t"), str(tmp_path / "writer-done")
+    options = trip_options(**{
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.clean.automatic": "false",  # the other process cleans
+        "hoodie.metadata.compact.max.delta.commits": "2",
+        "hoodie.metadata.index.column.stats.enable": "true",
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.compact.inline.max.delta.commits": "2",
+    })
+    hoodie.write(pa.table({"uuid": ["k0"], "city": ["sf"], "ts": [0], "fare": [0.0]}), path, options)  # the table and its metadata table
+    cleaner = subprocess.Popen([sys.executable, "-c", CLEANER, path, done, json.dumps(options)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, path, done, "8", json.dumps(options)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    written, werr = writer.communicate(timeout=600)
+    if writer.returncode != 0:
+        Path(done).touch()  # let the cleaner stop
+    cleaned, cerr = cleaner.communicate(timeout=600)
+    assert writer.returncode == 0, werr
+    assert cleaner.returncode == 0, cerr
+    instants, ran = json.loads(written), json.loads(cleaned)
+    assert ran["cleans"] > 0, ran  # the two did overlap
+
+    table = HoodieTable.open(path)
+    assert set(instants) <= {i.timestamp for i in table.timeline.completed()}
+    rows = hoodie.read(path)
+    assert rows.num_rows == 600 and set(rows.column("fare").to_pylist()) == {7.0}
+    report = validate_metadata_table(table)
+    assert report.ok, (report.differences[:5], report.out_of_sync)

@@ -22,8 +22,8 @@ from hoodie.cli.metadata import metrics_json, metrics_table
 from hoodie.cli.output import print_json, print_table, progress, stdout_console
 from hoodie.config.options import HoodieConfig
 from hoodie.metadata_table.metrics import MetadataMetrics
-from hoodie.metadata_table.settings import BLOOM_FILTERS, COLUMN_STATS, RECORD_INDEX, MetadataSettings
-from hoodie.metadata_table.sync import initialise, with_metadata_sync
+from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.sync import initialise, setup_lock, with_metadata_sync
 from hoodie.metadata_table.writer import delete_metadata_table, metadata_path
 from hoodie.table import HoodieTable
 from hoodie.timeline import Action
@@ -94,8 +94,10 @@ def rebuild(table: HoodieTable, settings: MetadataSettings, what: str = "Rebuild
     """Delete the metadata table (if any) and build ``settings``' partitions again from one
     listing; a table with a write in progress is refused before anything is deleted."""
     table.require_writable("initialise the metadata table of")
-    _refuse_pending(table)
-    table, _ = _build(delete_metadata_table(table), settings, what, metrics if metrics is not None else MetadataMetrics())
+    # under the commit lock: no writer's update of the metadata table lands in between
+    with setup_lock(table) as table:
+        _refuse_pending(table)
+        table, _ = _build(delete_metadata_table(table), settings, what, metrics if metrics is not None else MetadataMetrics())
     return table
 
 
@@ -104,9 +106,7 @@ def rebuild_as_it_was(path: str) -> list[str]:
     again from one listing (Apache Hudi's default layout for each); the partitions built
     (``hoodie metadata validate --repair``)."""
     table = HoodieTable.open(path)
-    had = set(table.config.metadata_partitions)
-    settings = MetadataSettings(enable=True, column_stats=COLUMN_STATS in had, bloom_filters=BLOOM_FILTERS in had, record_index=RECORD_INDEX in had)
-    return list(rebuild(table, settings).config.metadata_partitions)
+    return list(rebuild(table, MetadataSettings().keeping(table.config.metadata_partitions)).config.metadata_partitions)
 
 
 def delete(path: str, as_json: bool) -> None:
@@ -114,8 +114,9 @@ def delete(path: str, as_json: bool) -> None:
     table = HoodieTable.open(path)
     table.require_writable("delete the metadata table of")
     started = time.perf_counter()
-    had = bool(table.config.metadata_partitions) or table.storage.exists(metadata_path(table))
-    table = delete_metadata_table(table)
+    with setup_lock(table) as table:
+        had = bool(table.config.metadata_partitions) or table.storage.exists(metadata_path(table))
+        table = delete_metadata_table(table)
     seconds = time.perf_counter() - started
     if as_json:
         print_json({"path": table.base_path, "deleted": had, "duration_s": seconds})

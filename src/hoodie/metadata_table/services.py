@@ -27,6 +27,7 @@ Each compaction and clean that completes is recorded in the metrics the caller g
 (:data:`~.metrics.COMPACTION`: file groups and records written; :data:`~.metrics.CLEAN`:
 files deleted), the compaction's slice reads as :data:`~.metrics.SCAN`.
 
+They run under the data table's commit lock, as every change of the metadata table does.
 Call it when the data instant of the metadata table's latest delta commit has completed
 (after the data commit, or before the next write as Hudi does): a compaction never runs
 while a data instant at or before that delta commit is pending.
@@ -55,6 +56,7 @@ from hoodie.metadata_table.stats import open_metadata_table
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.compaction_plan import pending_plans
 from hoodie.timeline.instant import Action, Instant
+from hoodie.timeline.write_claims import commit_lock
 
 __all__ = [
     "CLEAN_SUFFIX",
@@ -149,10 +151,15 @@ def run_table_services(
     data_table: HoodieTable, settings: MetadataServiceSettings, services: BorrowedServices, metrics: MetadataMetrics | None = None
 ) -> MetadataServicesReport:
     """Run the metadata table's services that are due (see the module's doc); what ran
-    recorded in ``metrics``."""
+    recorded in ``metrics``. They run under the data table's commit lock, on the tables as
+    they are then: no other writer's delta commit, compaction or clean interleaves."""
+    with commit_lock(data_table.storage, data_table.base_path, "metadata-table-services"):
+        # (the caller's timeline may predate its own commit, or another writer's)
+        return _run(data_table.reload(), settings, services, metrics if metrics is not None else MetadataMetrics())
+
+
+def _run(data_table: HoodieTable, settings: MetadataServiceSettings, services: BorrowedServices, metrics: MetadataMetrics) -> MetadataServicesReport:
     report = MetadataServicesReport()
-    metrics = metrics if metrics is not None else MetadataMetrics()
-    data_table = data_table.reload()  # (the caller's timeline may predate its own commit)
     if FILES not in data_table.config.metadata_partitions:
         report.notes.append(f"{data_table.base_path} has no complete metadata table")
         return report

@@ -8,7 +8,8 @@ file groups each is built with.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
@@ -74,6 +75,12 @@ class MetadataSettings:
             record_index_growth_factor=config.get(o.METADATA_RECORD_INDEX_GROWTH_FACTOR),
             hfile_block_size=config.get(o.HFILE_BLOCK_SIZE),
         )
+
+    def keeping(self, partitions: Iterable[str]) -> MetadataSettings:
+        """These settings, on, building exactly ``partitions`` (``files`` always): what
+        builds a metadata table again with the partitions it had."""
+        had = set(partitions)
+        return replace(self, enable=True, column_stats=COLUMN_STATS in had, bloom_filters=BLOOM_FILTERS in had, record_index=RECORD_INDEX in had)
 
     @property
     def partitions(self) -> tuple[str, ...]:

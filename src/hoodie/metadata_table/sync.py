@@ -8,9 +8,16 @@ runs it before the completed file appears). It turns the completed action into r
 (:meth:`.MetadataWriter.apply`); for a rollback or a restore it then undoes the delta
 commits of the data instants they undid, so that files of a rolled-back write never
 appear in the metadata table (Apache Hudi 0.15's ``update(HoodieRollbackMetadata)``). A
-delta commit the metadata table already compacted cannot be undone: the metadata table
-is then deleted (the next write with ``hoodie.metadata.enable=true`` builds it again from
-a listing) rather than left stale.
+delta commit the metadata table already compacted into its base files cannot be undone:
+the restore (or rollback) then builds the metadata table again within its own completion,
+every partition it had, from one listing of the data table as the restore left it, and
+applies its own delta commit on top. Apache Hudi 0.15 restores its metadata table to the
+savepoint instead, and refuses when the metadata table's cleaner already removed the
+slices it would need; the rebuild needs no older slice. Readers list storage while it is
+rebuilt; it is complete again before the restore completes.
+
+All of it runs under the data table's commit lock (the timeline takes it around the
+hook), on the tables as they are then.
 
 A table whose ``hoodie.properties`` names metadata partitions refuses to complete an
 instant without the hook, so every writer installs it when it opens the table for writing
@@ -25,15 +32,17 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hoodie.errors import TableError
 from hoodie.layout import HOODIE_FOLDER, InstantTime
-from hoodie.metadata_table.conversion import records_for_action, records_for_listing
+from hoodie.metadata_table.conversion import MdtRecords, records_for_action, records_for_listing
 from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
 from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.metadata_table.settings import MetadataSettings
 from hoodie.metadata_table.validate import committed_file_sizes
-from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, metadata_path
+from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, keeps_metadata_table, metadata_path
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.properties_file import load_table_config
@@ -42,8 +51,9 @@ from hoodie.timeline import avro_metadata as avro
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant, State
 from hoodie.timeline.rollback_metadata import RestoreMetadata, RollbackMetadata
+from hoodie.timeline.write_claims import commit_lock
 
-__all__ = ["MetadataSync", "initialise", "prepare_metadata_table", "table_listing", "with_metadata_sync"]
+__all__ = ["MetadataSync", "initialise", "prepare_metadata_table", "setup_lock", "table_listing", "with_metadata_sync"]
 
 log = logging.getLogger(__name__)
 
@@ -80,22 +90,35 @@ class MetadataSync:
             )
         completed = instant.with_state(State.COMPLETED)
         records = records_for_action(data, completed, content, partitions, self.settings)
-        mdt = writer.apply(instant.timestamp, records)
         applied = sum(len(rs) for p, rs in records.items() if p in partitions)
-        undone = _undone(instant, content)
+        mdt = writer.open()
+        # only the undone instants the metadata table holds a delta commit of: a write
+        # rolled back before it completed (another writer's, found pending) has none
+        held = {i.timestamp for i in mdt.timeline.instants if i.action == Action.DELTA_COMMIT}
+        undone = [t for t in _undone(instant, content) if t in held]
         compacted = _last_compaction(mdt)
         if compacted is not None and any(InstantTime(t) <= InstantTime(compacted) for t in undone):
-            # its records are in the metadata table's base files: nothing to undo them by
-            log.warning(
-                "metadata table of %s deleted: %s %s undoes instants the metadata table compacted at %s (%s); "
-                "the next write with hoodie.metadata.enable=true builds it again",
-                self.base_path, instant.action, instant.timestamp, compacted, ", ".join(undone),
-            )
-            delete_metadata_table(data)
+            # their records are in the metadata table's base files: nothing to undo them by
+            self._rebuild(data, instant, records, compacted, undone)
             return applied
+        writer.apply(instant.timestamp, records)
         for target in sorted(undone, key=InstantTime, reverse=True):
             writer.undo(target)
         return applied
+
+    def _rebuild(self, data: HoodieTable, instant: Instant, records: MdtRecords, compacted: str, undone: list[str]) -> None:
+        """The metadata table built again, with every partition it had, from one listing
+        of the data table as ``instant`` (a restore or rollback, all its undoing done)
+        left it; then ``instant``'s own delta commit (the rollback logs it wrote, which
+        no completed instant names yet)."""
+        had = data.config.metadata_partitions
+        log.info(
+            "metadata table of %s: %s %s undoes instants it compacted at %s (%s): building %s again from a listing",
+            self.base_path, instant.action, instant.timestamp, compacted, ", ".join(undone), ",".join(had),
+        )
+        settings = self.settings.keeping(had)
+        table = initialise(delete_metadata_table(data), settings, metrics=self.metrics)
+        MetadataWriter(table, settings).apply(instant.timestamp, records)
 
 
 def _undone(instant: Instant, content: bytes) -> list[str]:
@@ -120,21 +143,33 @@ def with_metadata_sync(table: HoodieTable, settings: MetadataSettings, metrics: 
     return table.with_completion_hook(MetadataSync(table.base_path, table.storage, settings, metrics))
 
 
+@contextmanager
+def setup_lock(table: HoodieTable) -> Iterator[HoodieTable]:
+    """``table`` reloaded under its commit lock (its hook kept), for creating, building or
+    deleting its metadata table: no other writer's update of it lands in between."""
+    with commit_lock(table.storage, table.base_path, "metadata-table-setup"):
+        yield table.reload()
+
+
 def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
     """Before a write recovers the table: ``hoodie.metadata.enable=false`` deletes the
     metadata table (as Apache Hudi does), and so does one out of sync with the table
     (:func:`~.reader.unsynced_instants`: a writer that does not maintain it wrote since);
     otherwise the table's completions update it. The write then calls :func:`initialise`
-    once failed writes are rolled back, which builds what is missing."""
-    if not settings.enable:
-        table = delete_metadata_table(table)
-    else:
-        unsynced = _unsynced(table)
-        if unsynced:
-            # kept on, it would stay stale (readers would never use it): built again instead
-            log.warning("the metadata table of %s lacks the completed instant(s) %s (written without maintaining it): "
-                        "building it again from a listing", table.base_path, ", ".join(unsynced))
+    once failed writes are rolled back, which builds what is missing. Decided and done
+    under the table's commit lock, on the table as it is then."""
+    if not keeps_metadata_table(table):
+        return with_metadata_sync(table, settings)  # nothing to delete or check
+    with setup_lock(table) as table:
+        if not settings.enable:
             table = delete_metadata_table(table)
+        else:
+            unsynced = _unsynced(table)
+            if unsynced:
+                # kept on, it would stay stale (readers would never use it): built again instead
+                log.warning("the metadata table of %s lacks the completed instant(s) %s (written without maintaining it): "
+                            "building it again from a listing", table.base_path, ", ".join(unsynced))
+                table = delete_metadata_table(table)
     return with_metadata_sync(table, settings)
 
 
@@ -159,9 +194,18 @@ def initialise(
     """Build the enabled metadata partitions the table lacks (all of them on a table
     without a metadata table, one written by Apache Hudi without one or by an older
     hoodie included), from one listing; the table, reloaded, its hook kept. Each partition
-    built is recorded in ``metrics``."""
+    built is recorded in ``metrics``. Built under the table's commit lock."""
     wanted = settings.partitions
     if not wanted or set(wanted) <= set(table.config.metadata_partitions):
+        return table
+    with setup_lock(table) as current:
+        # another writer may have built it meanwhile: decided on the table as it is now
+        return _initialise(current, settings, on_built, metrics)
+
+
+def _initialise(table: HoodieTable, settings: MetadataSettings, on_built: Progress | None, metrics: MetadataMetrics | None) -> HoodieTable:
+    wanted = settings.partitions
+    if set(wanted) <= set(table.config.metadata_partitions):
         return table
     started = time.monotonic()
     listing = table_listing(table)

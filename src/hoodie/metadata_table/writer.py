@@ -55,7 +55,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 
-__all__ = ["COMPLETE_PARTITIONS", "MetadataWriter", "delete_metadata_table", "metadata_path"]
+__all__ = ["COMPLETE_PARTITIONS", "MetadataWriter", "delete_metadata_table", "keeps_metadata_table", "metadata_path"]
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +104,19 @@ def set_partition_state(data_table: HoodieTable, complete: Collection[str], infl
     return data_table.reload()
 
 
+def keeps_metadata_table(data_table: HoodieTable) -> bool:
+    """Whether the data table's properties name metadata partitions (complete or being
+    built) or it has a metadata table folder."""
+    props = data_table.config.props
+    return COMPLETE_PARTITIONS in props or INFLIGHT_PARTITIONS in props or data_table.storage.exists(metadata_path(data_table))
+
+
 def delete_metadata_table(data_table: HoodieTable) -> HoodieTable:
     """Drop the metadata table: the data table's properties stop naming its partitions
     first (readers stop trusting it), then its folder goes. The table, reloaded."""
-    folder = metadata_path(data_table)
-    props = data_table.config.props
-    if COMPLETE_PARTITIONS not in props and INFLIGHT_PARTITIONS not in props and not data_table.storage.exists(folder):
+    if not keeps_metadata_table(data_table):
         return data_table
+    folder = metadata_path(data_table)
     updated = data_table.config.with_updates({COMPLETE_PARTITIONS: None, INFLIGHT_PARTITIONS: None})
     store_table_config(updated, data_table.storage, data_table.meta_path)
     data_table.storage.delete_dir(folder)

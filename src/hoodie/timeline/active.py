@@ -21,6 +21,7 @@ from hoodie.layout import HOODIE_FOLDER, InstantTime, format_instant
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative_to, under
 from hoodie.timeline import avro_metadata as avro
+from hoodie.timeline import write_claims
 from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata, RequestedReplaceMetadata, SavepointInfo
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, parse_timeline_file_name
@@ -363,20 +364,30 @@ class ActiveTimeline:
 
     def transition_to_completed(self, instant: Instant, content: bytes) -> Instant:
         """The commit point: the completed file appears atomically, exactly once. The
-        completion hook (the metadata table's update) runs first; a table that keeps a
-        metadata table refuses to complete an instant without it."""
+        completion hook (the metadata table's update) runs first, both under the table's
+        commit lock (another writer's update of the metadata table waits; a commit
+        already holds it); a table that keeps a metadata table refuses to complete an
+        instant without it."""
         self._require_writable()
         if not self.storage.exists(self.instant_path(instant.with_state(State.INFLIGHT))):
             raise TimelineError(f"cannot complete {instant}: it is not inflight")
-        if self.completion_hook is not None:
-            self.completion_hook(self, instant, content)  # the metadata table first
-        elif self.hook_required:
+        hook = self.completion_hook
+        if hook is None and self.hook_required:
             raise TimelineError(
                 f"cannot complete {instant} of {self.base_path}: the table keeps a metadata table (hoodie.table.metadata.partitions) "
                 "and this writer was not given its update"
             )
         completed = instant.with_state(State.COMPLETED)
-        self._create(completed, content)
+        if hook is None:
+            self._create(completed, content)
+            return completed
+        with write_claims.commit_lock(self.storage, self.base_path, instant.timestamp):
+            if self.storage.exists(self.instant_path(completed)):
+                # another process completed it meanwhile (two resuming one rollback): its
+                # metadata update stands, not redone with this attempt's content
+                raise self._already_exists(completed)
+            hook(self, instant, content)  # the metadata table first
+            self._create(completed, content)
         return completed
 
     def delete_instant_files(self, instant: Instant, states: Iterable[State] = (State.REQUESTED, State.INFLIGHT, State.COMPLETED)) -> None:
@@ -388,4 +399,7 @@ class ActiveTimeline:
         try:
             self.storage.create_new(self.instant_path(instant), content)
         except FileAlreadyExistsError:
-            raise TimelineError(f"instant file {instant.file_name(self.layout_version)} already exists in {self.timeline_dir}") from None
+            raise self._already_exists(instant) from None
+
+    def _already_exists(self, instant: Instant) -> TimelineError:
+        return TimelineError(f"instant file {instant.file_name(self.layout_version)} already exists in {self.timeline_dir}")

@@ -13,13 +13,18 @@ rollback drops its own once the instant is gone.
 Two writers can also both complete, each having changed the same file group from the
 same slice: the later would hide the earlier's rows. A commit therefore checks for such
 writes and completes its instant under the table's commit lock, a write-once file beside
-the claims. This module reads and writes claim and lock files only.
+the claims. Every change of the table's metadata table happens under the same lock (each
+completion's update, its initialisation, its own services), so that two writers never
+race on one of its delta commits or log file versions. The lock is reentrant within a
+thread: a commit holding it completes its instant, whose metadata update takes it again.
+This module reads and writes claim and lock files only.
 """
 from __future__ import annotations
 
 import os
 import random
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,13 +48,15 @@ def _holder_id() -> str:
     return f"{socket.gethostname()} {os.getpid()}"
 
 
-def _abandoned(at: float, host: str, pid: str, after_seconds: float) -> bool:
+def _abandoned(at: float, host: str, pid: str, after_seconds: float, trust_live_holder: bool = False) -> bool:
     """Whether a claim or lock taken at ``at`` by process ``pid`` of ``host`` has no live
     holder: that process is gone (asked on its own machine only), or it is older than
-    ``after_seconds``."""
-    if time.time() - at > after_seconds:
+    ``after_seconds`` (with ``trust_live_holder``, only when asked from another machine:
+    a live process of this one holds it however long it takes)."""
+    local = host == socket.gethostname() and is_ascii_digits(pid)
+    if time.time() - at > after_seconds and not (trust_live_holder and local):
         return True
-    if host != socket.gethostname() or not is_ascii_digits(pid):
+    if not local:
         return False
     try:
         os.kill(int(pid), 0)
@@ -84,10 +91,12 @@ def _path(base_path: str, instant_time: str) -> str:
     return under(_folder(base_path), check_name(instant_time, "a write claim", "instant time"))
 
 
-def _take(storage: Storage, path: str, what: str, stale_after: float, replace_abandoned: bool = True) -> tuple[bool, str]:
+def _take(
+    storage: Storage, path: str, what: str, stale_after: float, replace_abandoned: bool = True, trust_live_holder: bool = False
+) -> tuple[bool, str]:
     """Create the write-once file ``path`` naming ``what``: (True, what) once ours, or
     (False, what its holder took it for). A file whose holder died is replaced, if
-    ``replace_abandoned``."""
+    ``replace_abandoned`` (see :func:`_abandoned` for ``trust_live_holder``)."""
     for _ in range(10):
         try:
             storage.create_new(path, f"{what} {time.time():.3f} {_holder_id()}".encode())
@@ -98,7 +107,7 @@ def _take(storage: Storage, path: str, what: str, stale_after: float, replace_ab
             held_for, at, host, pid = _parse(storage.read_bytes(path))
         except FileNotFoundError:
             continue  # released between the two calls: try again
-        if not (replace_abandoned and _abandoned(at, host, pid, stale_after)):
+        if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder)):
             return False, held_for
         storage.delete(path)  # its holder died (two takers racing here both go on: rare, and each re-checks)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
@@ -144,27 +153,52 @@ def sweep(storage: Storage, base_path: str) -> int:
 
 
 COMMIT_LOCK = "commit.lock"
-# A commit holds the lock for the few storage calls of its conflict check and completed
-# instant; one held this long (or by a process of this machine that is gone) belongs to a
-# writer that died holding it.
-LOCK_STALE_AFTER_SECONDS = 120.0
+# The lock is held for a commit's conflict check and completed instant, and for the
+# metadata table's updates and services (its compaction can take minutes on a large
+# table). A live process of this machine holds it as long as it needs; one held this long
+# by a process of another machine (whose liveness cannot be asked) belongs to a writer
+# that died holding it.
+LOCK_STALE_AFTER_SECONDS = 600.0
+# how long a writer waits for the lock before it gives up (ConcurrentWriteError): as long
+# as another machine's holder may keep it
+LOCK_WAIT_SECONDS = LOCK_STALE_AFTER_SECONDS
+# the lock files this thread holds, and how many times over (the lock is reentrant)
+_held = threading.local()
+
+
+def _holder_name(holder: str) -> str:
+    """How a lock holder is named in errors: a write by its instant, a service by name."""
+    return f"write {holder}" if is_instant_time(holder) else holder
 
 
 @contextmanager
-def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: float = 60.0) -> Iterator[None]:
+def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
     """Hold the table's commit lock (``.hoodie/.aux/.claims/commit.lock``, created
     write-once) while a writer checks for conflicting writes and completes its instant,
-    so that of two writes changing the same file groups only one completes."""
+    or changes the metadata table, so that of two writes changing the same file groups
+    only one completes and the metadata table takes one change at a time. ``holder``:
+    the instant time of the write, or a service's name (no spaces). A thread already
+    holding it enters again at once."""
     path = under(_folder(base_path), COMMIT_LOCK)
+    depth: dict[str, int] = _held.__dict__.setdefault("depth", {})
+    if depth.get(path):
+        depth[path] += 1
+        try:
+            yield
+        finally:
+            depth[path] -= 1
+        return
     deadline = time.monotonic() + wait_seconds
     while True:
-        ours, other = _take(storage, path, holder, LOCK_STALE_AFTER_SECONDS)
+        ours, other = _take(storage, path, holder, LOCK_STALE_AFTER_SECONDS, trust_live_holder=True)
         if ours:
             break
         if time.monotonic() > deadline:
-            raise ConcurrentWriteError(f"write {holder} waited {wait_seconds:g} s for the commit lock of {base_path}, held by write {other}")
+            raise ConcurrentWriteError(f"{_holder_name(holder)} waited {wait_seconds:g} s for the commit lock of {base_path}, held by {_holder_name(other)}")
         time.sleep(random.uniform(0.005, 0.05))
+    depth[path] = 1
     try:
         yield
     finally:
+        depth[path] = 0
         storage.delete(path)

@@ -1,0 +1,118 @@
+"""Every change of the metadata table happens under the data table's commit lock
+(``timeline/write_claims.py``): the lock is reentrant within a thread (a commit holding it
+completes its instant, whose metadata update takes it again), a live holder on this
+machine keeps it however long its metadata work takes, and a completion that another
+process made meanwhile is refused before the metadata table is touched (two writers
+resuming one rollback). The races between real processes are in
+tests/writer/test_concurrent_writers.py."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.errors import ConcurrentWriteError, TimelineError
+from hoodie.metadata_table.validate import validate_metadata_table
+from hoodie.services.for_writers import WRITER_SERVICES
+from hoodie.services.opening import open_for_services
+from hoodie.services.rollback import rollback_failed_writes
+from hoodie.storage.local import LocalStorage
+from hoodie.table.table import HoodieTable
+from hoodie.timeline import write_claims
+from hoodie.timeline.instant import Action, State
+from hoodie.timeline.rollback_metadata import RollbackMetadata, RollbackPartitionMetadata
+from hoodie.writer.transaction import WriteTransaction
+
+OPTIONS = {
+    "hoodie.table.name": "t",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.precombine.field": "ts",
+}
+
+
+def _lock_file(path: Path) -> Path:
+    return path / ".hoodie" / ".aux" / ".claims" / write_claims.COMMIT_LOCK
+
+
+def test_the_lock_is_reentrant_within_a_thread_and_exclusive_across_threads(tmp_path: Path) -> None:
+    storage, base = LocalStorage(), str(tmp_path)
+    entered = threading.Event()
+    order: list[str] = []
+
+    def other() -> None:
+        entered.wait()
+        with write_claims.commit_lock(storage, base, "20260101000000002"):
+            order.append("other")
+
+    thread = threading.Thread(target=other, daemon=True)
+    thread.start()
+    try:
+        with write_claims.commit_lock(storage, base, "20260101000000001"):
+            entered.set()
+            with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=1):  # entered again at once
+                time.sleep(0.2)  # (the other thread is waiting meanwhile; the order below is the check)
+            assert _lock_file(tmp_path).exists()  # still held: the outer block holds it
+            order.append("mine")
+    finally:
+        entered.set()
+    thread.join(timeout=30)
+    assert order == ["mine", "other"]
+    assert not _lock_file(tmp_path).exists()
+
+
+def test_a_live_holder_of_this_machine_keeps_the_lock_past_its_age(tmp_path: Path) -> None:
+    """The metadata table's work under the lock may take minutes: a process of this machine
+    that is alive keeps it, however old; one that is gone loses it at once."""
+    storage, base = LocalStorage(), str(tmp_path)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock = _lock_file(tmp_path)
+        lock.parent.mkdir(parents=True)
+        old = time.time() - 2 * write_claims.LOCK_STALE_AFTER_SECONDS
+        lock.write_text(f"metadata-table-services {old:.3f} {socket.gethostname()} {alive.pid}")
+        held = "write 20260101000000001 waited 0.2 s for the commit lock of .* held by metadata-table-services"
+        with pytest.raises(ConcurrentWriteError, match=held), write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+            pass
+    finally:
+        alive.kill()
+        alive.wait()
+    # the holder is gone: taken over
+    with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        assert lock.read_text().startswith("20260101000000001 ")
+    assert not lock.exists()
+
+
+def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_first_made_it(tmp_path: Path) -> None:
+    """Two writers resuming one rollback both try to complete it: the second is refused
+    under the lock before its metadata update, which would otherwise undo and redo the
+    first one's delta commit with its own (here: wrong) record of what was deleted."""
+    path = str(tmp_path / "t")
+    hoodie.write(pa.table({"id": ["a", "b"], "p": ["x", "y"], "ts": [1, 1]}), path, OPTIONS)
+    table = HoodieTable.open(path)
+    txn = WriteTransaction.begin(table, "upsert", WRITER_SERVICES)
+    txn.mark_inflight()  # a write that failed
+    [result] = rollback_failed_writes(open_for_services(path))
+    table = open_for_services(path)
+    rollback = table.timeline.get(result.rollback_instant)
+    mdt = HoodieTable.open(str(tmp_path / "t" / ".hoodie" / "metadata"))
+    delta = mdt.timeline.get(result.rollback_instant)
+    before = mdt.timeline.read_content(delta)
+    # the other attempt's record claims it deleted a live base file
+    live = next(p for p in (tmp_path / "t" / "x").iterdir() if p.suffix == ".parquet")
+    wrong = RollbackMetadata.of(rollback.timestamp, txn.instant, {"x": RollbackPartitionMetadata("x", (str(live),))}, 0)
+    with pytest.raises(TimelineError, match=f"{rollback.timestamp}.rollback already exists"):
+        table.timeline.transition_to_completed(rollback.with_state(State.INFLIGHT), wrong.encode())
+    mdt = mdt.reload()
+    assert mdt.timeline.read_content(mdt.timeline.get(result.rollback_instant)) == before
+    assert [i.timestamp for i in mdt.timeline.instants if i.action == Action.DELTA_COMMIT and not i.is_completed] == []
+    report = validate_metadata_table(HoodieTable.open(path))
+    assert report.ok, report.differences
+    assert sorted(hoodie.read(path).column("id").to_pylist()) == ["a", "b"]
