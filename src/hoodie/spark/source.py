@@ -79,5 +79,9 @@ class HoodieDataSource(DataSource):
 
 
 def register_source(spark: SparkSession) -> None:
-    """Register :class:`HoodieDataSource` with ``spark`` (``spark.dataSource.register``)."""
+    """Register :class:`HoodieDataSource` with ``spark`` (``spark.dataSource.register``),
+    unless the session has it already: PySpark found the ``pyspark_hoodie`` package (then
+    registering again only logs that a static source was replaced), or an earlier call."""
+    if spark._jsparkSession.sessionState().dataSourceManager().dataSourceExists(FORMAT):
+        return
     spark.dataSource.register(HoodieDataSource)

@@ -25,7 +25,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from hoodie.errors import ConfigError
@@ -34,8 +33,8 @@ from hoodie.query.incremental import range_filter, slices_for_range
 from hoodie.query.options import ReadRequest
 from hoodie.query.planner import plan_incremental, plan_snapshot
 from hoodie.query.reader import output_schema
-from hoodie.query.slices import base_files_only, run_slice_task, slice_tasks
-from hoodie.spark.stream_source import SliceRead, conform
+from hoodie.query.slices import base_files_only, slice_tasks
+from hoodie.spark.stream_source import SliceRead, read_slices
 from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.table import HoodieTable
 
@@ -99,8 +98,4 @@ class HoodieBatchReader(DataSourceReader):
         return [SliceRead(task, rows) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, SliceRead)
-        data = run_slice_task(partition.value)
-        if partition.rows is not None:
-            data = partition.rows.filter(data)
-        yield from conform(data, to_arrow_schema(self.schema, timezone="UTC")).to_batches()
+        return read_slices(partition, self.schema)

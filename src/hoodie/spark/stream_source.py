@@ -171,11 +171,17 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # --- reading (on executors) ---------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, SliceRead)
-        data = run_slice_task(partition.value)
-        if partition.rows is not None:
-            data = partition.rows.filter(data)
-        yield from conform(data, to_arrow_schema(self.schema, timezone="UTC")).to_batches()
+        return read_slices(partition, self.schema)
+
+
+def read_slices(partition: InputPartition, schema: StructType) -> Iterator[pa.RecordBatch]:
+    """The rows of an input partition (:class:`SliceRead`: its slice task, then the rows its
+    range keeps) in ``schema``'s columns and types, on an executor; batch reads share it."""
+    assert isinstance(partition, SliceRead)
+    data = run_slice_task(partition.value)
+    if partition.rows is not None:
+        data = partition.rows.filter(data)
+    yield from conform(data, to_arrow_schema(schema, timezone="UTC")).to_batches()
 
 
 def conform(data: pa.Table, schema: pa.Schema) -> pa.Table:
