@@ -15,9 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from pyspark.sql.types import StructType
 
 import hoodie
-from hoodie.errors import ConfigError, TableError
+from hoodie.errors import ConfigError, SchemaError, TableError
 from hoodie.spark import catalog_partitions, sync_to_catalog
 from hoodie.table.table import HoodieTable
 
@@ -115,6 +116,26 @@ def test_sync_to_catalog_registers_a_table_written_in_process(spark, tmp_path: P
     # syncing again changes nothing
     sync_to_catalog(spark, path, {"hoodie.datasource.hive_sync.database": database, "hoodie.datasource.hive_sync.table": "rides"})
     assert sql_rows(spark, f"SELECT * FROM {database}.rides_rt") == snapshot
+    # the tables are external: dropping them leaves the hoodie table whole
+    for name in ("rides", "rides_ro", "rides_rt"):
+        spark.sql(f"DROP TABLE {database}.{name}")
+    assert canonical(hoodie.read(path).to_pylist()) == snapshot
+
+
+def test_a_column_the_table_lost_or_other_partitioning_is_an_error_naming_it(spark, tmp_path: Path, database: str) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(trips([("a", "sf", 1, 1.0)]), path, _cow_options())
+    sync = {"hoodie.datasource.hive_sync.database": database}
+    sync_to_catalog(spark, path, sync)
+    with pytest.raises(ConfigError, match=r"is partitioned by \(city\), the sync asks for \(\)"):
+        sync_to_catalog(spark, path, {**sync, "hoodie.datasource.hive_sync.partition_fields": ""})
+    # the catalog knows a column the table does not have (another writer dropped it, say)
+    catalog = spark._jsparkSession.sessionState().catalog()
+    ident = spark._jsparkSession.sessionState().sqlParser().parseTableIdentifier(f"{database}.trips")
+    wider = StructType.fromJson(json.loads(catalog.getTableMetadata(ident).dataSchema().json())).add("legacy", "string")
+    catalog.alterTableDataSchema(ident, spark._jvm.org.apache.spark.sql.types.DataType.fromJson(wider.json()))
+    with pytest.raises(SchemaError, match="has column\\(s\\) 'legacy' that the table at"):
+        sync_to_catalog(spark, path, sync)
 
 
 def test_a_table_that_is_not_this_one_is_never_replaced(spark, tmp_path: Path, database: str) -> None:

@@ -36,7 +36,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
 from hoodie.config.options import HoodieConfig
-from hoodie.errors import ConfigError, TableError
+from hoodie.errors import ConfigError, SchemaError, TableError
 from hoodie.meta_sync import CatalogPartition, CatalogTable, SyncPlan, SyncSettings, plan_sync
 from hoodie.meta_sync.hive_types import quote
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
@@ -96,7 +96,16 @@ def _sync_table(spark: SparkSession, table: CatalogTable, partitions: Sequence[C
     if spark.catalog.tableExists(table.qualified_name):
         existing = catalog.getTableMetadata(ident)
         _check_ours(table, existing)
-        if existing.dataSchema().json() != data_schema.json():
+        registered_partitioning = tuple(str(c) for c in _to_list(spark, existing.partitionColumnNames()))
+        if registered_partitioning != table.partition_columns:
+            raise ConfigError(
+                f"catalog table {table.qualified_name} is partitioned by ({', '.join(registered_partitioning)}), the sync asks for "
+                f"({', '.join(table.partition_columns)}) (hoodie.datasource.hive_sync.partition_fields): drop it "
+                "(DROP TABLE keeps the data of this external table) and sync again"
+            )
+        registered = existing.dataSchema().json()
+        if registered != data_schema.json():
+            _check_no_column_dropped(table, StructType.fromJson(json.loads(registered)), data_schema)
             catalog.alterTableDataSchema(ident, _jvm_schema(spark, data_schema))
         props = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in sorted(table.properties.items()))
         spark.sql(f"ALTER TABLE {_name(table)} SET TBLPROPERTIES ({props})")
@@ -126,6 +135,16 @@ def _check_ours(table: CatalogTable, existing: Any) -> None:
         raise ConfigError(
             f"catalog table {table.qualified_name} already exists and is not the hoodie table at {table.base_path} "
             f"(provider {provider}, location {location}); choose another hoodie.datasource.hive_sync.table or drop it"
+        )
+
+
+def _check_no_column_dropped(table: CatalogTable, registered: StructType, data_schema: StructType) -> None:
+    # a catalog cannot drop a column in place, and dropping the table is not for a sync to do
+    gone = [n for n in registered.fieldNames() if n not in data_schema.fieldNames()]
+    if gone:
+        raise SchemaError(
+            f"catalog table {table.qualified_name} has column(s) {', '.join(map(repr, gone))} that the table at {table.base_path} "
+            "no longer has; a catalog table cannot drop columns: drop it (DROP TABLE keeps the data of this external table) and sync again"
         )
 
 
