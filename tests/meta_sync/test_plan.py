@@ -119,3 +119,26 @@ def test_in_process_write_with_sync_on_is_refused_before_writing(tmp_path: Path)
     with pytest.raises(ConfigError, match="sync_to_catalog"):
         hoodie.write(trips(["sf"]), str(path), trip_options(**{"hoodie.datasource.hive_sync.enable": "true"}))
     assert not path.exists()
+
+
+def test_hudi_sync_options_hoodie_answers_or_refuses(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    hoodie.write(trips(["san francisco"]), path, trip_options())
+    table = HoodieTable.open(path)
+    assert [p.values for p in plan_sync(table, SyncSettings.of({})).partitions] == [("san francisco",)]
+    # decoding is asked for: a value with a %xx sequence is decoded
+    assert partition_values("a%2Fb", ["city"], "MultiPartKeysValueExtractor", decode=True) == ("a/b",)
+    settings = SyncSettings.of({
+        "hoodie.meta.sync.client.tool.class": "org.apache.hudi.hive.HiveSyncTool",
+        "hoodie.datasource.hive_sync.use_jdbc": "false",
+        "hoodie.datasource.hive_sync.mode": "HMS",
+        "hoodie.meta.sync.decode_partition": "true",
+        "hoodie.meta.sync.metadata_file_listing": "false",
+    })
+    assert settings.decode_partition and not settings.metadata_listing
+    with pytest.raises(ConfigError, match="hoodie.meta.sync.client.tool.class"):
+        SyncSettings.of({"hoodie.meta.sync.client.tool.class": "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool"})
+    with pytest.raises(ConfigError, match="hoodie.datasource.hive_sync.mode"):
+        SyncSettings.of({"hoodie.datasource.hive_sync.mode": "jdbc"})
+    with pytest.raises(ConfigError, match="hoodie.datasource.hive_sync.use_jdbc"):
+        SyncSettings.of({"hoodie.datasource.hive_sync.use_jdbc": "true"})

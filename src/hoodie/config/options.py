@@ -619,6 +619,25 @@ SYNC_MODE = _opt(
     "How the catalog is reached: hms (the Spark session's catalog, its Hive metastore); jdbc and hiveql are not supported.",
     (), ("hms",),
 )
+SYNC_USE_JDBC = _opt(
+    "hoodie.datasource.hive_sync.use_jdbc", False,
+    only_value(boolean, False, "the catalog is reached through the Spark session (hoodie.datasource.hive_sync.mode=hms)"),
+    "Hudi's older switch for a JDBC connection to HiveServer2; false only.",
+)
+SYNC_TOOL_CLASS = _opt(
+    "hoodie.meta.sync.client.tool.class", "org.apache.hudi.hive.HiveSyncTool",
+    only_value(str, "org.apache.hudi.hive.HiveSyncTool", "hoodie registers tables in the Spark session's catalog, as Hudi's Hive sync"),
+    "The sync tool; Hudi's HiveSyncTool only (hoodie's own, applied to the Spark session's catalog).",
+)
+SYNC_DECODE_PARTITION = _opt(
+    "hoodie.meta.sync.decode_partition", False, boolean,
+    "Percent-decode partition values read from partition paths (always done for tables written with "
+    "hoodie.datasource.write.partitionpath.urlencode).",
+)
+SYNC_METADATA_LISTING = _opt(
+    "hoodie.meta.sync.metadata_file_listing", True, boolean,
+    "Find the partitions to register through the metadata table (when the table keeps one) instead of listing storage.",
+)
 
 # --- streamer (hoodie streamer: Hudi's HoodieStreamer; hoodie.deltastreamer.* are the older names) ---
 STREAMER_DFS_ROOT = _opt(

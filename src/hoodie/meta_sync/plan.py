@@ -102,7 +102,8 @@ def plan_sync(table: HoodieTable, settings: SyncSettings) -> SyncPlan:
         CatalogTable(settings.database, name, query_type, table.base_path, ordered, fields, {**properties, "hoodie.table.type": table.table_type})
         for name, query_type in table_names(table.table_type, settings.table_name(table.config), settings)
     )
-    partitions = tuple(_partitions(table, fields, settings.extractor_for(table.config))) if fields else ()
+    decode = settings.decode_partition or table.config.url_encode_partitions
+    partitions = tuple(_partitions(table, fields, settings.extractor_for(table.config), decode)) if fields else ()
     return SyncPlan(tables, partitions, instant)
 
 
@@ -119,10 +120,9 @@ def table_names(table_type: str, name: str, settings: SyncSettings) -> list[tupl
     return names if ro_name == name else [*names, (name, SNAPSHOT)]
 
 
-def _partitions(table: HoodieTable, fields: Sequence[str], extractor: str) -> list[CatalogPartition]:
+def _partitions(table: HoodieTable, fields: Sequence[str], extractor: str, decode: bool) -> list[CatalogPartition]:
     view = table.view()
     live = sorted({s.partition_path for s in view.latest_slices_all()})
-    decode = table.config.url_encode_partitions
     return [
         CatalogPartition(partition_values(path, fields, extractor, decode), path, under(table.base_path, path))
         for path in live

@@ -3,7 +3,8 @@
 ``hoodie.datasource.meta.sync.enable`` or ``hoodie.datasource.hive_sync.enable`` turns
 it on; ``hoodie.datasource.hive_sync.database`` / ``.table`` / ``.partition_fields`` /
 ``.partition_extractor_class`` / ``.skip_ro_suffix`` / ``.table.strategy`` /
-``.auto_create_database`` say how, with Hudi's defaults (the table's name and partition
+``.auto_create_database`` and ``hoodie.meta.sync.decode_partition`` /
+``.metadata_file_listing`` say how, with Hudi's defaults (the table's name and partition
 fields; the extractor inferred from the partition fields).
 """
 from __future__ import annotations
@@ -35,6 +36,8 @@ class SyncSettings:
     skip_ro_suffix: bool = False
     strategy: str = "ALL"
     auto_create_database: bool = True
+    decode_partition: bool = False  # percent-decode partition values (also when the table encodes them)
+    metadata_listing: bool = True  # find partitions through the metadata table
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> SyncSettings:
@@ -59,6 +62,8 @@ class SyncSettings:
             skip_ro_suffix=config.get(o.SYNC_SKIP_RO_SUFFIX),
             strategy=config.get(o.SYNC_TABLE_STRATEGY),
             auto_create_database=config.get(o.SYNC_AUTO_CREATE_DATABASE),
+            decode_partition=config.get(o.SYNC_DECODE_PARTITION),
+            metadata_listing=config.get(o.SYNC_METADATA_LISTING),
         )
 
     def table_name(self, config: TableConfig) -> str:

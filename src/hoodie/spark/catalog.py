@@ -52,7 +52,8 @@ def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, Any] |
     returns what was registered. ``hoodie.datasource.meta.sync.enable`` need not be set
     for this call."""
     settings = SyncSettings.of(options)
-    table = listed_through_metadata(HoodieTable.open(path), metadata_listing(HoodieConfig.of(options)))
+    listing = metadata_listing(HoodieConfig.of(options)) if settings.metadata_listing else None
+    table = listed_through_metadata(HoodieTable.open(path), listing)
     plan = plan_sync(table, settings)
     register_source(spark)  # CREATE TABLE ... USING hoodie needs the source known
     _ensure_database(spark, settings)
