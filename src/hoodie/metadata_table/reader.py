@@ -417,7 +417,8 @@ class MetadataTableReader:
             with_nul = _with_nul(keys)
             plain = np.flatnonzero(~with_nul)
             reading = SliceReading(self.storage, self._visible, self.metrics, self.base_path)
-            found = locate_in_slices(keys.take(pa.array(plain)), self.file_slices(RECORD_INDEX), reading, workers)
+            asked = keys.take(pa.array(plain)) if with_nul.any() else keys
+            found = locate_in_slices(asked, self.file_slices(RECORD_INDEX), reading, workers)
             made = [self._location(loc) for loc in found.locations]
             codes = np.full(len(keys), -1, np.int64)
             codes[plain] = found.codes
