@@ -229,10 +229,10 @@ def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -
     op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, ())
     bloom = BloomSettings(num_entries=1000)
     task = CompactionTask(op, table_path, "20990101000000000", pa.schema([]), MergeConfig(), None, table.storage, ParquetSettings(), bloom)
-    f = _bloom_filter(task, footer, merged, inserted=len(new_keys))
+    f = _bloom_filter(task, footer, merged, {"inserted": len(new_keys)})
     assert f is not None and f.might_contain_many(base_keys + new_keys).all()
-    assert not _bloom_filter(task, footer, merged, inserted=0).might_contain_many(new_keys).any()
-    assert _bloom_filter(task, None, merged, inserted=0) is None  # no footer: built from every key
+    assert not _bloom_filter(task, footer, merged, {"inserted": 0}).might_contain_many(new_keys).any()
+    assert _bloom_filter(task, None, merged, {"inserted": 0}) is None  # no footer: built from every key
 
 
 def test_compaction_in_groups_writes_what_one_slice_a_task_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,18 +9,24 @@ import numpy as np
 import pyarrow as pa
 
 from hoodie.index.record_index import KeyLocator
+from hoodie.table.file_group import FileSlice
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge_rules import MergeConfig
 
 RECORD_INDEX = "RECORD_INDEX"
 
 
 @dataclass(frozen=True)
 class FileRef:
-    """The latest base file of a file group, as an index sees it."""
+    """The latest base file of a file group, as an index sees it. ``logs``: the group's
+    latest slice when it has log files (a key may live only there: see
+    :mod:`hoodie.index.log_keys`), else None."""
 
     file_id: str
     base_instant: str
     path: str
     partition_path: str = ""
+    logs: FileSlice | None = None
 
     @property
     def file_name(self) -> str:
@@ -58,16 +64,33 @@ class BloomSource(Protocol):
 
 
 @dataclass(frozen=True)
+class SliceReading:
+    """What reading the live keys of a slice's log files takes: the table's schema (meta
+    columns and data), its merge rules and the instants whose log blocks count; and
+    ``uncompacted``, the completed writes on the active timeline other than compactions:
+    the logs on a base file one of them wrote hold only keys that base file holds (each
+    was found in it), so they are never read. Wired by the writer on merge-on-read
+    tables; picklable."""
+
+    schema: pa.Schema
+    merge: MergeConfig
+    visible: InstantFilter
+    uncompacted: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class IndexSettings:
     """How a write's keys are looked up. ``locator`` (RECORD_INDEX) and ``bloom_source``
     (BLOOM with ``hoodie.bloom.index.use.metadata``) are wired by the writer from the
-    table's metadata table."""
+    table's metadata table; ``slice_reading`` (BLOOM and SIMPLE on merge-on-read tables)
+    from the table, to find keys that live only in log files."""
 
     index_type: str = "BLOOM"
     prune_by_ranges: bool = True
     update_partition_path: bool = False
     locator: KeyLocator | None = None
     bloom_source: BloomSource | None = None
+    slice_reading: SliceReading | None = None
 
     @property
     def is_global(self) -> bool:

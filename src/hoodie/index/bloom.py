@@ -13,7 +13,9 @@ never an insert turned into an update, so both sources tag alike. Each file is o
 once: its footer (with the filter) and, when needed, its key column come from the same
 reader. The filter's job is to spare files from being read, so probing a file stops at
 the first key it lets through: that file is read, and all its candidates are checked
-exactly.
+exactly. On a merge-on-read table a key may live only in the logs of a file group's
+latest slice: the keys a base file lacks but its filter lets through (its range aside)
+are looked for there (:mod:`hoodie.index.log_keys`).
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.formats.parquet import BaseFileReader, read_record_keys
-from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, KeyProbe, TagResult
+from hoodie.index.base import BloomSource, FileKeyIndex, FileRef, SliceReading, TagResult
+from hoodie.index.log_keys import found_in_logs
+from hoodie.index.probe import admits_any, verified
 from hoodie.storage.base import Storage
 
 #: files whose filters one metadata-table lookup returns at most (a filter's text is
@@ -53,13 +57,16 @@ def bloom_tag(
     prune_by_ranges: bool = True,
     source: BloomSource | None = None,
     kept: Mapping[str, FileKeyIndex] | None = None,
+    reading: SliceReading | None = None,
 ) -> TagResult:
     """Tag ``keys`` among ``files`` (one partition's). With a ``source``, the ranges and
     filters it keeps: ``kept`` (by path) when the caller looked them up already (for many
-    partitions at once, :func:`metadata_indexes`), else one lookup for ``files``."""
+    partitions at once, :func:`metadata_indexes`), else one lookup for ``files``. With
+    ``reading``, a key no base file holds is looked for in the logs of the files' slices
+    (:mod:`hoodie.index.log_keys`)."""
     pos = np.full(len(keys), -1, dtype=np.int32)
     unresolved = np.ones(len(keys), dtype=bool)
-    checked = verified = 0
+    checked = keys_verified = 0
     if kept is None:
         kept = metadata_indexes(source, files) if source is not None else {}
     for i, ref in enumerate(files):
@@ -70,66 +77,42 @@ def bloom_tag(
         index = kept.get(ref.path)
         if index is not None:
             # the metadata table's filter and range: the file is read only to verify
-            idx, candidates = _admitted(index, idx, candidates, prune_by_ranges)
-            found, n_verified = _verified(read_record_keys(storage, ref.path), idx, candidates) if len(idx) else (idx, 0)
+            in_idx, in_candidates = _admitted(index, idx, candidates, prune_by_ranges)
+            found, n_verified = verified(read_record_keys(storage, ref.path), in_idx, in_candidates) if len(in_idx) else (in_idx, 0)
         else:
             with BaseFileReader(storage, ref.path) as reader:
                 footer = reader.footer.index
-                footer_index = FileKeyIndex(footer.min_key, footer.max_key, footer.bloom) if footer is not None else FileKeyIndex(None, None, None)
-                idx, candidates = _admitted(footer_index, idx, candidates, prune_by_ranges)
-                found, n_verified = _verified(reader.record_keys(), idx, candidates) if len(idx) else (idx, 0)
+                index = FileKeyIndex(footer.min_key, footer.max_key, footer.bloom) if footer is not None else FileKeyIndex(None, None, None)
+                in_idx, in_candidates = _admitted(index, idx, candidates, prune_by_ranges)
+                found, n_verified = verified(reader.record_keys(), in_idx, in_candidates) if len(in_idx) else (in_idx, 0)
+        # keys the base file lacks may live in the slice's logs (index.log_keys), unless
+        # the filter already ruled out every candidate (the range pruning none of them)
+        if ref.logs is not None and not (index.bloom is not None and not len(in_idx) and _in_range(index, candidates, prune_by_ranges) is None):
+            rest = ~np.isin(idx, found)
+            in_logs, n_logs = found_in_logs(storage, ref.logs, index.bloom, reading, idx[rest], candidates.filter(pa.array(rest)))
+            found, n_verified = np.concatenate([found, in_logs]), n_verified + n_logs
         checked += 1
-        verified += n_verified
+        keys_verified += n_verified
         pos[found] = i
         unresolved[found] = False
-    return TagResult(pos, checked, verified)
+    return TagResult(pos, checked, keys_verified)
 
 
 def _admitted(index: FileKeyIndex, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, pa.Array]:
     """The entries of ``idx`` (keys ``candidates``, aligned) the file's key range and
     filter may hold: every candidate in its key range once the filter lets one through,
     else none."""
-    if prune_by_ranges and index.min_key is not None and index.max_key is not None:
-        in_range = pc.and_(pc.greater_equal(candidates, index.min_key), pc.less_equal(candidates, index.max_key))
+    in_range = _in_range(index, candidates, prune_by_ranges)
+    if in_range is not None:
         idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
-    if len(idx) and index.bloom is not None and not _bloom_admits_any(index.bloom, candidates):
+    if len(idx) and index.bloom is not None and not admits_any(index.bloom, candidates):
         return idx[:0], candidates.slice(0, 0)
     return idx, candidates
 
 
-def _verified(file_keys: pa.Array | pa.ChunkedArray, idx: np.ndarray, candidates: pa.Array) -> tuple[np.ndarray, int]:
-    """The entries of ``idx`` whose key is among ``file_keys``, and how many keys were
-    checked."""
-    # The candidates, usually far fewer, are hashed and the file's keys looked up among
-    # them (cheaper than hashing every key of the file); the keys found then mark every
-    # candidate equal to one (a batch not combined may hold a key twice).
-    found = file_keys.filter(pc.is_in(file_keys, value_set=candidates))
-    present = pc.is_in(candidates, value_set=found).to_numpy(zero_copy_only=False)
-    return idx[present], len(idx)
-
-
-_SINGLE_PROBES = 4
-_FIRST_PROBE = 64
-
-
-def _bloom_admits_any(bloom: KeyProbe, candidates: pa.Array) -> bool:
-    """Whether the filter lets any candidate through: the first few keys one at a time,
-    then the rest in growing chunks.
-
-    One key through means the file's keys are read, and then checking every candidate
-    against them is exact and costs less than hashing the rest (~1 µs a key for 30
-    hashes): so probing stops there. Only files that rule out every candidate, the ones
-    the filter saves from being read, have all of them probed. The first keys go one by
-    one because an update usually is among them, and hashing one key alone costs a tenth
-    of one vectorized hashing call.
-    """
-    single = min(_SINGLE_PROBES, len(candidates))
-    for key in candidates.slice(0, single).to_pylist():
-        if bloom.might_contain(key):
-            return True
-    start, step = single, _FIRST_PROBE
-    while start < len(candidates):
-        if bloom.might_contain_many(candidates.slice(start, step)).any():  # reads ~30 Base64 characters a key, decodes nothing
-            return True
-        start, step = start + step, step * 4
-    return False
+def _in_range(index: FileKeyIndex, candidates: pa.Array, prune_by_ranges: bool) -> pa.BooleanArray | None:
+    """Which candidates lie in the file's key range; None when the range prunes none."""
+    if not prune_by_ranges or index.min_key is None or index.max_key is None:
+        return None
+    in_range = pc.and_(pc.greater_equal(candidates, index.min_key), pc.less_equal(candidates, index.max_key))
+    return None if pc.all(in_range).as_py() else in_range

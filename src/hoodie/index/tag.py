@@ -17,7 +17,7 @@ def tag_partition(
     keys: pa.Array, files: list[FileRef], storage: Storage, settings: IndexSettings, kept: Mapping[str, FileKeyIndex] | None = None
 ) -> TagResult:
     """Locate ``keys`` (all of one partition, unique) among ``files`` (that partition's
-    latest base files). ``kept``: what the settings' bloom source keeps of the files, by
+    latest base files, with the logs of their slices). ``kept``: what the settings' bloom source keeps of the files, by
     path, when the caller looked it up for many partitions at once
     (:func:`hoodie.index.bloom.metadata_indexes`)."""
     if settings.is_global:
@@ -25,7 +25,7 @@ def tag_partition(
     if not files or len(keys) == 0:
         return TagResult(np.full(len(keys), -1, dtype=np.int32), 0, 0)
     if settings.index_type == "BLOOM":
-        return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source, kept)
+        return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source, kept, settings.slice_reading)
     if settings.index_type == "SIMPLE":
-        return simple_tag(keys, files, storage)
+        return simple_tag(keys, files, storage, settings.slice_reading)
     raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE, RECORD_INDEX)")

@@ -21,16 +21,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie.engine.base import Engine, TaskContext
 from hoodie.engine.local import LocalEngine
 from hoodie.engine.runs import grouped_runs
 from hoodie.errors import ConfigError, TimelineError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
-from hoodie.formats.bloom import BloomFilter
+from hoodie.formats.bloom import BloomFilter, new_bloom_filter
 from hoodie.formats.bloom_footer import EncodedBloomFilter, FooterIndex, filter_for_rewrite
 from hoodie.formats.meta_columns import constant_column
-from hoodie.formats.parquet import BloomSettings, ParquetSettings, write_base_file
+from hoodie.formats.parquet import BloomSettings, ParquetSettings, read_record_keys, write_base_file
 from hoodie.layout import InstantTime, base_file_name
 from hoodie.markers import DirectMarkers
 from hoodie.services.rollback import rollback_compaction_attempt
@@ -347,7 +348,7 @@ def _write_compacted(task: CompactionTask, ctx: TaskContext, result: MergedSlice
     merged = result.records
     merged = merged.set_column(merged.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", constant_column(name, merged.num_rows))
     path = under(task.base_path, op.partition_path, name)
-    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, result.base_footer, merged, counters.get("inserted", 0)))
+    size = write_base_file(task.storage, path, merged, task.parquet, task.bloom, _bloom_filter(task, result.base_footer, merged, counters))
     return WriteStat(
         fileId=op.file_id,
         path=relative(op.partition_path, name),
@@ -369,15 +370,31 @@ def _write_compacted(task: CompactionTask, ctx: TaskContext, result: MergedSlice
     )
 
 
-def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.Table, inserted: int) -> BloomFilter | EncodedBloomFilter | None:
+def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.Table, counters: Mapping[str, int]) -> BloomFilter | EncodedBloomFilter | None:
     """The old base file's filter (``footer``, read with its records) plus the keys it
     lacked (the merge lists those records last), so that only they are hashed; None to
-    build one from every key."""
+    build one from every key.
+
+    Either way the filter keeps every key the merge removed from the old base file: a
+    write while this compaction was pending found such a key in the old base file and may
+    have written it again into a log of the new slice, where the index looks for keys
+    the new base file lacks only when its filter lets them through (hoodie.index.log_keys)."""
     if task.bloom is None or footer is None:
         return None
-    added = merged.column("_hoodie_record_key").slice(merged.num_rows - inserted)
+    keys = merged.column("_hoodie_record_key")
+    added = keys.slice(merged.num_rows - counters.get("inserted", 0))
     b = task.bloom
-    return filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
+    carried = filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
+    op = task.operation
+    if carried is not None or not counters.get("deleted", 0) or op.base_file is None:
+        return carried  # a carried filter holds every key of the old base file already
+    old_keys = read_record_keys(task.storage, under(task.base_path, op.partition_path, op.base_file))
+    removed = old_keys.filter(pc.invert(pc.is_in(old_keys, value_set=keys)))
+    fresh = new_bloom_filter(b.num_entries, b.fpp, b.filter_type, b.max_entries)
+    for part in (keys, removed):
+        if len(part):
+            fresh.add_many(part)
+    return fresh
 
 
 def compact(

@@ -58,7 +58,13 @@ def dedupe_and_tag(
 
 
 def file_refs(slices: list[FileSlice]) -> list[FileRef]:
-    return [FileRef(s.file_id, s.base_instant, s.base_file.path, s.partition_path) for s in slices if s.base_file is not None]
+    """The base files of ``slices`` (latest slices) as the index sees them, each with its
+    slice when it has log files (a key may live only there)."""
+    return [
+        FileRef(s.file_id, s.base_instant, s.base_file.path, s.partition_path, s if s.log_files else None)
+        for s in slices
+        if s.base_file is not None
+    ]
 
 
 def tag_records(

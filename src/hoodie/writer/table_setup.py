@@ -19,8 +19,8 @@ from hoodie.config.options import HoodieConfig
 from hoodie.config.table_config import TableConfig
 from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, UnsupportedTableError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
-from hoodie.formats.meta_columns import data_fields
-from hoodie.index.base import RECORD_INDEX
+from hoodie.formats.meta_columns import data_fields, stored_layout
+from hoodie.index.base import RECORD_INDEX, SliceReading
 from hoodie.metadata_table.index_lookup import MetadataBloomSource, RecordIndexLocator, has_bloom_filters, has_record_index
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.metadata_table.settings import MetadataSettings
@@ -28,7 +28,10 @@ from hoodie.metadata_table.sync import initialise as initialise_metadata_table
 from hoodie.metadata_table.sync import prepare_metadata_table
 from hoodie.storage.base import Storage
 from hoodie.table.home import check_home
+from hoodie.table.slice_reader.instants import InstantFilter
+from hoodie.table.slice_reader.merge_rules import MergeConfig, MergeMode
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.schema import INTERNAL_PREFIX, reconcile
 from hoodie.writer.settings import PreparedWrite, WriteSettings, commit_extra_metadata
@@ -211,8 +214,12 @@ def check_index_needs(config: HoodieConfig, metadata: MetadataSettings, path: st
 def with_index_sources(settings: WriteSettings, table: HoodieTable, config: HoodieConfig) -> WriteSettings:
     """The write's index wired to the metadata table: RECORD_INDEX to its record index
     (which must be complete: built first when ``hoodie.metadata.record.index.enable``),
-    BLOOM with ``hoodie.bloom.index.use.metadata`` to its bloom filters when complete."""
+    BLOOM with ``hoodie.bloom.index.use.metadata`` to its bloom filters when complete;
+    BLOOM and SIMPLE on a merge-on-read table to the reading of log files' keys."""
     index = settings.index
+    if not index.is_global:
+        index = replace(index, slice_reading=log_key_reading(table))
+        settings = replace(settings, index=index)
     if index.index_type == RECORD_INDEX:
         if not has_record_index(table):
             raise ConfigError(
@@ -224,6 +231,20 @@ def with_index_sources(settings: WriteSettings, table: HoodieTable, config: Hood
     if index.index_type == "BLOOM" and config.get(o.BLOOM_INDEX_USE_METADATA) and has_bloom_filters(table):
         return replace(settings, index=replace(index, bloom_source=MetadataBloomSource(table)))
     return settings
+
+
+def log_key_reading(table: HoodieTable) -> SliceReading | None:
+    """How the index reads the keys of a merge-on-read table's log files (some keys live
+    only there: :mod:`hoodie.index.log_keys`); None on a copy-on-write table, one without
+    a schema yet, or one whose custom merge no reader applies (its logs are not merged)."""
+    if table.config.table_type != "MERGE_ON_READ":
+        return None
+    schema = table.data_schema()
+    merge = MergeConfig.for_table(table.config)
+    if schema is None or merge.mode is MergeMode.CUSTOM:
+        return None
+    uncompacted = frozenset(i.timestamp for i in table.timeline.completed_writes() if i.action != Action.COMMIT)
+    return SliceReading(stored_layout(schema), merge, InstantFilter.of_timeline(table.timeline), uncompacted)
 
 
 def table_schema_after(prepared: PreparedWrite, batch_schema: pa.Schema) -> pa.Schema:
