@@ -84,6 +84,8 @@ def test_format_hoodie_without_register_in_a_new_application(tmp_path: Path) -> 
     # two writes, two commits; their staging folders are gone
     assert len({r["_hoodie_commit_time"] for r in seen["snapshot"]}) == 2
     assert seen["temp"] == []
-    assert "hoodie.spark.register(spark)" in seen["sync_refused"]
+    assert "needs the Spark session after the commit" in seen["sync_refused"]
+    assert "needs the Spark session after the commit" in seen["stream_sync_refused"]
+    assert not (tmp_path / "streamed").exists() or not list((tmp_path / "streamed").glob("*/*.parquet"))
     assert seen["overwritten"] == [{"uuid": "z", "city": "la", "ts": 5, "fare": 9.0}]
     assert canonical(seen["overwritten"]) == canonical(hoodie.read(str(table)).select(["uuid", "city", "ts", "fare"]).to_pylist())

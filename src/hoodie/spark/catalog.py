@@ -22,8 +22,9 @@ module does without them:
   the session catalog's own calls (what a Hive metastore's other clients see), and
   :func:`catalog_partitions` lists them.
 
-A table of that name that is not this hoodie table (another provider or location) is
-never replaced: that is a :class:`~hoodie.errors.ConfigError` naming it.
+What a sync cannot do in place it refuses, naming the table and what differs, and it never
+drops a table: another table of that name (another provider or location), one partitioned
+by other columns, a column the catalog has and the table lost.
 """
 from __future__ import annotations
 

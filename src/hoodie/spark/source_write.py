@@ -57,12 +57,7 @@ class HoodieBatchWriter(DataSourceArrowWriter):
         self.path = normalize_path(path)
         self.options = dict(options)
         HoodieConfig.of(self.options)  # a mistaken option fails before any task runs
-        if SyncSettings.of(self.options).enabled:
-            raise ConfigError(
-                "hoodie.datasource.meta.sync.enable / hive_sync.enable needs the Spark session after the commit: call "
-                "hoodie.spark.register(spark) first (its format('hoodie') writes register the table), or "
-                "hoodie.spark.sync_to_catalog(spark, path) after this write"
-            )
+        refuse_catalog_sync(self.options)
         self.schema = to_arrow_schema(schema, timezone="UTC")
         self.overwrite = overwrite
         self.staging = under(self.path, HOODIE_FOLDER, TEMP_FOLDER, f"spark-write-{uuid.uuid4().hex}")
@@ -88,6 +83,18 @@ class HoodieBatchWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         storage_for(self.path).delete_dir(self.staging)
+
+
+def refuse_catalog_sync(options: Mapping[str, str]) -> None:
+    """The data source's writes commit in a Python worker, where no Spark session is: they
+    cannot register the table in a catalog, so asking them to is an error, before any task runs."""
+    if SyncSettings.of(options).enabled:
+        raise ConfigError(
+            "hoodie.datasource.meta.sync.enable / hive_sync.enable needs the Spark session after the commit, which "
+            "format('hoodie') through the Python data source does not have: call hoodie.spark.register(spark) first "
+            "(its batch and streaming format('hoodie') writes register the table), or hoodie.spark.sync_to_catalog(spark, path) after the write"
+        )
+
 
 def stage(batches: Iterator[pa.RecordBatch], base_path: str, staging: str) -> StagedFile:
     """Stage a task's record batches as one Arrow IPC stream file in the ``staging`` folder

@@ -34,7 +34,7 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER
 from hoodie.spark.micro_batch import BatchCommits, table_options
-from hoodie.spark.source_write import StagedFile, stage, staged_rows
+from hoodie.spark.source_write import StagedFile, refuse_catalog_sync, stage, staged_rows
 from hoodie.storage.factory import storage_for
 from hoodie.storage.paths import under
 
@@ -56,6 +56,7 @@ def stream_writer(options: Mapping[str, str], schema: StructType, overwrite: boo
     """The data source's stream writer (``HoodieDataSource.streamWriter``)."""
     if not ARROW_STREAM_WRITER:
         raise ConfigError("df.writeStream.format('hoodie') without hoodie.spark.register(spark) needs PySpark 4.1 or later")
+    refuse_catalog_sync(options)
     return HoodieStreamWriter(dict(options), schema, overwrite)
 
 

@@ -98,10 +98,29 @@ def discover_step(work: Path) -> dict[str, Any]:
         out["sync_refused"] = None
     except Exception as e:  # the refusal, as Spark relays it
         out["sync_refused"] = str(e)
+    out["stream_sync_refused"] = stream_with_sync(spark, work)
     overwrite = spark.createDataFrame([("z", "la", 5, 9.0)], ROWS)
     overwrite.write.format("hoodie").options(**OPTIONS).mode("overwrite").save(table)
     out["overwritten"] = rows(spark.read.format("hoodie").load(table).select("uuid", "city", "ts", "fare"))
     return out
+
+
+def stream_with_sync(spark: Any, work: Path) -> str | None:
+    """A streaming query through the data source's stream writer with the sync on: the error."""
+    landing = work / "landing"
+    landing.mkdir()
+    spark.createDataFrame([("s", "sf", 1, 1.0)], ROWS).write.parquet(str(landing / "0"))
+    stream = spark.readStream.schema(ROWS).parquet(str(landing / "0"))
+    options = {**OPTIONS, "hoodie.datasource.meta.sync.enable": "true", "checkpointLocation": str(work / "checkpoint")}
+    try:
+        query = stream.writeStream.format("hoodie").options(**options).start(str(work / "streamed"))
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
+    except Exception as e:  # the refusal, as Spark relays it
+        return str(e)
+    return None
 
 
 def main() -> None:
