@@ -77,7 +77,7 @@ def test_unknown_option_suggests_the_name_closest_by_segments(typed: str, sugges
     assert str(err.value) == f"unknown option {typed}; did you mean {suggested}?"
 
 
-@pytest.mark.parametrize("typed", ["hoodie.datasource.hive_sync.enable", "hoodie.write.lock.provider", "hoodie.datasource.write.foo.bar", "hoodie.foo"])
+@pytest.mark.parametrize("typed", ["hoodie.datasource.hive_sync.jdbcurl", "hoodie.write.lock.provider", "hoodie.datasource.write.foo.bar", "hoodie.foo"])
 def test_unknown_option_with_nothing_close_suggests_nothing(typed: str) -> None:
     with pytest.raises(ConfigError) as err:
         HoodieConfig.of({typed: "x"})

@@ -14,6 +14,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from hoodie.spark.datasource import register
+from hoodie.storage.paths import under
 
 
 def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None = None, catalog_dir: str | None = None) -> SparkSession:
@@ -40,8 +41,8 @@ def local_session(app_name: str = "hoodie", cores: int = 2, master: str | None =
         home = os.path.abspath(catalog_dir)
         java_options += f" -Dderby.system.home={home}"
         builder = (
-            builder.config("spark.sql.warehouse.dir", os.path.join(home, "warehouse"))
-            .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={os.path.join(home, 'metastore_db')};create=true")
+            builder.config("spark.sql.warehouse.dir", under(home, "warehouse"))
+            .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={under(home, 'metastore_db')};create=true")
             .enableHiveSupport()
         )
     spark = (
