@@ -76,8 +76,13 @@ def test_a_pull_of_a_cleaned_and_archived_range_names_the_fallback_which_reads_t
     pull = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}
     with pytest.raises(InstantNotFoundError, match=rf"{t1}.*archived.*hoodie\.datasource\.read\.incr\.fallback\.fulltablescan\.enable=true"):
         hoodie.read(path, pull)
-    got = hoodie.read(path, {**pull, "hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    fallback = {**pull, "hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"}
+    got = hoodie.read(path, fallback)
     assert sorted((r["k"], r["ts"]) for r in got.to_pylist()) == [("a", 7), *((f"k{ts}", ts) for ts in range(2, 8))]
+    # hoodie.dataset takes the same options as hoodie.read: the same refusal, the same fallback
+    with pytest.raises(InstantNotFoundError, match=rf"{t1}.*archived"):
+        hoodie.dataset(path, pull)
+    assert hoodie.dataset(path, fallback).to_table().sort_by("k").equals(got.sort_by("k"))
 
 
 def test_a_pull_of_a_cleaned_range_names_the_fallback(tmp_path: Path) -> None:

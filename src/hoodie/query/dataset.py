@@ -109,7 +109,7 @@ def open_dataset(path: str, options: Mapping[str, Any] | None = None, storage: S
 def _incremental(table: HoodieTable, request: ReadRequest, row_filter: RowFilter | None) -> ds.Dataset:
     """An incremental pull (:mod:`hoodie.query.incremental`), every slice read by hoodie."""
     assert request.begin is not None
-    plan = plan_incremental(table, request.begin, request.end, request.ignore_missing_files)
+    plan = plan_incremental(table, request.begin, request.end, request.ignore_missing_files, request.fallback_full_scan)
     schema = output_schema(table, None, plan.slices)
     if schema is None:
         return _empty(table)
