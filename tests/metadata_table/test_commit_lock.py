@@ -7,6 +7,7 @@ resuming one rollback). The races between real processes are in
 tests/writer/test_concurrent_writers.py."""
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -87,6 +88,32 @@ def test_a_live_holder_of_this_machine_keeps_the_lock_past_its_age(tmp_path: Pat
     # the holder is gone: taken over
     with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
         assert lock.read_text().startswith("20260101000000001 ")
+    assert not lock.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process start times are read from /proc")
+def test_a_lock_whose_pid_another_process_now_has_is_taken_over(tmp_path: Path) -> None:
+    """The holder died and the system gave its pid to another, live process: the lock names
+    the holder's start time, which is not that process's, so it does not wait for it."""
+    storage, base = LocalStorage(), str(tmp_path)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = (Path(f"/proc/{alive.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]).decode()
+        lock = _lock_file(tmp_path)
+        lock.parent.mkdir(parents=True)
+        lock.write_text(f"metadata-table-services {time.time():.3f} {socket.gethostname()} {alive.pid} {started}")
+        # the process it names, started when the lock says: held
+        held = "held by metadata-table-services"
+        with pytest.raises(ConcurrentWriteError, match=held), write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+            pass
+        # the same pid, started at another time: its holder is gone
+        lock.write_text(f"metadata-table-services {time.time():.3f} {socket.gethostname()} {alive.pid} {int(started) - 1}")
+        with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+            mine = Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()[19].decode()
+            assert lock.read_text().split()[3:] == [str(os.getpid()), mine]  # names this process, with its start
+    finally:
+        alive.kill()
+        alive.wait()
     assert not lock.exists()
 
 

@@ -45,14 +45,32 @@ STALE_AFTER_SECONDS = 3600.0
 
 
 def _holder_id() -> str:
-    return f"{socket.gethostname()} {os.getpid()}"
+    return f"{socket.gethostname()} {os.getpid()} {_started(os.getpid()) or ''}".rstrip()
 
 
-def _abandoned(at: float, host: str, pid: str, after_seconds: float, trust_live_holder: bool = False) -> bool:
-    """Whether a claim or lock taken at ``at`` by process ``pid`` of ``host`` has no live
-    holder: that process is gone (asked on its own machine only), or it is older than
-    ``after_seconds`` (with ``trust_live_holder``, only when asked from another machine:
-    a live process of this one holds it however long it takes)."""
+def _started(pid: int) -> str | None:
+    """When process ``pid`` of this machine started, as Linux counts it (clock ticks since
+    boot, ``/proc/<pid>/stat``): "" when it is gone, ``None`` when it cannot be told (no
+    ``/proc``, or hidden). With the pid, it names one process: a pid the system gave again
+    to another process after its holder died does not hold the holder's claims."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return "" if os.path.isdir("/proc/self") else None
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after the command name, which may hold spaces
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _abandoned(at: float, host: str, pid: str, after_seconds: float, trust_live_holder: bool = False, started: str = "") -> bool:
+    """Whether a claim or lock taken at ``at`` by process ``pid`` of ``host`` (which
+    ``started`` then, when the file says) has no live holder: that process is gone (asked
+    on its own machine only; a live process under its pid that started at another time is
+    not it), or it is older than ``after_seconds`` (with ``trust_live_holder``, only when
+    asked from another machine: a live process of this one holds it however long it
+    takes)."""
     local = host == socket.gethostname() and is_ascii_digits(pid)
     if time.time() - at > after_seconds and not (trust_live_holder and local):
         return True
@@ -63,18 +81,19 @@ def _abandoned(at: float, host: str, pid: str, after_seconds: float, trust_live_
     except ProcessLookupError:
         return True
     except PermissionError:  # alive, another user's
-        return False
-    return False
+        pass
+    now = _started(int(pid)) if started else None
+    return now is not None and now != started  # the pid is another process's now
 
 
-def _parse(data: bytes) -> tuple[str, float, str, str]:
-    """(what, when, host, pid) of a claim or lock file; one this module did not write
-    (or an older form) reads as taken at the epoch, hence abandoned."""
+def _parse(data: bytes) -> tuple[str, float, str, str, str]:
+    """(what, when, host, pid, process start or "") of a claim or lock file; one this
+    module did not write (or an older form) reads as taken at the epoch, hence abandoned."""
     parts = data.decode(errors="replace").split()
     try:
-        return parts[0], float(parts[1]), parts[2], parts[3]
+        return parts[0], float(parts[1]), parts[2], parts[3], parts[4] if len(parts) > 4 else ""
     except (IndexError, ValueError):
-        return (parts[0] if parts else "?"), 0.0, "", ""
+        return (parts[0] if parts else "?"), 0.0, "", "", ""
 
 
 @dataclass(frozen=True)
@@ -104,10 +123,10 @@ def _take(
         except FileAlreadyExistsError:
             pass
         try:
-            held_for, at, host, pid = _parse(storage.read_bytes(path))
+            held_for, at, host, pid, started = _parse(storage.read_bytes(path))
         except FileNotFoundError:
             continue  # released between the two calls: try again
-        if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder)):
+        if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder, started)):
             return False, held_for
         storage.delete(path)  # its holder died (two takers racing here both go on: rare, and each re-checks)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
@@ -144,10 +163,10 @@ def sweep(storage: Storage, base_path: str) -> int:
         if info.is_dir or not is_instant_time(info.name):
             continue
         try:
-            outcome, at, host, pid = _parse(storage.read_bytes(info.path))
+            outcome, at, host, pid, started = _parse(storage.read_bytes(info.path))
         except FileNotFoundError:
             continue
-        if outcome in (COMMIT, ROLLBACK) and _abandoned(at, host, pid, STALE_AFTER_SECONDS):
+        if outcome in (COMMIT, ROLLBACK) and _abandoned(at, host, pid, STALE_AFTER_SECONDS, started=started):
             dropped += storage.delete(info.path)
     return dropped
 
