@@ -47,3 +47,11 @@ def upsert_batch(n: int, partitions: int, updates: int, seed: int = 2) -> pa.Tab
     keys = np.concatenate([upd_keys, new_keys])
     parts = keys % partitions
     return _rows(keys, parts, np.full(len(keys), 2, dtype=np.int64), rng)
+
+
+def micro_batch(existing: int, updates: int, inserts: int, partitions: int, seed: int, ts: int) -> pa.Table:
+    """A streaming micro-batch: ``updates`` distinct keys drawn from ``0 .. existing - 1``
+    and ``inserts`` new keys after them, all at ordering value ``ts``."""
+    rng = np.random.default_rng(seed)
+    keys = np.concatenate([np.sort(rng.choice(existing, size=updates, replace=False)), np.arange(existing, existing + inserts)])
+    return _rows(keys, keys % partitions, np.full(len(keys), ts, dtype=np.int64), rng)

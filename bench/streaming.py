@@ -1,0 +1,212 @@
+"""Streaming ingest: micro-batches of upserts (70% updates) into a merge-on-read table
+with async compaction, in process and through Structured Streaming.
+
+The table starts with ``--rows`` keys (one untimed bulk insert, ``datagen``'s columns, 10
+partitions); then ``--batches`` micro-batches of ``--rows`` rows each: ``--updates`` of
+them update keys drawn from every key written so far, the rest are new keys, so the table
+grows by a third of a batch each time. Compaction is asynchronous in both modes: after a
+batch commits, a compaction is scheduled when due (``hoodie.compact.inline.max.delta.commits``,
+5) and runs on a background thread while the next batches go on; only its completion and
+a batch's write exclude each other.
+
+* ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction on a thread of this
+  process by the same rule as the sink's (``hoodie.spark.stream_sink.AsyncCompactor``,
+  here with the in-process engine);
+* ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
+  .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
+  ``Trigger.AvailableNow``); a batch's latency is Spark's ``triggerExecution`` time of it
+  (reading the file, the write, scheduling the compaction). One read of the base table
+  through Spark first warms the JVM and its Python workers up.
+
+Reported per mode: records per second (the rows over the sum of the batch latencies),
+batch latency p50/p99, and the growth: the median latency of the last five batches over
+that of the first five (target: at most 1.3x, so that the table's growth does not slow
+ingest).
+
+    python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick] [--no-compaction]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+from datagen import base_table, micro_batch  # noqa: E402
+from upsert import KEY_OPTS  # noqa: E402
+
+import hoodie  # noqa: E402
+from hoodie.config.options import HoodieConfig  # noqa: E402
+from hoodie.services.compaction import pending_compactions, run_compaction, schedule_compaction  # noqa: E402
+from hoodie.services.inline import compaction_settings  # noqa: E402
+from hoodie.services.opening import open_for_services  # noqa: E402
+from hoodie.table.table import HoodieTable  # noqa: E402
+
+OUT = HERE / "out" / "streaming"
+PARTITIONS = 10
+OPTIONS = {
+    **KEY_OPTS,
+    "hoodie.table.name": "stream_bench",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.compact.inline.max.delta.commits": "5",
+    # updates go to log files and inserts to new file groups (with small-file packing, a
+    # merge-on-read slice without logs takes a batch's inserts and is rewritten whole,
+    # updates included: every batch would rewrite every file, as copy-on-write does)
+    "hoodie.parquet.small.file.limit": "0",
+}
+
+
+def batches(count: int, rows: int, updates: float) -> list[pa.Table]:
+    """The micro-batches: each ``rows`` rows, ``updates`` of them updates of keys written
+    before (the base's and earlier batches' new keys), the rest new keys."""
+    out, existing = [], rows
+    for i in range(count):
+        n_updates = int(rows * updates)
+        out.append(micro_batch(existing, n_updates, rows - n_updates, PARTITIONS, seed=100 + i, ts=i + 2))
+        existing += rows - n_updates
+    return out
+
+
+def fresh_table(path: Path, rows: int) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    hoodie.write(base_table(rows, PARTITIONS), str(path), {**OPTIONS, "hoodie.datasource.write.operation": "bulk_insert"})
+
+
+class LocalCompactor:
+    """Async compaction in this process, by the sink's rule: after a batch, the pending
+    compaction or a newly scheduled one runs on a background thread unless one runs;
+    ``lock`` is held by each batch's write and by the compaction's completion."""
+
+    def __init__(self, path: str, options: Mapping[str, Any]) -> None:
+        self.path, self.options = path, dict(options)
+        self.settings = compaction_settings(HoodieConfig.of(self.options))
+        self.lock = threading.RLock()
+        self.thread: threading.Thread | None = None
+        self.completed = 0
+
+    def after_batch(self) -> None:
+        if self.thread is not None and self.thread.is_alive():
+            return
+        table = open_for_services(self.path, self.options)
+        pending = pending_compactions(table)
+        instant = pending[0][0].timestamp if pending else schedule_compaction(table, self.settings)[0]
+        if instant is not None:
+            self.thread = threading.Thread(target=self._run, args=(instant,))
+            self.thread.start()
+
+    def _run(self, instant: str) -> None:
+        run_compaction(open_for_services(self.path, self.options), instant, self.settings, completing=lambda: self.lock)
+        self.completed += 1
+
+    def wait(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
+def run_in_process(path: Path, data: list[pa.Table], compaction: bool = True) -> list[float]:
+    options = {**OPTIONS, "hoodie.compact.inline": "false"}
+    compactor = LocalCompactor(str(path), options if compaction else {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)})
+    latencies = []
+    for batch in data:
+        t0 = time.perf_counter()
+        with compactor.lock:
+            hoodie.write(batch, str(path), options)
+        t1 = time.perf_counter()
+        compactor.after_batch()
+        latencies.append(time.perf_counter() - t0)
+        print(f"  in-process batch {len(latencies)}: {latencies[-1]:.2f}s (write {t1 - t0:.2f}s)", file=sys.stderr)
+    compactor.wait()
+    return latencies
+
+
+def run_spark(path: Path, data: list[pa.Table]) -> list[float]:
+    from hoodie.spark import local_session
+    from hoodie.spark.stream_sink import wait_for_compaction
+
+    spark = local_session("stream-bench")
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", str(len(data) + 10))
+    landing = path.parent / "landing"
+    shutil.rmtree(landing, ignore_errors=True)
+    landing.mkdir(parents=True)
+    for i, batch in enumerate(data):
+        pq.write_table(batch, landing / f"batch-{i:03d}.parquet")
+    spark.read.format("hoodie").load(str(path)).count()  # warm-up: the JVM, Python workers, hoodie's imports
+    checkpoint = path.parent / "checkpoint"
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    stream = spark.readStream.schema(spark.read.parquet(str(landing / "batch-000.parquet")).schema).option("maxFilesPerTrigger", 1).parquet(str(landing))
+    query = (
+        stream.writeStream.format("hoodie").options(**OPTIONS).option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True).start(str(path))
+    )
+    query.awaitTermination()
+    wait_for_compaction(str(path))
+    progress = sorted((p for p in query.recentProgress if p["numInputRows"]), key=lambda p: p["batchId"])
+    spark.stop()
+    return [p["durationMs"]["triggerExecution"] / 1000 for p in progress]
+
+
+def check(path: Path, base_rows: int, data: list[pa.Table]) -> None:
+    """The table holds each key once, at its latest ts (the figures measure correct work)."""
+    written = pa.concat_tables([base_table(base_rows, PARTITIONS).select(["key", "ts"]), *(b.select(["key", "ts"]) for b in data)])
+    expected = written.group_by("key").aggregate([("ts", "max")]).group_by("ts_max").aggregate([("key", "count")])
+    read = hoodie.read(str(path)).select(["key", "ts"])
+    got = read.group_by("ts").aggregate([("key", "count")])
+    want = sorted(zip(expected["ts_max"].to_pylist(), expected["key_count"].to_pylist()))
+    have = sorted(zip(got["ts"].to_pylist(), got["key_count"].to_pylist()))
+    if read.num_rows != sum(n for _, n in want) or have != want:
+        raise SystemExit(f"{path}: the table is not what the batches make: {have} != {want}")
+
+
+def summary(latencies: list[float], rows: int, path: Path) -> dict[str, Any]:
+    ordered = sorted(latencies)
+    first, last = statistics.median(latencies[:5]), statistics.median(latencies[-5:])
+    timeline = HoodieTable.open(str(path)).timeline
+    return {
+        "batches": len(latencies),
+        "records_per_s": round(rows * len(latencies) / sum(latencies)),
+        "p50_s": round(statistics.median(ordered), 3),
+        "p99_s": round(ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))], 3),
+        "first5_median_s": round(first, 3),
+        "last5_median_s": round(last, 3),
+        "growth": round(last / first, 2),
+        "compactions": sum(1 for i in timeline.completed_writes() if i.action == "commit"),
+        "latencies_s": [round(x, 3) for x in latencies],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--updates", type=float, default=0.7)
+    parser.add_argument("--modes", default="in-process,spark")
+    parser.add_argument("--quick", action="store_true", help="5,000 rows a batch")
+    parser.add_argument("--no-compaction", action="store_true", help="in process: no compaction (where the growth comes from)")
+    args = parser.parse_args()
+    rows = 5_000 if args.quick else args.rows
+    data = batches(args.batches, rows, args.updates)
+    results = {}
+    for mode in args.modes.split(","):
+        path = OUT / mode / "table"
+        fresh_table(path, rows)
+        latencies = run_in_process(path, data, not args.no_compaction) if mode == "in-process" else run_spark(path, data)
+        check(path, rows, data)
+        results[mode] = summary(latencies, rows, path)
+        print(f"{mode}: {json.dumps({k: v for k, v in results[mode].items() if k != 'latencies_s'})}", file=sys.stderr)
+    print(json.dumps({"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
