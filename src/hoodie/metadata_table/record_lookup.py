@@ -106,8 +106,8 @@ class _Locations:
         index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         distinct = encoded.dictionary.to_pylist()
         # where each distinct value first occurs (the key named if it cannot be decoded)
-        first = np.zeros(len(distinct), np.int64)
-        first[index[::-1]] = np.arange(len(index) - 1, -1, -1)
+        # (a fancy assignment with repeated indices leaves an unspecified one standing)
+        first = np.unique(index, return_index=True)[1]
         table = np.empty(len(distinct), np.int64)
         for d, value in enumerate(distinct):
             code = self._value_codes.get((schema, value))
