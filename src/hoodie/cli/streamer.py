@@ -50,10 +50,9 @@ def settings_from(
     merged: dict[str, str] = {}
     for layer in layers:  # -o wins over --props, the flags over both
         merged.update(layer.raw)
-    config = parse_options([f"{k}={v}" for k, v in merged.items()])
     if source_limit is not None and source_limit < 1:
         raise UsageError(f"invalid value {source_limit} for --source-limit: expected a number of bytes from 1")
-    return StreamerSettings(path, source, dict(config.raw), source_limit, checkpoint)
+    return StreamerSettings(path, source, merged, source_limit, checkpoint)
 
 
 def run(settings: StreamerSettings, engine_name: str, continuous: bool, min_sync_interval_seconds: float) -> list[BatchResult]:
