@@ -153,3 +153,13 @@ def test_cli_options_override_props_and_flags_override_both(tmp_path):
     assert settings.options["hoodie.datasource.write.operation"] == "bulk_insert"
     twice = CliRunner().invoke(app, ["streamer", str(tmp_path / "t"), "--source-class", "json", "-o", "hoodie.table.name=a", "-o", "hoodie.table.name=b"])
     assert twice.exit_code == 1 and "given twice" in twice.stderr
+
+
+def test_props_file_by_a_storage_url_and_a_missing_one_named(tmp_path):
+    from hoodie.cli.streamer import read_props
+
+    props = tmp_path / "p.properties"
+    props.write_text("! comment\nhoodie.table.name=by_url\n")
+    assert read_props(props.as_uri()) == ["hoodie.table.name=by_url"]
+    missing = CliRunner().invoke(app, ["streamer", str(tmp_path / "t"), "--source-class", "json", "--props", str(tmp_path / "none.properties")])
+    assert missing.exit_code == 1 and f"cannot read --props {tmp_path / 'none.properties'}" in missing.stderr

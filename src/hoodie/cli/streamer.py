@@ -17,6 +17,7 @@ from rich.text import Text
 from hoodie.cli.errors import UsageError
 from hoodie.cli.options import parse_options
 from hoodie.cli.output import stderr_console, stdout_console
+from hoodie.storage import storage_for
 from hoodie.streamer import BatchResult, Streamer, StreamerSettings, engine_for, stopping_on_signals
 
 # Hudi's streamer flags that are options under another name
@@ -29,11 +30,10 @@ FLAG_OPTIONS = {
 
 
 def read_props(path: str) -> list[str]:
-    """``key=value`` lines of a properties file (``#`` and ``!`` start comments), as
-    ``-o`` values."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+    """``key=value`` lines of a properties file (local or a storage URL; ``#`` and ``!``
+    start comments), as ``-o`` values."""
+    try:  # a local path or a storage URL, as Hudi's --props and the transformer's SQL file
+        lines = storage_for(path).read_bytes(path).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read --props {path}: {e}") from e
     kept = [line.strip() for line in lines]
