@@ -4,7 +4,8 @@ BLOOM and SIMPLE work one partition at a time (keys are unique within a partitio
 given the keys bound for a partition and the latest base files there, they return the
 file id of each key that already exists. :mod:`bloom` prunes by key range and bloom
 filter (from the footers, or from the metadata table) before checking the real keys;
-:mod:`simple` checks every file's keys. RECORD_INDEX (:mod:`record_index`) is global:
+:mod:`simple` checks every file's keys; on merge-on-read both find the keys that live
+only in a slice's log files (:mod:`log_keys`). RECORD_INDEX (:mod:`record_index`) is global:
 the metadata table's record index names each key's partition and file group, through a
 locator the writer wires. All are pure functions over picklable inputs, so the
 in-process and Spark engines run the same code.

@@ -11,11 +11,12 @@ blocks in order, rollbacks and uncommitted blocks left out).
 
 Only slices whose base file a compaction wrote can hold such keys (or one whose instant
 left the active timeline: it may have been a compaction). Their logs are read only when
-the group's bloom filter lets one of those keys through: a compaction keeps in its base file's filter every key its merge removed from the base
-file before (:mod:`hoodie.services.compaction`), the only keys that can live in a log
-without being in the base file; so the usual write, whose new keys every filter rules
-out, reads no log. The key range is not consulted: the compacted file's range does not
-cover keys it lacks. A file without a filter has its logs read whenever keys remain.
+the group's bloom filter lets one of those keys through: a compaction keeps in its base
+file's filter every key its merge removed from the base file before
+(:mod:`hoodie.services.compaction`), the only keys that can live in a log without being
+in the base file; so the usual write, whose new keys every filter rules out, reads no
+log. The key range is not consulted: the compacted file's range does not cover keys it
+lacks. A file without a filter has its logs read whenever keys remain.
 """
 from __future__ import annotations
 
