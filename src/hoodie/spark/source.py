@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 from hoodie.errors import ConfigError, TableError
 from hoodie.query.reader import output_schema
 from hoodie.spark.source_batch import HoodieBatchReader, read_target
-from hoodie.spark.source_write import HoodieBatchWriter, writer_options
+from hoodie.spark.source_write import HoodieBatchWriter, path_option, writer_options
 from hoodie.spark.stream_source import HoodieStreamReader, StreamSettings
 from hoodie.spark.stream_writer import stream_writer
 from hoodie.table.table import HoodieTable
@@ -37,9 +37,9 @@ FORMAT = "hoodie"
 
 def table_path(options: Mapping[str, str]) -> str:
     """The table path a data source was given (``load(path)`` or ``option("path", ...)``)."""
-    for key, value in options.items():
-        if key.lower() == "path" and value:
-            return str(value)
+    path = path_option(options)
+    if path is not None:
+        return path
     raise ConfigError("format('hoodie') needs a table path: load(path) or option('path', path)")
 
 

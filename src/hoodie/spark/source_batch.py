@@ -34,6 +34,7 @@ from hoodie.query.options import ReadRequest
 from hoodie.query.planner import plan_incremental, plan_snapshot
 from hoodie.query.reader import output_schema
 from hoodie.query.slices import base_files_only, slice_tasks
+from hoodie.spark.source_write import path_option
 from hoodie.spark.stream_source import SliceRead, read_slices
 from hoodie.table.slice_reader.instants import CommitTimes, InstantFilter
 from hoodie.table.table import HoodieTable
@@ -55,7 +56,7 @@ def source_of(schema: StructType) -> dict[str, str] | None:
 def read_target(options: Mapping[str, Any], schema: StructType | None) -> tuple[str, dict[str, str]]:
     """The table path and read options of a read given ``options`` and ``schema``."""
     given = {str(k): str(v) for k, v in options.items() if v is not None}
-    path = next((v for k, v in given.items() if k.lower() == "path" and v), None)
+    path = path_option(given)
     rest = {k: v for k, v in given.items() if k.lower() != "path"}
     if path is not None:
         return path, rest

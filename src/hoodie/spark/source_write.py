@@ -130,10 +130,16 @@ def staged_rows(messages: list[WriterCommitMessage | None], base_path: str, sche
     return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
 
 
+def path_option(options: Mapping[str, Any]) -> str | None:
+    """The table path a data source was given: ``option("path", ...)``, or the path of
+    ``load``/``save``/``start``, which Spark passes as that option (any case)."""
+    return next((str(v) for k, v in options.items() if k.lower() == "path" and v), None)
+
+
 def writer_options(options: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """The table path and write options of ``df.write.format("hoodie")`` options."""
     given = {str(k): str(v) for k, v in options.items() if v is not None}
-    path = next((v for k, v in given.items() if k.lower() == "path" and v), None)
+    path = path_option(given)
     if path is None:
         raise ConfigError("df.write.format('hoodie').save() needs a table path: save(path) or option('path', path)")
     return path, {k: v for k, v in given.items() if k.lower() != "path"}

@@ -50,6 +50,7 @@ from hoodie.query.planner import plan_incremental
 from hoodie.query.reader import output_schema
 from hoodie.query.slices import SliceTask, run_slice_task, slice_tasks
 from hoodie.query.stream import EARLIEST, commit_offsets, next_offset, parse_start, start_offset
+from hoodie.spark.source_write import path_option
 from hoodie.table.slice_reader.instants import CommitTimes
 from hoodie.table.table import HoodieTable
 
@@ -71,7 +72,7 @@ class StreamSettings:
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> StreamSettings:
         given = dict(options)
-        path = next((str(v) for k, v in given.items() if k.lower() == "path" and v), None)
+        path = path_option(given)
         if path is None:
             raise ConfigError("spark.readStream.format('hoodie').load() needs a table path: load(path) or option('path', path)")
         config = HoodieConfig.of({k: v for k, v in given.items() if k.lower() != "path"})

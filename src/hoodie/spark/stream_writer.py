@@ -34,7 +34,7 @@ from hoodie.config import options as o
 from hoodie.errors import ConfigError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER
 from hoodie.spark.micro_batch import BatchCommits, table_options
-from hoodie.spark.source_write import StagedFile, refuse_catalog_sync, stage, staged_rows
+from hoodie.spark.source_write import StagedFile, path_option, refuse_catalog_sync, stage, staged_rows
 from hoodie.storage.factory import storage_for
 from hoodie.storage.paths import under
 
@@ -64,7 +64,7 @@ class HoodieStreamWriter(_StreamWriter):
     """Stages a micro-batch's rows on the tasks, commits them on the driver (module docstring)."""
 
     def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        path = next((v for k, v in options.items() if k.lower() == "path" and v), None)
+        path = path_option(options)
         if path is None:
             raise ConfigError("df.writeStream.format('hoodie').start() needs a table path: start(path) or option('path', path)")
         self.options = table_options(options)
