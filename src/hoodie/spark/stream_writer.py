@@ -103,6 +103,4 @@ class HoodieStreamWriter(_StreamWriter):
     def _sweep(self) -> None:
         """Delete the writer's staged files: those of this batch, and any a failed task
         attempt or a killed application left (a writer's batches run one at a time)."""
-        storage = storage_for(self.batches.path)
-        if storage.exists(self.staging):
-            storage.delete_dir(self.staging)
+        storage_for(self.batches.path).delete_dir(self.staging)  # a no-op when absent
