@@ -117,6 +117,53 @@ def test_a_lock_whose_pid_another_process_now_has_is_taken_over(tmp_path: Path) 
     assert not lock.exists()
 
 
+def test_two_takers_of_one_dead_holders_lock_never_both_hold_it(tmp_path: Path) -> None:
+    """Both takers found the lock of a dead holder. The first replaced it and holds the lock
+    now; the second, acting on what it read before, must not delete the first's lock."""
+    storage, base = LocalStorage(), str(tmp_path)
+    lock = _lock_file(tmp_path)
+    lock.parent.mkdir(parents=True)
+    dead = b"20260101000000000 0.000 nohost 1"
+    lock.write_bytes(dead)
+    with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        # the second taker's removal, from its earlier read: the first's lock stays
+        assert write_claims.remove_abandoned(storage, str(lock), dead) is False
+        assert lock.read_text().startswith("20260101000000001 ")
+        refused: list[BaseException] = []
+
+        def second_writer() -> None:
+            try:
+                with write_claims.commit_lock(storage, base, "20260101000000002", wait_seconds=0.2):
+                    pass
+            except ConcurrentWriteError as e:
+                refused.append(e)
+
+        thread = threading.Thread(target=second_writer)
+        thread.start()
+        thread.join(timeout=30)
+        assert len(refused) == 1 and "held by write 20260101000000001" in str(refused[0])
+    assert not lock.exists() and not Path(f"{lock}.takeover").exists()
+
+
+def test_a_takeover_in_progress_is_left_to_its_taker(tmp_path: Path) -> None:
+    """A live taker holds the takeover guard: another taker leaves the dead holder's lock to
+    it; a guard whose taker died is dropped, and the lock then taken over."""
+    storage = LocalStorage()
+    lock = _lock_file(tmp_path)
+    lock.parent.mkdir(parents=True)
+    dead = b"20260101000000000 0.000 nohost 1"
+    lock.write_bytes(dead)
+    guard = Path(f"{lock}.takeover")
+    guard.write_text(f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}")
+    assert write_claims.remove_abandoned(storage, str(lock), dead) is False
+    assert lock.read_bytes() == dead and guard.exists()
+    guard.write_text(f"takeover {time.time() - 2 * write_claims.TAKEOVER_STALE_AFTER_SECONDS:.3f} nohost 1")  # its taker died, elsewhere
+    assert write_claims.remove_abandoned(storage, str(lock), dead) is False  # the dead guard dropped
+    assert not guard.exists()
+    assert write_claims.remove_abandoned(storage, str(lock), dead) is True
+    assert not lock.exists()
+
+
 def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_first_made_it(tmp_path: Path) -> None:
     """Two writers resuming one rollback both try to complete it: the second is refused
     under the lock before its metadata update, which would otherwise undo and redo the

@@ -123,13 +123,49 @@ def _take(
         except FileAlreadyExistsError:
             pass
         try:
-            held_for, at, host, pid, started = _parse(storage.read_bytes(path))
+            seen = storage.read_bytes(path)
         except FileNotFoundError:
             continue  # released between the two calls: try again
+        held_for, at, host, pid, started = _parse(seen)
         if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder, started)):
             return False, held_for
-        storage.delete(path)  # its holder died (two takers racing here both go on: rare, and each re-checks)
+        remove_abandoned(storage, path, seen)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
+
+
+# A takeover guard lives for the few calls of one removal; one older than this belongs to
+# a taker that died in between.
+TAKEOVER_STALE_AFTER_SECONDS = 60.0
+
+
+def remove_abandoned(storage: Storage, path: str, seen: bytes) -> bool:
+    """Delete ``path``, found holding ``seen`` by a holder that died, unless it changed;
+    whether it was deleted here.
+
+    Two takers may find the same dead holder; were both to delete what they found, the
+    later could delete the file the earlier has just created in its place, and both would
+    hold it. So a taker first creates ``<path>.takeover`` (write-once: one of them wins),
+    reads ``path`` again and deletes it only if it still holds ``seen``; the others leave
+    it and try again."""
+    guard = f"{path}.takeover"
+    try:
+        storage.create_new(guard, f"takeover {time.time():.3f} {_holder_id()}".encode())
+    except FileAlreadyExistsError:
+        try:
+            _, at, host, pid, started = _parse(storage.read_bytes(guard))
+        except FileNotFoundError:
+            return False
+        if _abandoned(at, host, pid, TAKEOVER_STALE_AFTER_SECONDS, started=started):
+            storage.delete(guard)  # its taker died between its calls
+        return False
+    try:
+        try:
+            current = storage.read_bytes(path)
+        except FileNotFoundError:
+            return False
+        return current == seen and bool(storage.delete(path))
+    finally:
+        storage.delete(guard)
 
 
 def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
@@ -163,11 +199,12 @@ def sweep(storage: Storage, base_path: str) -> int:
         if info.is_dir or not is_instant_time(info.name):
             continue
         try:
-            outcome, at, host, pid, started = _parse(storage.read_bytes(info.path))
+            seen = storage.read_bytes(info.path)
         except FileNotFoundError:
             continue
+        outcome, at, host, pid, started = _parse(seen)
         if outcome in (COMMIT, ROLLBACK) and _abandoned(at, host, pid, STALE_AFTER_SECONDS, started=started):
-            dropped += storage.delete(info.path)
+            dropped += remove_abandoned(storage, info.path, seen)
     return dropped
 
 
