@@ -41,7 +41,11 @@ class SyncSettings:
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> SyncSettings:
-        config = HoodieConfig.of(options)
+        return cls.from_config(HoodieConfig.of(options))
+
+    @classmethod
+    def from_config(cls, config: HoodieConfig) -> SyncSettings:
+        """The settings of options already checked (a caller that needs the config too)."""
         extractor = config.get(o.SYNC_PARTITION_EXTRACTOR)
         if extractor is not None:
             # Hudi takes a class name (org.apache.hudi.hive.MultiPartKeysValueExtractor)

@@ -52,8 +52,9 @@ def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, Any] |
     ``hoodie.datasource.hive_sync.*`` options in ``options`` say (module docstring);
     returns what was registered. ``hoodie.datasource.meta.sync.enable`` need not be set
     for this call."""
-    settings = SyncSettings.of(options)
-    listing = metadata_listing(HoodieConfig.of(options)) if settings.metadata_listing else None
+    config = HoodieConfig.of(options)
+    settings = SyncSettings.from_config(config)
+    listing = metadata_listing(config) if settings.metadata_listing else None
     table = listed_through_metadata(HoodieTable.open(path), listing)
     plan = plan_sync(table, settings)
     register_source(spark)  # CREATE TABLE ... USING hoodie needs the source known
@@ -109,8 +110,7 @@ def _sync_table(spark: SparkSession, table: CatalogTable, partitions: Sequence[C
         if registered != data_schema.json():
             _check_no_column_dropped(table, StructType.fromJson(json.loads(registered)), data_schema)
             catalog.alterTableDataSchema(ident, _jvm_schema(spark, data_schema))
-        props = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in sorted(table.properties.items()))
-        spark.sql(f"ALTER TABLE {_name(table)} SET TBLPROPERTIES ({props})")
+        spark.sql(f"ALTER TABLE {_name(table)} SET TBLPROPERTIES ({_properties(table)})")
     else:
         _create(spark, table)
         # the source travels in the schema's metadata, which DDL cannot write (module docstring)
@@ -122,11 +122,10 @@ def _sync_table(spark: SparkSession, table: CatalogTable, partitions: Sequence[C
 def _create(spark: SparkSession, table: CatalogTable) -> None:
     columns = ", ".join(f"{quote(c.name)} {c.type}" for c in table.columns())
     options = ", ".join(f"{_literal(k)} {_literal(v)}" for k, v in table.options.items())
-    props = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in sorted(table.properties.items()))
     partitioned = f" PARTITIONED BY ({', '.join(quote(c) for c in table.partition_columns)})" if table.partition_columns else ""
     spark.sql(
         f"CREATE TABLE {_name(table)} ({columns}) USING {FORMAT}{partitioned} OPTIONS ({options}) "
-        f"LOCATION {_literal(spark_uri(table.base_path))} TBLPROPERTIES ({props})"
+        f"LOCATION {_literal(spark_uri(table.base_path))} TBLPROPERTIES ({_properties(table)})"
     )
 
 
@@ -246,6 +245,11 @@ def _uri(location: str) -> str:
 
 def _name(table: CatalogTable) -> str:
     return f"{quote(table.database)}.{quote(table.name)}"
+
+
+def _properties(table: CatalogTable) -> str:
+    """The table's properties as the list ``TBLPROPERTIES (...)`` takes."""
+    return ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in sorted(table.properties.items()))
 
 
 def _literal(value: str) -> str:
