@@ -90,9 +90,24 @@ class BatchCommits:
                     continue
                 if not self.ignore_failed:
                     raise
-                log.error(
-                    "batch %d into %s failed and is left out, its rows not written (%s=true): %s: %s",
-                    batch_id, self.path, o.STREAMING_IGNORE_FAILED_BATCH.key, type(e).__name__, e,
-                )
+                self._report_ignored(batch_id, e)
                 return None
         return None
+
+    def _report_ignored(self, batch_id: int, error: Exception) -> None:
+        """Log what became of a batch whose last attempt failed and is ignored: the
+        failure may have come after its commit completed (a post-commit step), and then
+        its rows are in the table."""
+        try:
+            committed: bool | None = self.committed(batch_id)
+        except Exception as e:  # the table cannot be read now: say so rather than guess
+            log.error("cannot tell whether batch %d into %s is committed: %s: %s", batch_id, self.path, type(e).__name__, e)
+            committed = None
+        ignored = f"{o.STREAMING_IGNORE_FAILED_BATCH.key}=true"
+        name = type(error).__name__
+        if committed:
+            log.error("batch %d into %s is committed, but a step after its commit failed (%s): %s: %s", batch_id, self.path, ignored, name, error)
+        elif committed is None:
+            log.error("batch %d into %s failed and is left out, whether committed unknown (%s): %s: %s", batch_id, self.path, ignored, name, error)
+        else:
+            log.error("batch %d into %s failed and is left out, its rows not written (%s): %s: %s", batch_id, self.path, ignored, name, error)
