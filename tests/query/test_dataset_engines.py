@@ -19,7 +19,7 @@ from opened_files import ArrowOpenedFiles
 
 import hoodie
 from hoodie.errors import ConfigError, UnsupportedTableError
-from hoodie.query.dataset import MergedDataset
+from hoodie.query.dataset import MergedDataset, pieces
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from datagen import base_table, upsert_batch  # noqa: E402
@@ -248,3 +248,24 @@ def test_daft_reads_lazily_with_pushdowns(cow: str, mor: str, storage: ArrowOpen
         _sorted(hoodie.read(mor, filters=[("c_int", "=", -1)]).select(["key", "part", "ts"]))
     )
     assert hoodie.to_daft(mor, filters=[("part", "=", "part-000")]).count_rows() == hoodie.read(mor, filters=[("part", "=", "part-000")]).num_rows
+
+
+def test_pieces_keep_the_datasets_own_filter(cow: str, mor: str) -> None:
+    # the pieces an engine scans in parallel (Daft's tasks) return only rows the filters up front keep
+    for path in (cow, mor):
+        filters = [("c_int", "=", -1)] if path == mor else [("ts", "=", 3)]
+        dataset = hoodie.dataset(path, filters=filters)
+        got = pa.concat_tables(p.to_table() for p in pieces(dataset))
+        assert _sorted(got).equals(_sorted(hoodie.read(path, filters=filters))), path
+        narrowed = pa.concat_tables(p.to_table() for p in pieces(dataset, pc.field("part") == "part-001"))
+        assert _sorted(narrowed).equals(_sorted(hoodie.read(path, filters=[*filters, ("part", "=", "part-001")]))), path
+
+
+def test_daft_filters_up_front_on_a_copy_on_write_table(cow: str) -> None:
+    daft = pytest.importorskip("daft")
+    filters = [("part", "=", "part-000")]
+    frame = hoodie.to_daft(cow, filters=filters)
+    assert frame.count_rows() == hoodie.read(cow, filters=filters).num_rows
+    got = frame.where(daft.col("ts") == 2).select("key", "part").to_arrow()
+    want = hoodie.read(cow, filters=[*filters, ("ts", "=", 2)]).select(["key", "part"])
+    assert _sorted(got).cast(want.schema).equals(_sorted(want))

@@ -28,7 +28,6 @@ from daft.recordbatch import RecordBatch
 from daft.schema import Schema
 
 from hoodie.query.dataset import open_dataset, pieces
-from hoodie.query.skipping import RowFilter
 from hoodie.storage.base import Storage
 
 __all__ = ["HoodieDaftSource"]
@@ -40,9 +39,7 @@ class HoodieDaftSource(DataSource):
 
     def __init__(self, path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, filters: Sequence[Any] | None = None) -> None:
         self._path = path
-        self._dataset = open_dataset(path, options, storage, filters)
-        row_filter = RowFilter.of(filters)
-        self._row_filter = row_filter.expression() if row_filter is not None else None
+        self._dataset = open_dataset(path, options, storage, filters)  # its pieces keep the filter
 
     @property
     def name(self) -> str:
@@ -57,22 +54,19 @@ class HoodieDaftSource(DataSource):
         wanted = set(pushdowns.columns) | pushdowns.filter_required_column_names() if pushdowns.columns is not None else None
         columns = [n for n in arrow_schema.names if wanted is None or n in wanted]
         projected = pa.schema([arrow_schema.field(n) for n in columns])
-        arrow_filter = _arrow_filter(pushdowns, self._row_filter)
+        arrow_filter = _arrow_filter(pushdowns)
         for piece in pieces(self._dataset, arrow_filter):
             yield PieceTask(piece, columns, arrow_filter, pushdowns.limit, projected)
 
 
-def _arrow_filter(pushdowns: Pushdowns, row_filter: pc.Expression | None) -> pc.Expression | None:
-    """Daft's filter as Arrow's (``None`` when Arrow cannot express it), and the table's own."""
-    pushed = None
-    if pushdowns.filters is not None:
-        try:
-            pushed = pushdowns.filters.to_arrow_expr()
-        except (NotImplementedError, ValueError, TypeError, pa.ArrowException):
-            pushed = None  # Daft filters what the tasks return anyway
-    if row_filter is None:
-        return pushed
-    return row_filter if pushed is None else row_filter & pushed
+def _arrow_filter(pushdowns: Pushdowns) -> pc.Expression | None:
+    """Daft's filter as Arrow's (``None`` when Arrow cannot express it)."""
+    if pushdowns.filters is None:
+        return None
+    try:
+        return pushdowns.filters.to_arrow_expr()
+    except (NotImplementedError, ValueError, TypeError, pa.ArrowException):
+        return None  # Daft filters what the tasks return anyway
 
 
 @dataclass

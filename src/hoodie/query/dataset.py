@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -68,6 +69,10 @@ MERGE_AHEAD = 2
 SliceRead = BaseFileTask | MergeSliceTask
 # Appended to a slice's file to name its stand-in fragment (a path no file has).
 STAND_IN = ".hoodie-slice"
+# A plain dataset :func:`open_dataset` filtered -> the dataset before its filter, and the
+# filter: Arrow gives no fragments of a filtered dataset, nor its filter, and :func:`pieces`
+# needs both. Weak: the entry goes with the dataset.
+_FILTERED: weakref.WeakKeyDictionary[ds.Dataset, tuple[ds.FileSystemDataset, pc.Expression]] = weakref.WeakKeyDictionary()
 
 
 def open_dataset(path: str, options: Mapping[str, Any] | None = None, storage: Storage | None = None, filters: Sequence[Any] | None = None) -> ds.Dataset:
@@ -158,7 +163,11 @@ def _assemble(
     dataset_filter = row_filter.expression() if row_filter is not None else None
     if not reads:
         plain = ds.FileSystemDataset(fragments, schema, fmt, fs)
-        return plain.filter(dataset_filter) if dataset_filter is not None else plain
+        if dataset_filter is None:
+            return plain
+        filtered = plain.filter(dataset_filter)
+        _FILTERED[filtered] = (plain, dataset_filter)
+        return filtered
     return MergedDataset(fragments, schema, fs, reads, dataset_filter, keep_rows)
 
 
@@ -240,13 +249,15 @@ class MergedDataset(ds.FileSystemDataset):
     def pieces(self, filter: pc.Expression | None = None) -> list[ds.Dataset]:  # noqa: A002
         """One dataset per Parquet fragment and per slice hoodie reads that ``filter``
         (with this dataset's own) may match by partition: the units an engine scans in
-        parallel."""
+        parallel, each keeping this dataset's own filter."""
         combined = self._combined(filter)
         wanted = ds.FileSystemDataset.get_fragments(self, filter=combined) if combined is not None else self._fragments
-        return [
-            self._with([f], self._row_filter) if f.path in self._reads else ds.FileSystemDataset([f], self.schema, self.format, self._filesystem)
-            for f in wanted
-        ]
+        return [self._with([f], self._row_filter) if f.path in self._reads else self._plain(f) for f in wanted]
+
+    def _plain(self, fragment: ds.Fragment) -> ds.Dataset:
+        """A Parquet fragment as a dataset of its own, with this dataset's filter."""
+        plain = ds.FileSystemDataset([fragment], self.schema, self.format, self._filesystem)
+        return plain.filter(self._row_filter) if self._row_filter is not None else plain
 
     def _combined(self, filter: pc.Expression | None) -> pc.Expression | None:  # noqa: A002
         if self._row_filter is None:
@@ -275,13 +286,16 @@ class MergedDataset(ds.FileSystemDataset):
 
 def pieces(dataset: ds.Dataset, filter: pc.Expression | None = None) -> list[ds.Dataset]:  # noqa: A002
     """The datasets :func:`open_dataset` made, cut in pieces (:meth:`MergedDataset.pieces`);
-    a plain dataset's pieces are its fragments, each a dataset of its own (without the
-    plain dataset's filter: the caller applies it)."""
+    a plain dataset's pieces are its fragments that ``filter`` (with the dataset's own) may
+    match, each a dataset of its own that keeps the dataset's own filter."""
     if isinstance(dataset, MergedDataset):
         return dataset.pieces(filter)
     assert isinstance(dataset, ds.FileSystemDataset)
-    fragments = dataset.get_fragments(filter=filter) if filter is not None else dataset.get_fragments()
-    return [ds.FileSystemDataset([f], dataset.schema, dataset.format, dataset.filesystem) for f in fragments]
+    plain, own = _FILTERED.get(dataset, (dataset, None))
+    combined = filter if own is None else own if filter is None else own & filter
+    fragments = plain.get_fragments(filter=combined) if combined is not None else plain.get_fragments()
+    whole = [ds.FileSystemDataset([f], plain.schema, plain.format, plain.filesystem) for f in fragments]
+    return whole if own is None else [p.filter(own) for p in whole]
 
 
 def _projected(schema: pa.Schema, names: tuple[str, ...] | None) -> pa.Schema:
