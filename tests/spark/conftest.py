@@ -10,6 +10,7 @@ import this module).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,18 @@ class Helpers:
 @pytest.fixture(scope="session")
 def helpers() -> type[Helpers]:
     return Helpers
+
+
+@pytest.fixture
+def source_only(spark: SparkSession) -> Iterator[None]:
+    """The session knows hoodie as a Python data source only (the writer classes unpatched),
+    as a session that found the ``pyspark_hoodie`` package without ``hoodie.spark.register``."""
+    from hoodie.spark import register, unregister
+    from hoodie.spark.source import register_source
+
+    unregister()
+    register_source(spark)
+    try:
+        yield
+    finally:
+        register(spark)

@@ -3,7 +3,6 @@
 the commit writes them as one commit per micro-batch, exactly once."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,23 +10,10 @@ import pytest
 from stream_landing import TRIPS_OPTIONS, Landing, batch, batch_ids, landing_schema, rows_of, sink_commits
 
 import hoodie
-from hoodie.spark import register, unregister
 from hoodie.spark.micro_batch import QUERY_ID_KEY
-from hoodie.spark.source import register_source
 from hoodie.table.table import HoodieTable
 
 OPTIONS = {**TRIPS_OPTIONS, "hoodie.datasource.write.partitionpath.field": "city"}
-
-
-@pytest.fixture
-def source_only(spark) -> Iterator[None]:
-    """The session knows hoodie as a Python data source only (the writer classes unpatched)."""
-    unregister()
-    register_source(spark)
-    try:
-        yield
-    finally:
-        register(spark)
 
 
 def run_query(spark, landing: Landing, path: str, checkpoint: Path, options: dict[str, str], mode: str = "append") -> Any:

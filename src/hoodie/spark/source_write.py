@@ -11,6 +11,14 @@ pipeline, options and checks), then removes the staging folder; ``abort`` remove
 without writing. Files of failed or speculative task attempts are never read (only the
 reported ones are) and go with the folder. The table sees nothing until the commit.
 
+A killed application (or a lost driver) removes neither: its folder is left behind. The
+next write through the data source to the table — its commit or abort — removes every
+``spark-write-*`` folder in which nothing changed for a day
+(:data:`STAGING_STALE_AFTER_SECONDS`). A live write's folder changes whenever one of its
+tasks ends (each stages its file then), and its commit reads the staged files first: only
+a write whose tasks have all been running for a day since the last one of them ended could
+lose its folder, and then its commit fails (a staged file is missing) without writing.
+
 Save modes: ``append`` writes with the configured operation, ``overwrite`` replaces the
 table's contents (``insert_overwrite_table``, as :func:`~hoodie.spark.write_dataframe`
 does). The whole batch passes through one process's memory; the distributed pipeline of
@@ -21,6 +29,8 @@ refused here).
 """
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -37,9 +47,18 @@ from hoodie.config.options import HoodieConfig, lookup
 from hoodie.errors import ConfigError
 from hoodie.layout import HOODIE_FOLDER, TEMP_FOLDER
 from hoodie.meta_sync import SyncSettings
+from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.storage.paths import under
 from hoodie.table.table import HoodieTable
+
+log = logging.getLogger(__name__)
+
+STAGING_PREFIX = "spark-write-"
+# How long nothing may change in a batch write's staging folder before the folder counts as
+# left by an application that is gone (module docstring): far longer than the time between
+# two of a live write's tasks ending, or its commit reading what they staged.
+STAGING_STALE_AFTER_SECONDS = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -60,7 +79,7 @@ class HoodieBatchWriter(DataSourceArrowWriter):
         refuse_catalog_sync(self.options)
         self.schema = to_arrow_schema(schema, timezone="UTC")
         self.overwrite = overwrite
-        self.staging = under(self.path, HOODIE_FOLDER, TEMP_FOLDER, f"spark-write-{uuid.uuid4().hex}")
+        self.staging = under(self.path, HOODIE_FOLDER, TEMP_FOLDER, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
 
     # --- on executors ---------------------------------------------------------------------------
 
@@ -80,9 +99,43 @@ class HoodieBatchWriter(DataSourceArrowWriter):
             write(data, self.path, options, storage=storage)
         finally:
             storage.delete_dir(self.staging)
+            _sweep(storage, self.path)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        storage_for(self.path).delete_dir(self.staging)
+        storage = storage_for(self.path)
+        storage.delete_dir(self.staging)
+        _sweep(storage, self.path)
+
+
+def remove_abandoned_staging(storage: Storage, base_path: str, now: float | None = None) -> list[str]:
+    """Remove the staging folders of batch writes whose application is gone: those in which
+    nothing changed for :data:`STAGING_STALE_AFTER_SECONDS` before ``now`` (module
+    docstring); the folders removed. A folder whose times storage does not tell stays."""
+    cutoff_ms = ((time.time() if now is None else now) - STAGING_STALE_AFTER_SECONDS) * 1000
+    removed = []
+    for entry in storage.list_dir(under(base_path, HOODIE_FOLDER, TEMP_FOLDER)):
+        if not (entry.is_dir and entry.name.startswith(STAGING_PREFIX)):
+            continue
+        changed = _last_change_ms(storage, entry)
+        if changed is not None and changed < cutoff_ms:
+            storage.delete_dir(entry.path)
+            removed.append(entry.path)
+    return removed
+
+
+def _last_change_ms(storage: Storage, folder: FileInfo) -> int | None:
+    """When ``folder`` or a file in it last changed (ms since the epoch), None when unknown
+    (an object store's folders have no time)."""
+    known = [t for t in (folder.mtime_ms, *(f.mtime_ms for f in storage.list_dir(folder.path))) if t > 0]
+    return max(known) if known else None
+
+
+def _sweep(storage: Storage, base_path: str) -> None:
+    try:
+        for folder in remove_abandoned_staging(storage, base_path):
+            log.info("removed %s, the staging folder of a batch write whose application is gone", folder)
+    except Exception as e:  # the write's own outcome stands; the next write sweeps again
+        log.warning("could not remove abandoned staging folders under %s: %s: %s", base_path, type(e).__name__, e)
 
 
 def refuse_catalog_sync(options: Mapping[str, str]) -> None:
