@@ -4,7 +4,7 @@ The command gathers Hudi's streamer flags (``--props`` file, ``--hoodie-conf``/`
 options, ``--target-table``, ``--table-type``, ``--op``, ``--source-ordering-field``)
 into the options of :class:`hoodie.streamer.StreamerSettings`, runs the loop of
 :mod:`hoodie.streamer` on the chosen engine, and shows each batch as it commits: its
-instant, the rows written, what it took from the source, how far the source is ahead
+instant, the rows it took from the source and which files or commits, how far the source is ahead
 (lag) and how long it took. SIGINT or SIGTERM stop the job after the batch in flight.
 """
 from __future__ import annotations

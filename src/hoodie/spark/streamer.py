@@ -15,15 +15,16 @@ record fails the batch, nothing is written; CSV with its header and inferred typ
 the in-process reader reads it). Avro files are read on the driver by the in-process
 reader and handed to Spark as Arrow (PySpark ships no Avro reader without the external
 ``spark-avro`` package). Another table's commits are read with
-:func:`~hoodie.spark.read.read_dataframe` (an incremental query). Rows per batch are the
-records the commit inserted, updated or deleted (counting the DataFrame would read the
-source twice).
+:func:`~hoodie.spark.read.read_dataframe` (an incremental query). A batch's rows are those
+it took from the source, as in process: the DataFrame read is kept (memory, then disk)
+while the batch is counted, transformed and written, so the source is read once.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
@@ -41,7 +42,6 @@ from hoodie.streamer import (
     read_files,
     transform,
 )
-from hoodie.table.table import HoodieTable
 
 
 class SparkStreamerEngine:
@@ -51,7 +51,9 @@ class SparkStreamerEngine:
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
+        # what a batch keeps until it is written: its views, and its DataFrame as read
         self._views: list[str] = []
+        self._cached: list[DataFrame] = []
 
     @classmethod
     def for_streamer(cls) -> SparkStreamerEngine:
@@ -63,7 +65,13 @@ class SparkStreamerEngine:
             spark = local_session("hoodie-streamer")
         return cls(spark)
 
-    def read(self, batch: SourceBatch) -> DataFrame:
+    def read(self, batch: SourceBatch) -> tuple[DataFrame, int]:
+        self._release()  # a batch whose transformation failed leaves them
+        df = self._read(batch).persist(StorageLevel.MEMORY_AND_DISK)
+        self._cached.append(df)
+        return df, df.count()
+
+    def _read(self, batch: SourceBatch) -> DataFrame:
         if isinstance(batch, InstantsBatch):
             df = read_dataframe(self.spark, batch.source_path, {
                 "hoodie.datasource.query.type": "incremental",
@@ -93,20 +101,22 @@ class SparkStreamerEngine:
         except AnalysisException as e:
             raise transform.failed(sql, e) from e
 
-    def write(self, data: DataFrame, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
-        if not data.columns:  # empty files only (see columns_of_empty_batch)
-            schema = columns_of_empty_batch(path)
-            if schema is None:
-                return None, 0
-            data = self.spark.createDataFrame(schema.empty_table())
+    def write(self, data: DataFrame, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> str | None:
         try:
-            instant = write_dataframe(data, path, options, extra_metadata=extra_metadata)
+            if not data.columns:  # empty files only (see columns_of_empty_batch)
+                schema = columns_of_empty_batch(path)
+                if schema is None:
+                    return None
+                data = self.spark.createDataFrame(schema.empty_table())
+            return write_dataframe(data, path, options, extra_metadata=extra_metadata)
         finally:
-            for view in self._views:
-                self.spark.catalog.dropTempView(view)
-            self._views.clear()
-        if instant is None:
-            return None, 0
-        timeline = HoodieTable.open(path).timeline
-        totals = timeline.commit_metadata(timeline.get(instant)).totals()
-        return instant, totals["inserts"] + totals["updates"] + totals["deletes"]
+            self._release()
+
+    def _release(self) -> None:
+        """Drop what the last batch kept (its views and its DataFrame as read)."""
+        for view in self._views:
+            self.spark.catalog.dropTempView(view)
+        self._views.clear()
+        for df in self._cached:
+            df.unpersist()
+        self._cached.clear()

@@ -38,22 +38,20 @@ class ArrowEngine:
     def __init__(self, storage: Storage | None = None) -> None:
         self.storage = storage
 
-    def read(self, batch: SourceBatch) -> pa.Table:
-        if isinstance(batch, InstantsBatch):
-            return read_instants(batch)
-        return read_files(batch, self.storage)
+    def read(self, batch: SourceBatch) -> tuple[pa.Table, int]:
+        data = read_instants(batch) if isinstance(batch, InstantsBatch) else read_files(batch, self.storage)
+        return data, data.num_rows
 
     def transform(self, data: pa.Table, sql: str) -> pa.Table:
         return transform.with_duckdb(data, sql)
 
-    def write(self, data: pa.Table, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
+    def write(self, data: pa.Table, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> str | None:
         if data.num_columns == 0:
             schema = columns_of_empty_batch(path, self.storage)
             if schema is None:
-                return None, 0
+                return None
             data = schema.empty_table()
-        instant = api.write(data, path, options, extra_metadata=extra_metadata, storage=self.storage)
-        return instant, data.num_rows
+        return api.write(data, path, options, extra_metadata=extra_metadata, storage=self.storage)
 
 
 def columns_of_empty_batch(path: str, storage: Storage | None = None) -> pa.Schema | None:

@@ -73,12 +73,15 @@ class BatchEngine(Protocol):
 
     name: str
 
-    def read(self, batch: Any) -> Any: ...
+    def read(self, batch: Any) -> tuple[Any, int]:
+        """The batch's data, and how many rows it took from the source."""
+        ...
 
     def transform(self, data: Any, sql: str) -> Any: ...
 
-    def write(self, data: Any, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> tuple[str | None, int]:
-        """Write ``data`` as one commit carrying ``extra_metadata``: its instant and rows."""
+    def write(self, data: Any, path: str, options: Mapping[str, Any], extra_metadata: Mapping[str, str]) -> str | None:
+        """Write ``data`` as one commit carrying ``extra_metadata``: its instant (None:
+        nothing to write, before the table exists)."""
         ...
 
 
@@ -112,7 +115,8 @@ class StreamerSettings:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """One committed batch: its instant, rows, what it took and what is left."""
+    """One committed batch: its instant, the rows it took from the source (before the
+    transformation, deduplication or deletes), what it took and what is left."""
 
     number: int
     instant: str
@@ -121,7 +125,7 @@ class BatchResult:
     seconds: float
 
 
-def make_source(settings: StreamerSettings, storage: Storage | None = None) -> Source:
+def make_source(settings: StreamerSettings) -> Source:
     config = settings.config()
     kind = settings.source_kind
     if kind == HOODIE_INCR:
@@ -132,7 +136,7 @@ def make_source(settings: StreamerSettings, storage: Storage | None = None) -> S
             drop_all_meta=config.get(o.STREAMER_INCR_DROP_ALL_META),
         )
     root = normalize_path(str(config.require(o.STREAMER_DFS_ROOT)))
-    return DfsSource(storage or storage_for(root), root, kind, csv_header=config.get(o.STREAMER_CSV_HEADER), csv_sep=config.get(o.STREAMER_CSV_SEP))
+    return DfsSource(storage_for(root), root, kind, csv_header=config.get(o.STREAMER_CSV_HEADER), csv_sep=config.get(o.STREAMER_CSV_SEP))
 
 
 class Streamer:
@@ -174,13 +178,13 @@ class Streamer:
         batch = self.source.plan(self.committed_checkpoint(), self.settings.source_limit)
         if batch is None:
             return None
-        data = self.engine.read(batch)
+        data, rows = self.engine.read(batch)
         if self.sql is not None:
             data = self.engine.transform(data, self.sql)
         extra = {STREAMER_CHECKPOINT_KEY: batch.checkpoint}
         if self.settings.checkpoint is not None:
             extra[CHECKPOINT_RESET_KEY] = self.settings.checkpoint
-        instant, rows = self.engine.write(data, self.target, self.settings.options, extra)
+        instant = self.engine.write(data, self.target, self.settings.options, extra)
         if instant is None:
             return None  # empty files before the table exists: nothing committed
         self.batches += 1
