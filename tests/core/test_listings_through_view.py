@@ -34,6 +34,8 @@ OTHER_FOLDERS = {
     ("timeline_server/markers.py", "MarkerDirState.load"): "the marker folder of an instant",
     ("table/home.py", "foreign_contents"): "a folder before a table is created in it",
     ("streamer/dfs_source.py", "DfsSource.files"): "a streamer's source folder, where new files land (no table)",
+    ("spark/source_write.py", "remove_abandoned_staging"): "the .hoodie/.temp folder, for data-source writes' staging folders",
+    ("spark/source_write.py", "_last_change_ms"): "a data-source write's staging folder",
 }
 
 

@@ -48,13 +48,17 @@ def _holder_id() -> str:
     return f"{socket.gethostname()} {os.getpid()} {_started(os.getpid()) or ''}".rstrip()
 
 
+_PROC_STAT = "/proc/{pid}/stat"
+
+
 def _started(pid: int) -> str | None:
     """When process ``pid`` of this machine started, as Linux counts it (clock ticks since
     boot, ``/proc/<pid>/stat``): "" when it is gone, ``None`` when it cannot be told (no
     ``/proc``, or hidden). With the pid, it names one process: a pid the system gave again
     to another process after its holder died does not hold the holder's claims."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        # a machine's process table, not a path under a table: the pid is a number
+        with open(_PROC_STAT.format(pid=int(pid)), "rb") as f:
             stat = f.read()
     except FileNotFoundError:
         return "" if os.path.isdir("/proc/self") else None
