@@ -42,7 +42,7 @@ from hoodie.layout import (
 from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.paths import relative, relative_to, under
 from hoodie.table.committed import CommittedFiles, CommittedSource
-from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hoodie.table.file_group import BaseFile, FileGroup, FileSlice, LogExtent, LogFile
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import Action, Instant
@@ -412,6 +412,10 @@ class FileSystemView:
             ):
                 self._missing(partition_path, base.file_name, base.instant)
                 by_id.pop(file_id, None)
+        # the committed extents of the latest slices' logs, by file id then log name: each
+        # group is rebuilt once, however many logs its slice holds
+        extents_of: dict[str, dict[str, tuple[LogExtent, ...]]] = defaultdict(dict)
+        listed: dict[str, frozenset[str]] = {}  # the log names of each latest slice
         for log_name, extents in sorted(commits.logs.items()):
             lname = parse_log_file_name(log_name)
             group = by_id.get(lname.file_id) if lname is not None else None
@@ -422,13 +426,19 @@ class FileSystemView:
                 if lname.file_id not in commits.bases:  # (a missing base was reported above)
                     self._missing(partition_path, log_name, extents[-1].instant)
                 continue
-            if not any(lf.file_name == log_name for lf in latest.log_files):
+            names = listed.get(lname.file_id)
+            if names is None:
+                names = listed[lname.file_id] = frozenset(lf.file_name for lf in latest.log_files)
+            if log_name not in names:
                 if InstantTime(lname.instant) >= InstantTime(latest.base_instant):  # the latest slice's
                     self._missing(partition_path, log_name, extents[-1].instant)
                 continue
-            logs = tuple(dataclasses.replace(lf, committed=tuple(extents)) if lf.file_name == log_name else lf for lf in latest.log_files)
-            group = dataclasses.replace(group, slices=group.slices[:-1] + (dataclasses.replace(latest, log_files=logs),))
-            by_id[lname.file_id] = group
+            extents_of[lname.file_id][log_name] = tuple(extents)
+        for file_id, committed in extents_of.items():
+            group = by_id[file_id]
+            latest = group.slices[-1]
+            logs = tuple(dataclasses.replace(lf, committed=committed[lf.file_name]) if lf.file_name in committed else lf for lf in latest.log_files)
+            by_id[file_id] = dataclasses.replace(group, slices=group.slices[:-1] + (dataclasses.replace(latest, log_files=logs),))
         return [by_id[g.file_id] for g in groups if g.file_id in by_id]
 
     def _missing(self, partition_path: str, file_name: str, instant: str) -> None:

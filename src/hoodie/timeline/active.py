@@ -21,7 +21,7 @@ from hoodie.layout import HOODIE_FOLDER, InstantTime, format_instant
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import relative_to, under
 from hoodie.timeline import avro_metadata as avro
-from hoodie.timeline import write_claims
+from hoodie.timeline import decoded, write_claims
 from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata, RequestedReplaceMetadata, SavepointInfo
 from hoodie.timeline.commit_metadata import CommitMetadata
 from hoodie.timeline.instant import STATE_ORDER, Action, Instant, State, parse_timeline_file_name
@@ -222,9 +222,13 @@ class ActiveTimeline:
                     yield inst, (self.commit_metadata(inst) if content is None else self._decoded(inst, content))
 
     def _decoded(self, instant: Instant, content: bytes) -> CommitMetadata:
-        metadata = CommitMetadata.decode(content, instant.timestamp, completed=instant.is_completed)
-        if instant.is_completed and self.keeps_metadata:
-            self._metadata[self.instant_path(instant)] = metadata
+        if not (instant.is_completed and self.keeps_metadata):
+            return CommitMetadata.decode(content, instant.timestamp, completed=instant.is_completed)
+        # the snapshots of every table opened in this process share what they decoded: a
+        # write opens several, each reading the metadata of every completed write
+        path = self.instant_path(instant)
+        metadata = decoded.SHARED.get(path, content, lambda data: CommitMetadata.decode(data, instant.timestamp, completed=True))
+        self._metadata[path] = metadata
         return metadata
 
     def read_avro(self, instant: Instant) -> dict[str, Any]:
