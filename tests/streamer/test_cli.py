@@ -119,7 +119,9 @@ def test_sigkill_at_random_points_then_restart_loses_no_batch_and_applies_none_t
     # inserts (no lookup of existing keys): a batch applied twice would show its rows twice
     src, target = tmp_path / "in", tmp_path / "trips"
     rng = random.Random(30)
-    landed = [trips(range(i * 5, i * 5 + 5), i + 1) for i in range(20)]
+    # enough files that five kills, each after a batch or a few, leave work for the restart
+    # however fast the batches go
+    landed = [trips(range(i * 5, i * 5 + 5), i + 1) for i in range(60)]
     for i, rows in enumerate(landed):
         land(src, f"f{i:02}.json", rows, mtime_ms=1000 + i)
     kills = 0
@@ -127,7 +129,7 @@ def test_sigkill_at_random_points_then_restart_loses_no_batch_and_applies_none_t
         before = _commits(target)
         proc = _start(src, target, "--source-limit", "1", "--op", "insert")
         _wait_for(lambda before=before: _commits(target) > before, proc)
-        time.sleep(rng.uniform(0, 0.6))  # somewhere in a later batch, or between batches
+        time.sleep(rng.uniform(0, 0.3))  # somewhere in a later batch, or between batches
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
         kills += 1
