@@ -43,16 +43,25 @@ def _refuse_pending(table: HoodieTable) -> None:
         )
 
 
-def _build(table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics) -> tuple[HoodieTable, float]:
-    _refuse_pending(table)
+def _build(
+    table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics, replace_existing: bool = False
+) -> tuple[HoodieTable, float]:
+    """Build ``settings``' partitions from one listing (the metadata table there is deleted
+    first with ``replace_existing``), under the commit lock: no writer's update of the
+    metadata table lands in between; a table with a write in progress is refused before
+    anything is deleted."""
     started = time.perf_counter()
-    with progress(f"{what} the metadata table of {table.name}") as display:
-        bar = display.add_task("partitions built", total=len(settings.partitions))
+    with setup_lock(table) as table:
+        _refuse_pending(table)
+        if replace_existing:
+            table = delete_metadata_table(table)
+        with progress(f"{what} the metadata table of {table.name}") as display:
+            bar = display.add_task("partitions built", total=len(settings.partitions))
 
-        def built(partition: str, done: int, total: int) -> None:
-            display.update(bar, completed=done, total=total, description=f"built {partition}")
+            def built(partition: str, done: int, total: int) -> None:
+                display.update(bar, completed=done, total=total, description=f"built {partition}")
 
-        table = initialise(with_metadata_sync(table, settings), settings, built, metrics)
+            table = initialise(with_metadata_sync(table, settings), settings, built, metrics)
     return table, time.perf_counter() - started
 
 
@@ -94,10 +103,7 @@ def rebuild(table: HoodieTable, settings: MetadataSettings, what: str = "Rebuild
     """Delete the metadata table (if any) and build ``settings``' partitions again from one
     listing; a table with a write in progress is refused before anything is deleted."""
     table.require_writable("initialise the metadata table of")
-    # under the commit lock: no writer's update of the metadata table lands in between
-    with setup_lock(table) as table:
-        _refuse_pending(table)
-        table, _ = _build(delete_metadata_table(table), settings, what, metrics if metrics is not None else MetadataMetrics())
+    table, _ = _build(table, settings, what, metrics if metrics is not None else MetadataMetrics(), replace_existing=True)
     return table
 
 
