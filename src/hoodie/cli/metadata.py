@@ -301,13 +301,11 @@ def validate(
     (``--repair``): when there is any, rebuild the metadata table of ``path`` with it
     (it returns the partitions built) and validate it again (exit 1 when differences
     remain)."""
-    repair = rebuild is not None
     wanted = ["" if p.strip("/") in ROOT_NAMES else p.strip("/") for p in partitions] if partitions else None
     report, seconds = _validated(path, checks, wanted)
-    if repair and not report.ok:
+    if rebuild is not None and not report.ok:
         if not as_json:
             _show(report, seconds)
-        assert rebuild is not None
         partitions_rebuilt, rebuild_seconds = _timed(lambda: rebuild(path))
         before = report
         report, seconds = _validated(path, checks, wanted)
@@ -322,7 +320,7 @@ def validate(
         print_json({**asdict(report), "ok": report.ok, "duration_s": seconds})
     else:
         _show(report, seconds)
-        if repair:
+        if rebuild is not None:
             _say("Nothing to repair")
     if not report.ok:
         raise typer.Exit(EXIT_FAILURE)
