@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from opened_files import OpenedFiles
+from table_options import BLOOM_IN_METADATA
 
 import hoodie
 from hoodie.engine.local import LocalEngine
@@ -24,13 +25,7 @@ from hoodie.writer import steps
 from hoodie.writer.schema import FILE_ID_COLUMN
 
 OPTS = {
-    "hoodie.table.name": "bloom",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.index.bloom.filter.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
+    **BLOOM_IN_METADATA,
     "hoodie.copyonwrite.insert.auto.split": "false",
     "hoodie.copyonwrite.insert.split.size": "25",
     "hoodie.parquet.small.file.limit": "0",

@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from table_options import BLOOM_IN_METADATA
 
 import hoodie
 
-OPTS = {
-    "hoodie.table.name": "bloom",
-    "hoodie.datasource.write.recordkey.field": "uuid",
-    "hoodie.datasource.write.partitionpath.field": "city",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.index.bloom.filter.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-    "hoodie.upsert.shuffle.parallelism": "2",
-}
+OPTS = {**BLOOM_IN_METADATA, "hoodie.upsert.shuffle.parallelism": "2"}
 
 
 @pytest.mark.slow

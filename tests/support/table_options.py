@@ -22,6 +22,18 @@ def trip_options(**extra: Any) -> dict[str, Any]:
 MOR_TRIPS = trip_options(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.index.bloom.num_entries": "1000"})
 
 
+#: A trips table whose metadata table keeps bloom filters and column stats (what the bloom
+#: index reads with ``hoodie.bloom.index.use.metadata``).
+BLOOM_IN_METADATA = trip_options(
+    **{
+        "hoodie.table.name": "bloom",
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.bloom.filter.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": "true",
+    }
+)
+
+
 #: A small table keyed by ``key`` in partition ``part``, services off (the tests run them,
 #: through the library on tables opened plainly: no metadata table).
 KEY_PART_OPTIONS = {
