@@ -77,20 +77,21 @@ def bloom_tag(
         index = kept.get(ref.path)
         if index is not None:
             # the metadata table's filter and range: the file is read only to verify
-            in_idx, in_candidates = _admitted(index, idx, candidates, prune_by_ranges)
+            in_idx, in_candidates, ruled_out = _admitted(index, idx, candidates, prune_by_ranges)
             found, n_verified = verified(read_record_keys(storage, ref.path), in_idx, in_candidates) if len(in_idx) else (in_idx, 0)
         else:
             with BaseFileReader(storage, ref.path) as reader:
                 footer = reader.footer.index
                 index = FileKeyIndex(footer.min_key, footer.max_key, footer.bloom) if footer is not None else FileKeyIndex(None, None, None)
-                in_idx, in_candidates = _admitted(index, idx, candidates, prune_by_ranges)
+                in_idx, in_candidates, ruled_out = _admitted(index, idx, candidates, prune_by_ranges)
                 found, n_verified = verified(reader.record_keys(), in_idx, in_candidates) if len(in_idx) else (in_idx, 0)
-        # keys the base file lacks may live in the slice's logs (index.log_keys), unless
-        # the filter already ruled out every candidate (the range pruning none of them)
-        if ref.logs is not None and not (index.bloom is not None and not len(in_idx) and _in_range(index, candidates, prune_by_ranges) is None):
-            rest = ~np.isin(idx, found)
-            in_logs, n_logs = found_in_logs(storage, ref.logs, index.bloom, reading, idx[rest], candidates.filter(pa.array(rest)))
-            found, n_verified = np.concatenate([found, in_logs]), n_verified + n_logs
+        if ref.logs is not None:
+            # keys the base file lacks may live in the slice's logs, but not those its filter
+            # ruled out already: it keeps every key that can (index.log_keys)
+            rest = ~np.isin(idx, np.concatenate([found, ruled_out]))
+            if rest.any():
+                in_logs, n_logs = found_in_logs(storage, ref.logs, index.bloom, reading, idx[rest], candidates.filter(pa.array(rest)))
+                found, n_verified = np.concatenate([found, in_logs]), n_verified + n_logs
         checked += 1
         keys_verified += n_verified
         pos[found] = i
@@ -98,21 +99,14 @@ def bloom_tag(
     return TagResult(pos, checked, keys_verified)
 
 
-def _admitted(index: FileKeyIndex, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, pa.Array]:
+def _admitted(index: FileKeyIndex, idx: np.ndarray, candidates: pa.Array, prune_by_ranges: bool) -> tuple[np.ndarray, pa.Array, np.ndarray]:
     """The entries of ``idx`` (keys ``candidates``, aligned) the file's key range and
     filter may hold: every candidate in its key range once the filter lets one through,
-    else none."""
-    in_range = _in_range(index, candidates, prune_by_ranges)
-    if in_range is not None:
+    else none; and the entries the filter ruled out (all those in range, when it let none
+    through)."""
+    if prune_by_ranges and index.min_key is not None and index.max_key is not None:
+        in_range = pc.and_(pc.greater_equal(candidates, index.min_key), pc.less_equal(candidates, index.max_key))
         idx, candidates = idx[in_range.to_numpy(zero_copy_only=False)], candidates.filter(in_range)
     if len(idx) and index.bloom is not None and not admits_any(index.bloom, candidates):
-        return idx[:0], candidates.slice(0, 0)
-    return idx, candidates
-
-
-def _in_range(index: FileKeyIndex, candidates: pa.Array, prune_by_ranges: bool) -> pa.BooleanArray | None:
-    """Which candidates lie in the file's key range; None when the range prunes none."""
-    if not prune_by_ranges or index.min_key is None or index.max_key is None:
-        return None
-    in_range = pc.and_(pc.greater_equal(candidates, index.min_key), pc.less_equal(candidates, index.max_key))
-    return None if pc.all(in_range).as_py() else in_range
+        return idx[:0], candidates.slice(0, 0), idx
+    return idx, candidates, idx[:0]
