@@ -9,7 +9,6 @@ import shlex
 from pathlib import Path
 
 import pyarrow as pa
-import pytest
 from typer.testing import CliRunner
 
 import hoodie
@@ -78,8 +77,6 @@ def test_the_command_line_example_runs(tmp_path: Path) -> None:
 
 
 def test_the_engines_example_reads_the_table(tmp_path: Path) -> None:
-    for engine in ("daft", "duckdb", "polars"):  # the test extra installs them
-        pytest.importorskip(engine)
     run_python_example(tmp_path / "trips")
     code = code_block("### Reading from DuckDB, Polars, pandas and Daft", "python").replace('"/data/trips"', repr(str(tmp_path / "trips")))
     lines = code.splitlines()

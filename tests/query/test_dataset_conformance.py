@@ -5,6 +5,7 @@ completion times), the same schema and the same rows, through Arrow's scan (cast
 files' physical types to the table's included) and DuckDB's."""
 from __future__ import annotations
 
+import duckdb
 import pytest
 from conformance_reads import BEGINNING, commits, open_case, pull_points
 
@@ -23,7 +24,6 @@ def test_snapshot_and_time_travel(conformance_case, conformance_table) -> None:
 
 
 def test_duckdb_counts_every_table(conformance_case, conformance_table) -> None:
-    duckdb = pytest.importorskip("duckdb")
     path, _ = open_case(conformance_table, conformance_case)
     dataset = hoodie.dataset(path)
     if not dataset.schema.names:

@@ -11,6 +11,8 @@ import pickle
 import sys
 from pathlib import Path
 
+import duckdb
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -23,9 +25,6 @@ from hoodie.query.dataset import MergedDataset, pieces
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from datagen import base_table, upsert_batch  # noqa: E402
-
-duckdb = pytest.importorskip("duckdb")
-pl = pytest.importorskip("polars")
 
 ROWS, PARTS = 6000, 6
 OPTS = {
@@ -235,7 +234,8 @@ def test_unknown_options_are_refused(cow: str) -> None:
 
 
 def test_daft_reads_lazily_with_pushdowns(cow: str, mor: str, storage: ArrowOpenedFiles) -> None:
-    daft = pytest.importorskip("daft")
+    import daft
+
     frame = hoodie.to_daft(cow, storage=storage)
     assert isinstance(frame, daft.DataFrame)
     storage.forget()  # nothing is read until the query runs
@@ -262,7 +262,8 @@ def test_pieces_keep_the_datasets_own_filter(cow: str, mor: str) -> None:
 
 
 def test_daft_filters_up_front_on_a_copy_on_write_table(cow: str) -> None:
-    daft = pytest.importorskip("daft")
+    import daft
+
     filters = [("part", "=", "part-000")]
     frame = hoodie.to_daft(cow, filters=filters)
     assert frame.count_rows() == hoodie.read(cow, filters=filters).num_rows

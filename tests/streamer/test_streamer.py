@@ -2,7 +2,6 @@
 restart, transformed, and read back by hoodie and by the hudi reader."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 
@@ -17,7 +16,6 @@ from hoodie.streamer import CHECKPOINT_RESET_KEY, STREAMER_CHECKPOINT_KEY, Arrow
 from hoodie.table import HoodieTable
 
 # the in-process transformation runs in DuckDB (the "streamer" extra; the test extra has it)
-needs_duckdb = pytest.mark.skipif(importlib.util.find_spec("duckdb") is None, reason="duckdb is not installed")
 
 
 def _streamer(src, target, fmt="json", source_limit=None, checkpoint=None, **options):
@@ -83,7 +81,6 @@ def test_a_failed_batch_is_not_half_visible_and_is_taken_again(tmp_path, monkeyp
     assert table_rows(hoodie.read(str(target))) == model(landed)
 
 
-@needs_duckdb
 def test_the_sql_transformation_runs_on_each_batch(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(6), 1), mtime_ms=1000)
@@ -95,7 +92,6 @@ def test_the_sql_transformation_runs_on_each_batch(tmp_path):
     ]
 
 
-@needs_duckdb
 def test_sql_from_a_file_and_bad_sql_are_errors_naming_the_query(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(3), 1), mtime_ms=1000)
@@ -111,7 +107,6 @@ def test_sql_from_a_file_and_bad_sql_are_errors_naming_the_query(tmp_path):
     assert _checkpoints(target) == ["1000:a.json"], "the failed batch wrote nothing"
 
 
-@needs_duckdb
 def test_a_batch_whose_rows_all_go_still_records_its_checkpoint(tmp_path):
     src, target = tmp_path / "in", tmp_path / "trips"
     land(src, "a.json", trips(range(3), 1), mtime_ms=1000)
@@ -258,7 +253,6 @@ def test_continuous_mode_waits_the_min_sync_interval_from_each_batch_start(tmp_p
     assert all(900 < w <= 1000 for w in stop.waits) and len(stop.waits) == 2
 
 
-@needs_duckdb
 def test_rows_are_the_rows_taken_from_the_source(tmp_path):
     # one meaning on both engines (tests/spark/test_streamer_spark.py): not what the transformation left
     src, target = tmp_path / "in", tmp_path / "trips"

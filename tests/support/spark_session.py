@@ -1,7 +1,7 @@
 """Test plugin: the ONE local SparkSession of a test run (``spark``, session-scoped).
 
 Every Spark test takes this fixture (``hoodie.spark.local_session``, 2 cores), so the JVM
-starts once, whichever folder the test lives in; without PySpark the test is skipped.
+starts once, whichever folder the test lives in.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    pytest.importorskip("pyspark")
     from hoodie.spark import local_session
 
     session = local_session("hoodie-tests")
