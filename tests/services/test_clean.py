@@ -326,10 +326,10 @@ def test_a_first_clean_looks_its_partitions_up_in_the_metadata_table_at_once(tmp
     """A clean plan scanning every partition of a table listed through its metadata table
     reads the files partition's slice once, not once a partition."""
     import pyarrow as pa
+    from opened_files import OpenedFiles
 
     import hoodie
     from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata
-    from hoodie.storage.local import LocalStorage
 
     path = str(tmp_path / "t")
     opts = {
@@ -340,23 +340,15 @@ def test_a_first_clean_looks_its_partitions_up_in_the_metadata_table_at_once(tmp
     for ts in (1, 2, 3):
         hoodie.write(pa.table({"k": [f"k{i}" for i in range(8)], "p": [f"p{i}" for i in range(8)], "ts": [ts] * 8}), path, opts)
 
-    class Recording(LocalStorage):
-        def __init__(self) -> None:
-            super().__init__()
-            self.reads: list[str] = []
-
+    class Recording(OpenedFiles):  # the files pyarrow opened (base HFiles) and those read whole (log files)
         def read_bytes(self, p: str) -> bytes:
-            self.reads.append(p)
+            self.opened.append(p)
             return super().read_bytes(p)
-
-        def check_file(self, p: str) -> None:  # before pyarrow opens a file (base HFiles)
-            self.reads.append(p)
-            super().check_file(p)
 
     storage = Recording()
     table = listed_through_metadata(HoodieTable.open(path, storage), MetadataListing())
     plan = plan_clean(table, CleanSettings(commits_retained=1))
     assert len(plan.partitions_scanned) == 8 and sum(len(f) for f in plan.files_to_delete.values()) == 8
     # each file of the slice read twice: for the list of partitions, then for their files
-    reads = Counter(r.rsplit("/", 1)[-1] for r in storage.reads if "/.hoodie/metadata/files/" in r)
+    reads = Counter(r.rsplit("/", 1)[-1] for r in storage.opened if "/.hoodie/metadata/files/" in r)
     assert reads and set(reads.values()) == {2}, reads
