@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, out_of_sync_copy, rewrite_mdt_base, stored_files
+from mdt_checks import SAMPLE_NAMES, change_one_column_min, copy_sample, mdt_tables, out_of_sync_copy, rewrite_mdt_base, stored_files
 from shared import cases_or_skip
 from typer.testing import Result
 
@@ -73,19 +73,9 @@ def test_a_data_file_added_outside_the_timeline_fails_naming_it(cli, tmp_path: P
 def test_a_column_statistic_changed_fails_naming_file_column_and_values(cli, tmp_path: Path) -> None:
     base = copy_sample("hudi015_MERGE_ON_READ", tmp_path)
     held = {f.file_name for s in HoodieTable.open(str(base)).local_view().latest_slices_all() for f in [s.base_file, *s.log_files] if f}
-    changed: list[ColumnStats] = []
-
-    def lower(record: MetadataRecord) -> MetadataRecord:
-        cs = record.payload
-        if isinstance(cs, ColumnStats) and cs.column_name == "fare" and cs.file_name in held and not changed:
-            changed.append(cs)
-            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=-5.5))
-        return record
-
     reader = MetadataTableReader(HoodieTable.open(str(base)))
     stats_before = {(p, f): reader.column_stats(p, f, ["fare"]).get("fare") for p in reader.all_partition_paths() for f in reader.files_in(p)}
-    rewrite_mdt_base(base, "column_stats", lower)
-    (before,) = changed
+    before = change_one_column_min(base, "fare", held, -5.5)
     (typed,) = [cs for (_, f), cs in stats_before.items() if f == before.file_name]  # (as read: by the table's schema)
     assert typed is not None
     result = cli("metadata", "validate", str(base), "--column-stats")

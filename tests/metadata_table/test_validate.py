@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mdt_checks import SAMPLE_NAMES, copy_sample, mdt_tables, rewrite_mdt_base
+from mdt_checks import SAMPLE_NAMES, change_one_column_min, copy_sample, mdt_tables, rewrite_mdt_base
 from shared import cases_or_skip
 
 from hoodie.errors import FormatError, TableError
@@ -19,7 +19,7 @@ from hoodie.formats.hfile import HFileReader
 from hoodie.formats.log import BlockType, CorruptBlock, LogFileReader
 from hoodie.metadata_table import CHECKS, MetadataRecord, MetadataTableReader, validate_metadata_table
 from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata
-from hoodie.metadata_table.records import ColumnStats, RecordLocation
+from hoodie.metadata_table.records import RecordLocation
 from hoodie.table.table import HoodieTable
 
 MDT_TABLES = mdt_tables()
@@ -97,17 +97,7 @@ def test_a_column_statistic_changed_in_the_metadata_table_is_a_difference(sample
     table = HoodieTable.open(str(sample))
     view = table.local_view()
     held = {f.file_name for s in view.latest_slices_all() for f in [s.base_file, *s.log_files] if f is not None}
-
-    def lower(record: MetadataRecord) -> MetadataRecord:
-        cs = record.payload
-        if isinstance(cs, ColumnStats) and cs.column_name == "ts" and not changed and cs.file_name in held:
-            changed.append(cs)
-            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=-1000))  # below every value: survives merging
-        return record
-
-    changed: list[ColumnStats] = []
-    rewrite_mdt_base(sample, "column_stats", lower)
-    (before,) = changed
+    before = change_one_column_min(sample, "ts", held, -1000)  # below every value: survives merging
     report = validate_metadata_table(HoodieTable.open(str(sample)))
     (diff,) = report.differences
     assert (diff.check, diff.file, diff.column) == ("column_stats", before.file_name, "ts")

@@ -12,7 +12,6 @@ record-index entry changed in the metadata table's HFiles, a base file lost from
 the same validation reports the difference."""
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -20,14 +19,13 @@ from typing import Any
 
 import pytest
 from hudi_oracle import HUDI_0_15, HudiOracle
-from mdt_checks import rewrite_mdt_base
+from mdt_checks import change_one_column_min, rewrite_mdt_base
 from oracle_reads import completed_actions
 from sequences import ALL_METADATA, Layout, batch, inline_services, steps
 
 import hoodie
 from hoodie.config.options import HoodieConfig
 from hoodie.metadata_table import MetadataRecord, MetadataTableReader
-from hoodie.metadata_table.records import ColumnStats
 from hoodie.metadata_table.services import MetadataServiceSettings, run_table_services
 from hoodie.services.for_metadata import METADATA_SERVICES
 from hoodie.table.table import HoodieTable
@@ -86,20 +84,11 @@ def test_apache_hudi_validation_reports_a_damaged_metadata_table(hudi_oracle: Ca
         return dest
 
     # a column statistic of a latest base file changed
-    changed: list[ColumnStats] = []
-
-    def lower(record: MetadataRecord) -> MetadataRecord:
-        cs = record.payload
-        if isinstance(cs, ColumnStats) and cs.column_name == "ts" and cs.file_name in held and not changed:
-            changed.append(cs)
-            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=-1000))
-        return record
-
     stats = copy("stats")
-    rewrite_mdt_base(stats, "column_stats", lower)
+    before = change_one_column_min(stats, "ts", held, -1000)
     report = oracle.validate_metadata(stats)
     assert [d["check"] for d in report["differences"]] == ["column stats"], _shown(report)
-    assert changed[0].file_name in report["differences"][0]["metadata"] and "minValue=-1000" in report["differences"][0]["metadata"]
+    assert before.file_name in report["differences"][0]["metadata"] and "minValue=-1000" in report["differences"][0]["metadata"]
 
     # a record-index entry lost
     lost: list[str] = []

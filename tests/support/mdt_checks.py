@@ -6,6 +6,7 @@ hold one (conformance tables, copies of Apache Hudi 0.15's samples) and a way to
 a copy's metadata table (rewriting its base HFiles)."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import zipfile
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from hoodie.config.table_config import TableConfig
 from hoodie.formats.hfile import HFileReader, encode_hfile
 from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.metadata_table import KeyLocation, MetadataRecord, MetadataTableReader, validate_stats
-from hoodie.metadata_table.records import decode_value, encode_value
+from hoodie.metadata_table.records import ColumnStats, decode_value, encode_value
 from hoodie.metadata_table.validate import MetadataValidation, validate_metadata_table
 from hoodie.table.table import HoodieTable
 
@@ -105,6 +106,24 @@ def rewrite_mdt_base(base: Path, partition: str, change: Callable[[MetadataRecor
                 entries.append((key, encode_value(new, schema)))
         path.write_bytes(encode_hfile(entries, schema=schema))
     return changed
+
+
+def change_one_column_min(base: Path, column: str, files: set[str], new_min: Any) -> ColumnStats:
+    """Rewrite the metadata table's column statistics with the minimum of ``column`` in
+    the first of ``files`` its base files hold set to ``new_min``; that statistic, as it
+    was."""
+    changed: list[ColumnStats] = []
+
+    def lower(record: MetadataRecord) -> MetadataRecord:
+        cs = record.payload
+        if isinstance(cs, ColumnStats) and cs.column_name == column and cs.file_name in files and not changed:
+            changed.append(cs)
+            return dataclasses.replace(record, payload=dataclasses.replace(cs, min=new_min))
+        return record
+
+    rewrite_mdt_base(base, "column_stats", lower)
+    (before,) = changed
+    return before
 
 
 def stored_files(table: HoodieTable, partition: str) -> dict[str, int]:
