@@ -9,19 +9,14 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
+from table_options import kp_insert_options
 
 import hoodie
 from hoodie.table.table import HoodieTable
 from hoodie.timeline import decoded
 from hoodie.timeline.commit_metadata import CommitMetadata
 
-OPTS = {
-    "hoodie.table.name": "t",
-    "hoodie.datasource.write.recordkey.field": "k",
-    "hoodie.datasource.write.partitionpath.field": "p",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.operation": "insert",
-}
+OPTS = kp_insert_options()
 
 
 def _write(path: str, commits: int, tag: str = "") -> None:

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+from table_options import kp_insert_options
 
 import hoodie
 from hoodie.metadata_table.listing import MetadataListing, listed_through_metadata
@@ -15,15 +16,7 @@ from hoodie.storage import LatencyStorage
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 
-OPTS = {
-    "hoodie.table.name": "t",
-    "hoodie.datasource.write.recordkey.field": "k",
-    "hoodie.datasource.write.partitionpath.field": "p",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.operation": "insert",
-    "hoodie.parquet.small.file.limit": "0",
-    "hoodie.metadata.enable": "true",
-}
+OPTS = kp_insert_options(**{"hoodie.parquet.small.file.limit": "0", "hoodie.metadata.enable": "true"})
 
 
 class MeetingStorage(LatencyStorage):

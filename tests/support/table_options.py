@@ -1,5 +1,5 @@
 """Test helper: writer options of the "trips" tables most tests write (uuid keys, city
-partitions, ts ordering), and of the small key/part tables the safety tests threaten."""
+partitions, ts ordering), of the small key/part tables the safety tests threaten, and of k/p/ts inserts."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +14,19 @@ def trip_options(**extra: Any) -> dict[str, Any]:
         "hoodie.datasource.write.recordkey.field": "uuid",
         "hoodie.datasource.write.partitionpath.field": "city",
         "hoodie.datasource.write.precombine.field": "ts",
+        **extra,
+    }
+
+
+def kp_insert_options(**extra: Any) -> dict[str, Any]:
+    """Inserts into a small table ``t`` keyed by ``k`` in partition ``p``, ordered by
+    ``ts``, plus ``extra``."""
+    return {
+        "hoodie.table.name": "t",
+        "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": "insert",
         **extra,
     }
 
