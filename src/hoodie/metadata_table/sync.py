@@ -91,16 +91,18 @@ class MetadataSync:
         completed = instant.with_state(State.COMPLETED)
         records = records_for_action(data, completed, content, partitions, self.settings)
         applied = sum(len(rs) for p, rs in records.items() if p in partitions)
-        mdt = writer.open()
-        # only the undone instants the metadata table holds a delta commit of: a write
-        # rolled back before it completed (another writer's, found pending) has none
-        held = {i.timestamp for i in mdt.timeline.instants if i.action == Action.DELTA_COMMIT}
-        undone = [t for t in _undone(instant, content) if t in held]
-        compacted = _last_compaction(mdt)
-        if compacted is not None and any(InstantTime(t) <= InstantTime(compacted) for t in undone):
-            # their records are in the metadata table's base files: nothing to undo them by
-            self._rebuild(data, instant, records, compacted, undone)
-            return applied
+        undone = _undone(instant, content)
+        if undone:  # (a rollback or restore: only then is the metadata table's timeline needed here)
+            mdt = writer.open()
+            # only the undone instants the metadata table holds a delta commit of: a write
+            # rolled back before it completed (another writer's, found pending) has none
+            held = {i.timestamp for i in mdt.timeline.instants if i.action == Action.DELTA_COMMIT}
+            undone = [t for t in undone if t in held]
+            compacted = _last_compaction(mdt)
+            if compacted is not None and any(InstantTime(t) <= InstantTime(compacted) for t in undone):
+                # their records are in the metadata table's base files: nothing to undo them by
+                self._rebuild(data, instant, records, compacted, undone)
+                return applied
         writer.apply(instant.timestamp, records)
         for target in sorted(undone, key=InstantTime, reverse=True):
             writer.undo(target)
