@@ -235,6 +235,28 @@ def test_compaction_filter_adds_the_keys_the_base_file_lacked(table_path: str) -
     assert _bloom_filter(task, None, merged, {"inserted": 0}) is None  # no footer: built from every key
 
 
+def test_compaction_filter_keeps_removed_keys_when_the_base_file_had_no_footer(table_path: str) -> None:
+    """A base file without a key footer: the new filter is built afresh, and still holds
+    the keys the merge removed (a write during the compaction may have put them again into
+    a log of the next slice, where the index finds them only through the filter)."""
+    from hoodie.formats.parquet import BloomSettings, ParquetSettings
+    from hoodie.services.compaction import CompactionTask, _bloom_filter
+    from hoodie.table.slice_reader.merge_rules import MergeConfig
+    from hoodie.timeline.compaction_plan import CompactionOperation
+
+    build(table_path, updates=0)
+    table = HoodieTable.open(table_path)
+    s = next(s for s in table.view().latest_slices_all() if s.partition_path == "sf")
+    base_keys, _ = _footer_keys_test(s.base_file.path)
+    removed, kept = base_keys[:2], base_keys[2:]
+    merged = pa.table({"_hoodie_record_key": kept})
+    op = CompactionOperation(s.partition_path, s.file_id, s.base_instant, s.base_file.file_name, ())
+    bloom = BloomSettings(num_entries=1000)
+    task = CompactionTask(op, table_path, "20990101000000000", pa.schema([]), MergeConfig(), None, table.storage, ParquetSettings(), bloom)
+    f = _bloom_filter(task, None, merged, {"inserted": 0, "deleted": len(removed)})
+    assert f is not None and f.might_contain_many(base_keys).all()
+
+
 def test_compaction_in_groups_writes_what_one_slice_a_task_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty slices with logs (Avro data blocks, delete blocks) on two workers: each task
     compacts a few slices, their log blocks decoded together. The result is what one

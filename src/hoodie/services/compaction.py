@@ -379,15 +379,18 @@ def _bloom_filter(task: CompactionTask, footer: FooterIndex | None, merged: pa.T
     write while this compaction was pending found such a key in the old base file and may
     have written it again into a log of the new slice, where the index looks for keys
     the new base file lacks only when its filter lets them through (hoodie.index.log_keys)."""
-    if task.bloom is None or footer is None:
+    if task.bloom is None:
         return None
     keys = merged.column("_hoodie_record_key")
-    added = keys.slice(merged.num_rows - counters.get("inserted", 0))
     b = task.bloom
-    carried = filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
+    if footer is not None:
+        added = keys.slice(merged.num_rows - counters.get("inserted", 0))
+        carried = filter_for_rewrite(footer.bloom, added, merged.num_rows, b.num_entries, b.fpp, b.filter_type, b.max_entries)
+        if carried is not None:
+            return carried  # it holds every key of the old base file already
     op = task.operation
-    if carried is not None or not counters.get("deleted", 0) or op.base_file is None:
-        return carried  # a carried filter holds every key of the old base file already
+    if not counters.get("deleted", 0) or op.base_file is None:
+        return None  # nothing removed: a filter of every key the file holds
     old_keys = read_record_keys(task.storage, under(task.base_path, op.partition_path, op.base_file))
     removed = old_keys.filter(pc.invert(pc.is_in(old_keys, value_set=keys)))
     fresh = new_bloom_filter(b.num_entries, b.fpp, b.filter_type, b.max_entries)
