@@ -99,15 +99,7 @@ class BatchCommits:
         failure may have come after its commit completed (a post-commit step), and then
         its rows are in the table."""
         try:
-            committed: bool | None = self.committed(batch_id)
+            outcome = "is committed, but a step after its commit failed" if self.committed(batch_id) else "failed and is left out, its rows not written"
         except Exception as e:  # the table cannot be read now: say so rather than guess
-            log.error("cannot tell whether batch %d into %s is committed: %s: %s", batch_id, self.path, type(e).__name__, e)
-            committed = None
-        ignored = f"{o.STREAMING_IGNORE_FAILED_BATCH.key}=true"
-        name = type(error).__name__
-        if committed:
-            log.error("batch %d into %s is committed, but a step after its commit failed (%s): %s: %s", batch_id, self.path, ignored, name, error)
-        elif committed is None:
-            log.error("batch %d into %s failed and is left out, whether committed unknown (%s): %s: %s", batch_id, self.path, ignored, name, error)
-        else:
-            log.error("batch %d into %s failed and is left out, its rows not written (%s): %s: %s", batch_id, self.path, ignored, name, error)
+            outcome = f"failed and is left out, whether committed unknown (the table could not be read: {type(e).__name__}: {e})"
+        log.error("batch %d into %s %s (%s=true): %s: %s", batch_id, self.path, outcome, o.STREAMING_IGNORE_FAILED_BATCH.key, type(error).__name__, error)
