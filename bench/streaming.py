@@ -10,7 +10,7 @@ batch commits, a compaction is scheduled when due (``hoodie.compact.inline.max.d
 a batch's write exclude each other.
 
 * ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction on a thread of this
-  process by the same rule as the sink's (``hoodie.spark.stream_sink.AsyncCompactor``,
+  process by the same rule as the sink's (``hoodie.services.async_compaction.AsyncCompactor``,
   here with the in-process engine);
 * ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
   .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
@@ -32,9 +32,7 @@ import json
 import shutil
 import statistics
 import sys
-import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +45,7 @@ from datagen import base_table, micro_batch  # noqa: E402
 from upsert import KEY_OPTS  # noqa: E402
 
 import hoodie  # noqa: E402
-from hoodie.config.options import HoodieConfig  # noqa: E402
-from hoodie.services.compaction import pending_compactions, run_compaction, schedule_compaction  # noqa: E402
-from hoodie.services.inline import compaction_settings  # noqa: E402
-from hoodie.services.opening import open_for_services  # noqa: E402
+from hoodie.services.async_compaction import AsyncCompactor  # noqa: E402
 from hoodie.table.table import HoodieTable  # noqa: E402
 
 OUT = HERE / "out" / "streaming"
@@ -83,40 +78,9 @@ def fresh_table(path: Path, rows: int) -> None:
     hoodie.write(base_table(rows, PARTITIONS), str(path), {**OPTIONS, "hoodie.datasource.write.operation": "bulk_insert"})
 
 
-class LocalCompactor:
-    """Async compaction in this process, by the sink's rule: after a batch, the pending
-    compaction or a newly scheduled one runs on a background thread unless one runs;
-    ``lock`` is held by each batch's write and by the compaction's completion."""
-
-    def __init__(self, path: str, options: Mapping[str, Any]) -> None:
-        self.path, self.options = path, dict(options)
-        self.settings = compaction_settings(HoodieConfig.of(self.options))
-        self.lock = threading.RLock()
-        self.thread: threading.Thread | None = None
-        self.completed = 0
-
-    def after_batch(self) -> None:
-        if self.thread is not None and self.thread.is_alive():
-            return
-        table = open_for_services(self.path, self.options)
-        pending = pending_compactions(table)
-        instant = pending[0][0].timestamp if pending else schedule_compaction(table, self.settings)[0]
-        if instant is not None:
-            self.thread = threading.Thread(target=self._run, args=(instant,))
-            self.thread.start()
-
-    def _run(self, instant: str) -> None:
-        run_compaction(open_for_services(self.path, self.options), instant, self.settings, completing=lambda: self.lock)
-        self.completed += 1
-
-    def wait(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
-
-
 def run_in_process(path: Path, data: list[pa.Table], compaction: bool = True) -> list[float]:
     options = {**OPTIONS, "hoodie.compact.inline": "false"}
-    compactor = LocalCompactor(str(path), options if compaction else {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)})
+    compactor = AsyncCompactor(str(path), options if compaction else {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)})
     latencies = []
     for batch in data:
         t0 = time.perf_counter()
@@ -127,6 +91,8 @@ def run_in_process(path: Path, data: list[pa.Table], compaction: bool = True) ->
         latencies.append(time.perf_counter() - t0)
         print(f"  in-process batch {len(latencies)}: {latencies[-1]:.2f}s (write {t1 - t0:.2f}s)", file=sys.stderr)
     compactor.wait()
+    if compactor.last_error is not None:
+        raise SystemExit(f"{path}: the last compaction failed: {compactor.last_error!r}")
     return latencies
 
 

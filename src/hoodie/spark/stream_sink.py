@@ -20,7 +20,8 @@ Merge-on-read with ``hoodie.datasource.compaction.async.enable`` (the default): 
 batches do not compact inline; after a batch commits, a compaction is scheduled when due
 (``hoodie.compact.inline.max.delta.commits``; a pending one, left by a stopped
 application, is taken first) and run on a background thread of the driver through Spark,
-at most one per table at a time (:class:`AsyncCompactor`). Batches keep committing while
+at most one per table at a time
+(:class:`~hoodie.services.async_compaction.AsyncCompactor`). Batches keep committing while
 it runs (their log files go to the slices after it); only the compaction's completion and
 a batch's write exclude each other, so a batch waits at most for one completion (the
 metadata table's records and an instant file) and a completion for one batch.
@@ -37,9 +38,7 @@ from pyspark.sql import DataFrame, SparkSession
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
-from hoodie.services.compaction import pending_compactions, run_compaction, schedule_compaction
-from hoodie.services.inline import compaction_settings
-from hoodie.services.opening import open_for_services
+from hoodie.services.async_compaction import AsyncCompactor
 from hoodie.spark.engine import SparkEngine
 from hoodie.spark.micro_batch import BatchCommits, table_options
 from hoodie.spark.write import write_dataframe
@@ -51,7 +50,6 @@ log = logging.getLogger(__name__)
 _SPARK_QUERY_ID = "sql.streaming.queryId"
 # output mode -> save mode of each batch's write (Hudi's: complete replaces the table)
 _SAVE_MODES = {"append": "append", "complete": "overwrite"}
-MERGE_ON_READ = "MERGE_ON_READ"
 
 
 class HoodieStreamingSink:
@@ -91,62 +89,6 @@ class HoodieStreamingSink:
                 self.compactor.after_batch()
 
 
-class AsyncCompactor:
-    """The streaming writes of one table in this process and its background compaction.
-
-    ``lock`` is held by each batch's write and by the compaction's completion;
-    :meth:`after_batch` (a batch's write holding ``lock``) starts a compaction on a
-    background thread unless one runs. A failed compaction is a warning: the batches go
-    on, and the next :meth:`after_batch` runs the pending compaction again."""
-
-    def __init__(self, spark: SparkSession, path: str, options: Mapping[str, Any]) -> None:
-        self.spark = spark
-        self.path = path
-        self.options = dict(options)
-        self.lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self.last_error: BaseException | None = None
-
-    def after_batch(self) -> str | None:
-        """Schedule a compaction of a merge-on-read table when due (a pending one first)
-        and start running it; the instant, or None when none was started."""
-        if self.running():
-            return None
-        table = open_for_services(self.path, self.options)
-        if table.table_type != MERGE_ON_READ:
-            return None
-        settings = compaction_settings(HoodieConfig.of(self.options))
-        pending = pending_compactions(table)
-        instant = pending[0][0].timestamp if pending else schedule_compaction(table, settings)[0]
-        if instant is None:
-            return None
-        self._thread = threading.Thread(target=self._run, args=(instant,), name=f"hoodie-compaction-{instant}")
-        self._thread.start()  # not a daemon: an ending application lets a compaction finish
-        return instant
-
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the running compaction, if any; whether none runs any more."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-        return not self.running()
-
-    def _run(self, instant: str) -> None:
-        try:
-            settings = compaction_settings(HoodieConfig.of(self.options))
-            table = open_for_services(self.path, self.options)
-            run_compaction(table, instant, settings, SparkEngine(self.spark), completing=lambda: self.lock)
-            self.last_error = None
-            log.info("async compaction %s of %s completed", instant, self.path)
-        except Exception as e:
-            self.last_error = e
-            log.warning("async compaction %s of %s failed (the streaming writes go on; it runs again after a later batch): %s: %s",
-                        instant, self.path, type(e).__name__, e)
-
-
 _COMPACTORS: dict[str, AsyncCompactor] = {}
 _COMPACTORS_LOCK = threading.Lock()
 
@@ -158,9 +100,9 @@ def compactor_for(spark: SparkSession, path: str, options: Mapping[str, Any]) ->
     with _COMPACTORS_LOCK:
         compactor = _COMPACTORS.get(key)
         if compactor is None:
-            compactor = _COMPACTORS[key] = AsyncCompactor(spark, key, options)
+            compactor = _COMPACTORS[key] = AsyncCompactor(key, options, SparkEngine(spark))
         elif not compactor.running():
-            compactor.spark, compactor.options = spark, dict(options)  # the latest query's
+            compactor.engine, compactor.options = SparkEngine(spark), dict(options)  # the latest query's
         return compactor
 
 
