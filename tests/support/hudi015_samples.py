@@ -3,8 +3,8 @@ of the oracle sequence (``tests/oracle/sequences.steps("insert")``, hive-style p
 all four metadata partitions on, ``hoodie.metadata.compact.max.delta.commits=3``;
 merge-on-read with the inline services of ``sequences.SERVICES``, copy-on-write keeping 2
 commits), kept in ``tests/metadata_table/data``: the data tables without their metadata
-table (``hudi015_<type>.tgz``) and the records of each instant (``hudi015_records.json.gz``),
-made by ``tests/metadata_table/data/hudi015_records.py``.
+table (``hudi015_<type>.tgz``), the whole tables (``hudi015_<type>_with_metadata.tgz``)
+and the records of each instant (``hudi015_records.json.gz``), made by ``tests/metadata_table/data/hudi015_records.py``.
 
 Records are kept as their Avro values made JSON-plain (:func:`plain`): wrapper records as
 ``[name, fields]``, bytes as hex, decimals as text, and a bloom filter as the SHA-256 of

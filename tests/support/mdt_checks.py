@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import tarfile
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
-from shared import samples_dir, shared_dir
+from hudi015_samples import DATA
+from shared import shared_dir
 
 import hoodie
 from hoodie.config.table_config import TableConfig
@@ -39,18 +40,17 @@ def mdt_tables() -> list[str]:
     return out
 
 
-#: the tables Apache Hudi 0.15 wrote with all four metadata partitions (in ``samples_dir()``)
+#: the tables Apache Hudi 0.15 wrote with all four metadata partitions, metadata table
+#: included (``tests/metadata_table/data/hudi015_<type>_with_metadata.tgz``)
 SAMPLE_NAMES = ["hudi015_COPY_ON_WRITE", "hudi015_MERGE_ON_READ"]
 
 
 def copy_sample(name: str, tmp_path: Path) -> Path:
-    """A copy of one of :data:`SAMPLE_NAMES` (the test is skipped without the samples)."""
-    source = samples_dir() / name
-    if not source.is_dir():
-        pytest.skip(f"no Apache Hudi 0.15 sample at {source}")
-    dest = tmp_path / name
-    shutil.copytree(source, dest, symlinks=True)
-    return dest
+    """A copy of one of :data:`SAMPLE_NAMES`, unpacked into ``tmp_path``."""
+    archive = DATA / f"{name.lower()}_with_metadata.tgz"
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / name
 
 
 def out_of_sync_copy(name: str, tmp_path: Path) -> tuple[Path, str]:

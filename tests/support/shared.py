@@ -16,13 +16,6 @@ def shared_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared"
 
 
-def samples_dir() -> Path:
-    """Tables Apache Hudi wrote for comparison (``hudi015_*``), beside the shared folder:
-    ``<shared>/../samples``, or the folder ``HOODIE_SAMPLES_DIR`` names."""
-    env = os.environ.get("HOODIE_SAMPLES_DIR")
-    return Path(env) if env else shared_dir().resolve().parent / "samples"
-
-
 def no_conformance_reason(what: str = "tables") -> str:
     """Why a test over the conformance ``what`` has no case: the folder is missing, or it
     holds none of them."""

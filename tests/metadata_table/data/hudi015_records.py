@@ -36,8 +36,14 @@ def pack(base: Path) -> None:
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return None if info.name.endswith(".crc") or "/.hoodie/metadata" in info.name else info
 
+    def keep_all(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return None if info.name.endswith(".crc") else info
+
     with tarfile.open(DATA / f"{base.name.lower()}.tgz", "w:gz") as tar:
         tar.add(base, arcname=base.name, filter=keep)
+    # the whole table, metadata table included (tests/support/mdt_checks.copy_sample)
+    with tarfile.open(DATA / f"{base.name.lower()}_with_metadata.tgz", "w:gz") as tar:
+        tar.add(base, arcname=base.name, filter=keep_all)
 
 
 if __name__ == "__main__":
