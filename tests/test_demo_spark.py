@@ -14,7 +14,6 @@ from readers import hudi_rs_table
 
 @pytest.mark.slow
 def test_demo_on_spark(tmp_path: Path) -> None:
-    pytest.importorskip("pyspark")
     path = tmp_path / "trips"
     proc = subprocess.run(
         [sys.executable, "-m", "hoodie.demo", "--path", str(path), "--batches", "4"],

@@ -15,9 +15,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from hoodie.formats.avro_schema import (
     arrow_to_avro_schema,
@@ -34,8 +34,6 @@ from hoodie.formats.log import (
     write_log_file,
 )
 from hoodie.storage.local import LocalStorage
-
-hudi = pytest.importorskip("hudi")
 
 
 def _read_with_hudi_rs(base: Path) -> dict[str, dict[str, Any]]:

@@ -79,8 +79,7 @@ def _hudi():
 
 @pytest.fixture
 def hudi_rs() -> type[HudiRs]:
-    """``hudi_rs(path)``: the hudi-rs oracle for a table (skips when hudi is missing)."""
-    pytest.importorskip("hudi")
+    """``hudi_rs(path)``: the hudi-rs oracle for a table."""
     return HudiRs
 
 

@@ -16,13 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from readers import hudi_rs_table
-from table_options import trip_options
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql.pandas.types import from_arrow_schema  # noqa: E402
+from readers import hudi_rs_table
+from table_options import trip_options
 
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
 # Meta columns that legitimately differ between two writers of the same data.

@@ -15,9 +15,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyspark
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
