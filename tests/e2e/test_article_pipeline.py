@@ -48,8 +48,11 @@ ROWS_PER_FILE = 12
 KEYS = 40  # few keys: most rows of a burst update trips landed before
 CITIES = ("sf", "nyc", "la")
 
-#: archival keeps every commit of the run active, so that all the checkpoints can be read back
-KEEP_ALL = {"hoodie.keep.min.commits": "80", "hoodie.keep.max.commits": "90"}
+#: archival keeps every commit of the run active, so that all the checkpoints can be read back;
+#: the cleaner keeps every slice, as a pipeline keeps what its slowest consumer has yet to
+#: pull: the derived query may be stopped during its first micro-batch, whose range Spark
+#: fixed then (up to the first commit) and replays on restart, many commits later
+KEEP_ALL = {"hoodie.keep.min.commits": "80", "hoodie.keep.max.commits": "90", "hoodie.cleaner.commits.retained": "70"}
 #: the streamer's merge-on-read table: compaction inline every third delta commit
 MOR_OPTIONS = {
     **STREAM_OPTIONS,
