@@ -142,26 +142,46 @@ def test_two_takers_of_one_dead_holders_lock_never_both_hold_it(tmp_path: Path) 
         thread.start()
         thread.join(timeout=30)
         assert len(refused) == 1 and "held by write 20260101000000001" in str(refused[0])
-    assert not lock.exists() and not Path(f"{lock}.takeover").exists()
+    assert not lock.exists() and not list(lock.parent.glob("commit.lock.takeover*"))
 
 
 def test_a_takeover_in_progress_is_left_to_its_taker(tmp_path: Path) -> None:
     """A live taker holds the takeover guard: another taker leaves the dead holder's lock to
-    it; a guard whose taker died is dropped, and the lock then taken over."""
+    it; past a guard whose taker died, the next generation's guard decides, and its winner
+    removes the lock and every guard of the chain."""
     storage = LocalStorage()
     lock = _lock_file(tmp_path)
     lock.parent.mkdir(parents=True)
     dead = b"20260101000000000 0.000 nohost 1"
     lock.write_bytes(dead)
-    guard = Path(f"{lock}.takeover")
-    guard.write_text(f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}")
+    first = Path(write_claims._takeover_guard(str(lock), dead, 0))
+    first.write_text(f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}")
     assert write_claims.remove_abandoned(storage, str(lock), dead) is False
-    assert lock.read_bytes() == dead and guard.exists()
-    guard.write_text(f"takeover {time.time() - 2 * write_claims.TAKEOVER_STALE_AFTER_SECONDS:.3f} nohost 1")  # its taker died, elsewhere
-    assert write_claims.remove_abandoned(storage, str(lock), dead) is False  # the dead guard dropped
-    assert not guard.exists()
+    assert lock.read_bytes() == dead and first.exists()
+    first.write_text(f"takeover {time.time() - 2 * write_claims.TAKEOVER_STALE_AFTER_SECONDS:.3f} nohost 1")  # its taker died, elsewhere
     assert write_claims.remove_abandoned(storage, str(lock), dead) is True
-    assert not lock.exists()
+    assert not lock.exists() and not list(lock.parent.glob("commit.lock.takeover*"))
+
+
+def test_two_takers_past_a_dead_guard_never_both_remove(tmp_path: Path) -> None:
+    """Two takers both found the first guard's taker dead. The first took the next
+    generation's guard and is replacing the lock; the second, acting on what it read
+    before, must neither delete the first's guard nor touch the lock (were it to delete
+    the guard, it could take one of its own and delete the lock the first just made)."""
+    storage = LocalStorage()
+    lock = _lock_file(tmp_path)
+    lock.parent.mkdir(parents=True)
+    dead = b"20260101000000000 0.000 nohost 1"
+    lock.write_bytes(dead)
+    dead_guard = Path(write_claims._takeover_guard(str(lock), dead, 0))
+    dead_guard.write_text("takeover 0.000 nohost 1")
+    live_guard = Path(write_claims._takeover_guard(str(lock), dead, 1))
+    live_guard.write_text(f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}")  # the first taker's
+    assert write_claims.remove_abandoned(storage, str(lock), dead) is False
+    assert lock.read_bytes() == dead and dead_guard.exists() and live_guard.exists()
+    # a later dead holder's takers never meet this chain
+    other = b"20260101000000005 0.000 nohost 2"
+    assert write_claims._takeover_guard(str(lock), other, 0) != str(dead_guard)
 
 
 def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_first_made_it(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ This module reads and writes claim and lock files only.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import socket
@@ -140,6 +141,16 @@ def _take(
 # A takeover guard lives for the few calls of one removal; one older than this belongs to
 # a taker that died in between.
 TAKEOVER_STALE_AFTER_SECONDS = 60.0
+# guards of one dead holder's file, each taken after the one before died: more means
+# something else keeps creating them
+_MAX_TAKEOVER_GENERATIONS = 64
+
+
+def _takeover_guard(path: str, seen: bytes, generation: int) -> str:
+    """The guard of one removal of ``path`` found holding ``seen``: named by what was seen,
+    so that takers of one dead holder meet at the same guard and those of a later one
+    never meet its leftovers."""
+    return f"{path}.takeover.{hashlib.sha1(seen).hexdigest()[:16]}.{generation}"
 
 
 def remove_abandoned(storage: Storage, path: str, seen: bytes) -> bool:
@@ -148,20 +159,29 @@ def remove_abandoned(storage: Storage, path: str, seen: bytes) -> bool:
 
     Two takers may find the same dead holder; were both to delete what they found, the
     later could delete the file the earlier has just created in its place, and both would
-    hold it. So a taker first creates ``<path>.takeover`` (write-once: one of them wins),
+    hold it. So a taker first creates a takeover guard (write-once: one of them wins),
     reads ``path`` again and deletes it only if it still holds ``seen``; the others leave
-    it and try again."""
-    guard = f"{path}.takeover"
-    try:
-        storage.create_new(guard, f"takeover {time.time():.3f} {_holder_id()}".encode())
-    except FileAlreadyExistsError:
+    it and try again. A guard whose taker died is never deleted by the next takers (two of
+    them could both find it dead, and the later delete the guard the earlier has just
+    made): they contend for the next generation's guard instead, and its winner removes
+    the whole chain when done."""
+    taken = None
+    for generation in range(_MAX_TAKEOVER_GENERATIONS):
+        guard = _takeover_guard(path, seen, generation)
+        try:
+            storage.create_new(guard, f"takeover {time.time():.3f} {_holder_id()}".encode())
+            taken = generation
+            break
+        except FileAlreadyExistsError:
+            pass
         try:
             _, at, host, pid, started = _parse(storage.read_bytes(guard))
         except FileNotFoundError:
-            return False
-        if _abandoned(at, host, pid, TAKEOVER_STALE_AFTER_SECONDS, started=started):
-            storage.delete(guard)  # its taker died between its calls
-        return False
+            return False  # its taker finished: ``path`` no longer holds ``seen``
+        if not _abandoned(at, host, pid, TAKEOVER_STALE_AFTER_SECONDS, started=started):
+            return False  # a live taker is on it
+    if taken is None:
+        raise ConcurrentWriteError(f"could not take over {path}: {_MAX_TAKEOVER_GENERATIONS} takers of it died in turn")
     try:
         try:
             current = storage.read_bytes(path)
@@ -169,7 +189,8 @@ def remove_abandoned(storage: Storage, path: str, seen: bytes) -> bool:
             return False
         return current == seen and bool(storage.delete(path))
     finally:
-        storage.delete(guard)
+        for generation in range(taken, -1, -1):  # ours, then the dead ones before it
+            storage.delete(_takeover_guard(path, seen, generation))
 
 
 def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> Claim:
