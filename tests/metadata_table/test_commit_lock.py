@@ -184,6 +184,35 @@ def test_two_takers_past_a_dead_guard_never_both_remove(tmp_path: Path) -> None:
     assert write_claims._takeover_guard(str(lock), other, 0) != str(dead_guard)
 
 
+def test_a_holder_on_another_machine_keeps_the_lock_while_its_heartbeat_beats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another machine's holder cannot be asked whether it lives: past the stale bound its
+    lock is taken over unless the heartbeat it renews beside the lock says it still
+    holds it (a heartbeat left by an earlier holder does not count)."""
+    storage, base = LocalStorage(), str(tmp_path)
+    lock = _lock_file(tmp_path)
+    lock.parent.mkdir(parents=True)
+    heartbeat = lock.parent / write_claims.COMMIT_LOCK_HEARTBEAT
+    old = time.time() - 2 * write_claims.LOCK_STALE_AFTER_SECONDS
+    remote = f"20260101000000000 {old:.3f} elsewhere 4242".encode()
+    lock.write_bytes(remote)
+    heartbeat.write_text(f"{write_claims._lock_digest(remote)} {time.time():.3f}")
+    refused = pytest.raises(ConcurrentWriteError, match="held by write 20260101000000000")
+    with refused, write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        pass
+    assert lock.read_bytes() == remote
+    heartbeat.write_text(f"{write_claims._lock_digest(b'an earlier holder')} {time.time():.3f}")
+    with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        assert lock.read_text().startswith("20260101000000001 ")
+    # and a holder renews its own while it holds the lock
+    monkeypatch.setattr(write_claims, "LOCK_HEARTBEAT_SECONDS", 0.05)
+    with write_claims.commit_lock(storage, base, "20260101000000002"):
+        held = lock.read_bytes()
+        deadline = time.monotonic() + 30
+        while write_claims._heartbeat_at(storage, str(heartbeat), held) < time.time() - 5:
+            assert time.monotonic() < deadline, "no heartbeat"
+            time.sleep(0.05)
+
+
 def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_first_made_it(tmp_path: Path) -> None:
     """Two writers resuming one rollback both try to complete it: the second is refused
     under the lock before its metadata update, which would otherwise undo and redo the

@@ -22,12 +22,13 @@ This module reads and writes claim and lock files only.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import random
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ from hoodie.errors import ConcurrentWriteError, FileAlreadyExistsError
 from hoodie.layout import AUX_FOLDER, HOODIE_FOLDER, is_ascii_digits, is_instant_time
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import check_name, under
+
+log = logging.getLogger(__name__)
 
 COMMIT = "commit"
 ROLLBACK = "rollback"
@@ -116,24 +119,34 @@ def _path(base_path: str, instant_time: str) -> str:
 
 
 def _take(
-    storage: Storage, path: str, what: str, stale_after: float, replace_abandoned: bool = True, trust_live_holder: bool = False
-) -> tuple[bool, str]:
-    """Create the write-once file ``path`` naming ``what``: (True, what) once ours, or
-    (False, what its holder took it for). A file whose holder died is replaced, if
-    ``replace_abandoned`` (see :func:`_abandoned` for ``trust_live_holder``)."""
+    storage: Storage,
+    path: str,
+    what: str,
+    stale_after: float,
+    replace_abandoned: bool = True,
+    trust_live_holder: bool = False,
+    last_alive: Callable[[bytes], float] | None = None,
+) -> tuple[bool, bytes]:
+    """Create the write-once file ``path`` naming ``what``: (True, what we wrote) once ours,
+    or (False, what its holder wrote). A file whose holder died is replaced, if
+    ``replace_abandoned`` (see :func:`_abandoned` for ``trust_live_holder``);
+    ``last_alive`` tells when a holder last showed it lives, if later than it took it."""
     for _ in range(10):
+        mine = f"{what} {time.time():.3f} {_holder_id()}".encode()
         try:
-            storage.create_new(path, f"{what} {time.time():.3f} {_holder_id()}".encode())
-            return True, what
+            storage.create_new(path, mine)
+            return True, mine
         except FileAlreadyExistsError:
             pass
         try:
             seen = storage.read_bytes(path)
         except FileNotFoundError:
             continue  # released between the two calls: try again
-        held_for, at, host, pid, started = _parse(seen)
+        _, at, host, pid, started = _parse(seen)
+        if last_alive is not None:
+            at = max(at, last_alive(seen))
         if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder, started)):
-            return False, held_for
+            return False, seen
         remove_abandoned(storage, path, seen)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
 
@@ -198,8 +211,8 @@ def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> 
     another writer took first. A rollback takes over a claim whose holder died (a writer
     killed while committing, or a rollback killed midway); a commit never does: a
     rollback, even a dead one's, may have deleted files of the instant already."""
-    ours, held_for = _take(storage, _path(base_path, instant_time), outcome, STALE_AFTER_SECONDS, replace_abandoned=outcome == ROLLBACK)
-    return Claim(held_for, ours)
+    ours, seen = _take(storage, _path(base_path, instant_time), outcome, STALE_AFTER_SECONDS, replace_abandoned=outcome == ROLLBACK)
+    return Claim(_parse(seen)[0], ours)
 
 
 def held(storage: Storage, base_path: str, instant_time: str) -> str | None:
@@ -236,10 +249,14 @@ def sweep(storage: Storage, base_path: str) -> int:
 COMMIT_LOCK = "commit.lock"
 # The lock is held for a commit's conflict check and completed instant, and for the
 # metadata table's updates and services (its compaction can take minutes on a large
-# table). A live process of this machine holds it as long as it needs; one held this long
-# by a process of another machine (whose liveness cannot be asked) belongs to a writer
-# that died holding it.
+# table). A live process of this machine holds it as long as it needs; one of another
+# machine (whose liveness cannot be asked) renews a heartbeat beside it while it holds
+# it, and a lock whose heartbeat stopped this long ago belongs to a writer that died
+# holding it.
 LOCK_STALE_AFTER_SECONDS = 600.0
+COMMIT_LOCK_HEARTBEAT = "commit.lock.heartbeat"
+# how often a holder renews the heartbeat: many times within the stale bound
+LOCK_HEARTBEAT_SECONDS = 30.0
 # how long a writer waits for the lock before it gives up (ConcurrentWriteError): as long
 # as another machine's holder may keep it
 LOCK_WAIT_SECONDS = LOCK_STALE_AFTER_SECONDS
@@ -269,17 +286,59 @@ def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: flo
         finally:
             depth[path] -= 1
         return
+    heartbeat = under(_folder(base_path), COMMIT_LOCK_HEARTBEAT)
     deadline = time.monotonic() + wait_seconds
     while True:
-        ours, other = _take(storage, path, holder, LOCK_STALE_AFTER_SECONDS, trust_live_holder=True)
+        ours, seen = _take(
+            storage, path, holder, LOCK_STALE_AFTER_SECONDS, trust_live_holder=True, last_alive=lambda seen: _heartbeat_at(storage, heartbeat, seen)
+        )
         if ours:
             break
         if time.monotonic() > deadline:
+            other = _parse(seen)[0]
             raise ConcurrentWriteError(f"{_holder_name(holder)} waited {wait_seconds:g} s for the commit lock of {base_path}, held by {_holder_name(other)}")
         time.sleep(random.uniform(0.005, 0.05))
     depth[path] = 1
+    beating = _Heartbeat(storage, heartbeat, seen)
     try:
         yield
     finally:
         depth[path] = 0
+        beating.stop()
         storage.delete(path)
+
+
+def _lock_digest(lock: bytes) -> str:
+    return hashlib.sha1(lock).hexdigest()
+
+
+def _heartbeat_at(storage: Storage, heartbeat: str, lock: bytes) -> float:
+    """When the holder of the lock that holds ``lock`` last renewed its heartbeat (0: never;
+    a heartbeat of an earlier holder does not count)."""
+    try:
+        digest, _, at = storage.read_bytes(heartbeat).decode(errors="replace").partition(" ")
+        return float(at) if digest == _lock_digest(lock) else 0.0
+    except (FileNotFoundError, ValueError):
+        return 0.0
+
+
+class _Heartbeat:
+    """Renews the heartbeat of the lock holding ``lock`` every :data:`LOCK_HEARTBEAT_SECONDS`
+    until stopped, on a daemon thread (a holder that dies stops renewing it)."""
+
+    def __init__(self, storage: Storage, heartbeat: str, lock: bytes) -> None:
+        self._storage, self._heartbeat, self._digest = storage, heartbeat, _lock_digest(lock)
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hoodie-commit-lock-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(LOCK_HEARTBEAT_SECONDS):
+            try:
+                self._storage.write_bytes(self._heartbeat, f"{self._digest} {time.time():.3f}".encode())
+            except OSError as e:  # the next beat tries again; the lock stays ours meanwhile
+                log.warning("could not renew the commit lock's heartbeat %s: %s", self._heartbeat, e)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
