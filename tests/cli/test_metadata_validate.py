@@ -16,9 +16,12 @@ from mdt_checks import SAMPLE_NAMES, change_one_column_min, copy_sample, mdt_tab
 from shared import cases_or_skip
 from typer.testing import Result
 
+from hoodie.cli.metadata_admin import rebuild_as_it_was
+from hoodie.errors import UnsupportedTableError
 from hoodie.metadata_table import MetadataRecord, MetadataTableReader
 from hoodie.metadata_table.records import ColumnStats
 from hoodie.table import HoodieTable
+from hoodie.timeline import Action
 
 MDT_TABLES = mdt_tables()
 CASES = cases_or_skip(MDT_TABLES, MDT_TABLES, "tables with a metadata table")
@@ -162,3 +165,26 @@ def test_repair_rebuilds_a_damaged_column_statistic(cli, tmp_path: Path) -> None
     assert out["ok"] and out["repaired"]["differences_before"] > 0 and out["repaired"]["out_of_sync_before"] == []
     assert out["repaired"]["partitions"] == ["bloom_filters", "column_stats", "files", "record_index"]
     assert _json(cli("metadata", "validate", str(base), "--json"))["ok"]
+
+
+def test_repair_refusals_say_it_rebuilds(cli, tmp_path: Path) -> None:
+    """``--repair`` rebuilds the metadata table: a refusal says it cannot rebuild it (not
+    initialise or build it), after the differences it found, and deletes nothing."""
+    base, instant = out_of_sync_copy("hudi015_COPY_ON_WRITE", tmp_path)
+    timeline = HoodieTable.open(str(base)).timeline
+    pending = timeline.transition_to_inflight(timeline.request_new(Action.COMMIT), b"{}")
+    result = cli("metadata", "validate", str(base), "--repair")
+    assert result.exit_code == 1
+    assert f"Out of sync: no delta commit for the data table's completed instant(s) {instant}" in result.stdout
+    assert f"error: cannot rebuild the metadata table of {base}: write {pending.timestamp} (commit) is in progress" in result.output
+    assert "initialise" not in result.output and "Rebuilt" not in result.output
+    assert HoodieTable.open(str(base)).config.metadata_partitions == ("bloom_filters", "column_stats", "files", "record_index")
+
+
+@pytest.mark.parametrize("name", CASES[:1])
+def test_repair_of_a_table_hoodie_cannot_write_says_it_cannot_rebuild(conformance_table: Callable[[str], Path], name: str) -> None:
+    base = conformance_table(name)  # (Apache Hudi 1.x's: hoodie reads it, and writes version 6 tables only)
+    before = HoodieTable.open(str(base)).config.metadata_partitions
+    with pytest.raises(UnsupportedTableError, match=f"cannot rebuild the metadata table of {base}: it is a version "):
+        rebuild_as_it_was(str(base))
+    assert (base / ".hoodie" / "metadata").is_dir() and HoodieTable.open(str(base)).config.metadata_partitions == before

@@ -14,7 +14,7 @@ validate --repair``.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hoodie.cli.errors import UsageError
@@ -34,28 +34,43 @@ def _settings(config: HoodieConfig) -> MetadataSettings:
     return replace(MetadataSettings.of(config), enable=True)
 
 
-def _refuse_pending(table: HoodieTable) -> None:
+@dataclass(frozen=True)
+class Words:
+    """What a command does to the metadata table: ``verb`` in a refusal ("cannot rebuild
+    the metadata table of ..."), ``doing`` in its progress, ``done`` in its last line."""
+
+    verb: str
+    doing: str
+    done: str
+
+
+CREATE = Words("create", "Creating", "Created")
+INIT = Words("initialise", "Initialising", "Initialised")
+REBUILD = Words("rebuild", "Rebuilding", "Rebuilt")
+
+
+def _refuse_pending(table: HoodieTable, verb: str) -> None:
     pending = table.timeline.pending(Action.WRITE_ACTIONS)
     if pending:
         raise UsageError(
-            f"cannot build the metadata table of {table.base_path}: write {pending[0].timestamp} ({pending[0].action}) is in progress; "
+            f"cannot {verb} the metadata table of {table.base_path}: write {pending[0].timestamp} ({pending[0].action}) is in progress; "
             "run this once it completed (or the next write rolled it back)"
         )
 
 
-def _build(
-    table: HoodieTable, settings: MetadataSettings, what: str, metrics: MetadataMetrics, replace_existing: bool = False
-) -> tuple[HoodieTable, float]:
+def _build(table: HoodieTable, settings: MetadataSettings, words: Words, metrics: MetadataMetrics, replace_existing: bool = False) -> tuple[HoodieTable, float]:
     """Build ``settings``' partitions from one listing (the metadata table there is deleted
     first with ``replace_existing``), under the commit lock: no writer's update of the
     metadata table lands in between; a table with a write in progress is refused before
-    anything is deleted."""
+    anything is deleted. ``words`` say what is done, in the progress shown and in a
+    refusal."""
     started = time.perf_counter()
+    table.require_writable(f"{words.verb} the metadata table of")
     with setup_lock(table) as table:
-        _refuse_pending(table)
+        _refuse_pending(table, words.verb)
         if replace_existing:
             table = delete_metadata_table(table)
-        with progress(f"{what} the metadata table of {table.name}") as display:
+        with progress(f"{words.doing} the metadata table of {table.name}") as display:
             bar = display.add_task("partitions built", total=len(settings.partitions))
 
             def built(partition: str, done: int, total: int) -> None:
@@ -79,15 +94,15 @@ def _report(verb: str, table: HoodieTable, seconds: float, as_json: bool, metric
 def create(path: str, config: HoodieConfig, as_json: bool) -> None:
     """Build the metadata table of a table that has none."""
     table = HoodieTable.open(path)
-    table.require_writable("create the metadata table of")
+    table.require_writable(f"{CREATE.verb} the metadata table of")
     if table.config.metadata_partitions:
         raise UsageError(
             f"{path} already has a metadata table ({','.join(table.config.metadata_partitions)}); "
             "'hoodie metadata init' builds it again"
         )
     metrics = MetadataMetrics()
-    table, seconds = _build(table, _settings(config), "Creating", metrics)
-    _report("Created", table, seconds, as_json, metrics)
+    table, seconds = _build(table, _settings(config), CREATE, metrics)
+    _report(CREATE.done, table, seconds, as_json, metrics)
 
 
 def init(path: str, config: HoodieConfig, as_json: bool) -> None:
@@ -95,15 +110,15 @@ def init(path: str, config: HoodieConfig, as_json: bool) -> None:
     table = HoodieTable.open(path)
     started = time.perf_counter()
     metrics = MetadataMetrics()
-    table = rebuild(table, _settings(config), "Initialising", metrics)
-    _report("Initialised", table, time.perf_counter() - started, as_json, metrics)
+    table = rebuild(table, _settings(config), INIT, metrics)
+    _report(INIT.done, table, time.perf_counter() - started, as_json, metrics)
 
 
-def rebuild(table: HoodieTable, settings: MetadataSettings, what: str = "Rebuilding", metrics: MetadataMetrics | None = None) -> HoodieTable:
+def rebuild(table: HoodieTable, settings: MetadataSettings, words: Words = REBUILD, metrics: MetadataMetrics | None = None) -> HoodieTable:
     """Delete the metadata table (if any) and build ``settings``' partitions again from one
-    listing; a table with a write in progress is refused before anything is deleted."""
-    table.require_writable("initialise the metadata table of")
-    table, _ = _build(table, settings, what, metrics if metrics is not None else MetadataMetrics(), replace_existing=True)
+    listing; a table with a write in progress, or one hoodie cannot write, is refused
+    before anything is deleted."""
+    table, _ = _build(table, settings, words, metrics if metrics is not None else MetadataMetrics(), replace_existing=True)
     return table
 
 
