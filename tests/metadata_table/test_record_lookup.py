@@ -27,6 +27,7 @@ from mdt_layout import INIT, base_hfile, create_tables, delta_commits, hfile_blo
 
 from hoodie.errors import FormatError
 from hoodie.formats.hfile import encode_hfile
+from hoodie.formats.hfile import reader as reader_module
 from hoodie.formats.log import write_log_file
 from hoodie.formats.log.blocks import DeleteBlock, DeleteRecord
 from hoodie.metadata_table import MetadataTableReader
@@ -172,8 +173,11 @@ def test_bulk_lookup_merges_as_the_reader_merges(tmp_path: Path) -> None:
     assert reader.record_locations(asked) == {k: v for k, v in reader.record_locations(keys).items()}
 
 
-def test_find_rows_values_are_the_entries_values() -> None:
-    """An HFile of many blocks searched on threads: the same values as one lookup a key."""
+@pytest.mark.parametrize("window", [reader_module.FIND_ROWS_WINDOW_BYTES, 1, 10_000])
+def test_find_rows_values_are_the_entries_values(window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An HFile of many blocks searched on threads, its blocks read a window of bytes at a
+    time (one block at least): the same values as one lookup a key."""
+    monkeypatch.setattr(reader_module, "FIND_ROWS_WINDOW_BYTES", window)
     from hoodie.formats.hfile import HFileReader
     from hoodie.formats.hfile.batch_lookup import arrow_rows
     from hoodie.formats.hfile.writer import HFileSettings

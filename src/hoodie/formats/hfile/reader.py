@@ -52,6 +52,8 @@ __all__ = ["TRAILER_MAGIC", "TRAILER_SIZE", "HFileReader"]
 
 TRAILER_MAGIC = b'TRABLK"$'
 TRAILER_SIZE = 4096  # HFile v3's fixed trailer
+# find_rows reads the blocks it needs this many compressed bytes at a time (at least one)
+FIND_ROWS_WINDOW_BYTES = 16 << 20
 PBUF = b"PBUF"
 _KV = struct.Struct(">ii")
 
@@ -370,22 +372,30 @@ class HFileReader:
         # the block whose first key is the last at or before each row (-1: before all)
         block_of = np.searchsorted(self._root_array.astype(f"S{width}"), wanted.astype(f"S{width}"), side="right") - 1
         cuts = [0, *(np.flatnonzero(np.diff(block_of)) + 1).tolist(), len(wanted)]
-        work = []
-        for lo, hi in zip(cuts[:-1], cuts[1:]):
-            if block_of[lo] >= 0:
-                entry = self.root_index[int(block_of[lo])]
-                work.append((lo, hi, entry.offset, self._raw_block(entry.offset, entry.size)))
 
         def search(item: tuple[int, int, int, bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             lo, hi, offset, raw = item
             which, data, sizes = self._find_in_block(offset, raw, wanted[lo:hi], lengths[lo:hi])
             return which + lo, data, sizes
 
-        if workers > 1 and len(work) > 1:
-            with ThreadPoolExecutor(min(workers, len(work)), thread_name_prefix="hoodie-hfile") as pool:
-                parts = list(pool.map(search, work))
-        else:
-            parts = [search(item) for item in work]
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="hoodie-hfile") if workers > 1 else None
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        try:
+            # the touched blocks a window at a time, so that the compressed bytes held at
+            # once stay bounded however much of a large file the rows touch
+            window: list[tuple[int, int, int, bytes]] = []
+            held = 0
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                if block_of[lo] >= 0:
+                    entry = self.root_index[int(block_of[lo])]
+                    window.append((lo, hi, entry.offset, self._raw_block(entry.offset, entry.size)))
+                    held += entry.size
+                if window and (held >= FIND_ROWS_WINDOW_BYTES or hi == len(wanted)):
+                    parts.extend(pool.map(search, window) if pool is not None and len(window) > 1 else map(search, window))
+                    window, held = [], 0
+        finally:
+            if pool is not None:
+                pool.shutdown()
         which = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
         data = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint8)
         sizes = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
