@@ -6,24 +6,29 @@ partitions); then ``--batches`` micro-batches of ``--rows`` rows each: ``--updat
 them update keys drawn from every key written so far, the rest are new keys, so the table
 grows by a third of a batch each time. Compaction is asynchronous in both modes: after a
 batch commits, a compaction is scheduled when due (``hoodie.compact.inline.max.delta.commits``,
-5) and runs on a background thread while the next batches go on; only its completion and
-a batch's write exclude each other.
+5) and runs while the next batches go on; only its completion and a batch's commit
+exclude each other (the table's commit lock).
 
-* ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction on a thread of this
-  process by the same rule as the sink's (``hoodie.services.async_compaction.AsyncCompactor``,
-  here with the in-process engine);
+* ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction by the same rule as
+  the sink's (``hoodie.services.async_compaction.AsyncCompactor``), here in a process of
+  its own (the in-process engine's default);
 * ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
   .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
   ``Trigger.AvailableNow``); a batch's latency is Spark's ``triggerExecution`` time of it
   (reading the file, the write, scheduling the compaction). One read of the base table
-  through Spark first warms the JVM and its Python workers up.
+  through Spark first warms the JVM and its Python workers up; the compaction runs on a
+  thread of the driver through Spark.
+
+``--index``: the writes' index, ``BLOOM`` (the default, Apache Hudi 0.x's: each batch
+reads the keys of every file group its updates hit) or ``BUCKET`` (a fixed number of file
+groups per partition, a key's group a hash of the key).
 
 Reported per mode: records per second (the rows over the sum of the batch latencies),
 batch latency p50/p99, and the growth: the median latency of the last five batches over
 that of the first five (target: at most 1.3x, so that the table's growth does not slow
 ingest).
 
-    python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick] [--no-compaction]
+    python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick] [--no-compaction] [--index BUCKET|BLOOM]
 """
 from __future__ import annotations
 
@@ -60,6 +65,17 @@ OPTIONS = {
     # updates included: every batch would rewrite every file, as copy-on-write does)
     "hoodie.parquet.small.file.limit": "0",
 }
+# BUCKET: buckets per partition. The stream writes 2,000,000 rows (about 100 bytes a row in
+# Parquet), 200,000 of them per partition; 2 buckets keep each file group's base file near
+# 10 MB even if every row were a new key, well under hoodie.parquet.max.file.size (120 MB),
+# and give the compaction 20 file groups to spread over the cores. Every bucket takes
+# updates in every batch (they are drawn from every key), so each bucket more is a log file
+# more per batch.
+BUCKETS = 2
+INDEXES = {
+    "BLOOM": {"hoodie.index.type": "BLOOM"},
+    "BUCKET": {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": str(BUCKETS)},
+}
 
 
 def batches(count: int, rows: int, updates: float) -> list[pa.Table]:
@@ -73,30 +89,29 @@ def batches(count: int, rows: int, updates: float) -> list[pa.Table]:
     return out
 
 
-def fresh_table(path: Path, rows: int) -> None:
+def fresh_table(path: Path, rows: int, options: dict[str, str]) -> None:
     shutil.rmtree(path, ignore_errors=True)
-    hoodie.write(base_table(rows, PARTITIONS), str(path), {**OPTIONS, "hoodie.datasource.write.operation": "bulk_insert"})
+    hoodie.write(base_table(rows, PARTITIONS), str(path), {**options, "hoodie.datasource.write.operation": "bulk_insert"})
 
 
-def run_in_process(path: Path, data: list[pa.Table], compaction: bool = True) -> list[float]:
-    options = {**OPTIONS, "hoodie.compact.inline": "false"}
+def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: bool = True) -> list[float]:
+    options = {**options, "hoodie.compact.inline": "false"}
     compactor = AsyncCompactor(str(path), options if compaction else {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)})
     latencies = []
-    for batch in data:
-        t0 = time.perf_counter()
-        with compactor.lock:
+    with compactor:  # leaving it waits for the last compaction
+        for batch in data:
+            t0 = time.perf_counter()
             hoodie.write(batch, str(path), options)
-        t1 = time.perf_counter()
-        compactor.after_batch()
-        latencies.append(time.perf_counter() - t0)
-        print(f"  in-process batch {len(latencies)}: {latencies[-1]:.2f}s (write {t1 - t0:.2f}s)", file=sys.stderr)
-    compactor.wait()
+            t1 = time.perf_counter()
+            compactor.after_batch()
+            latencies.append(time.perf_counter() - t0)
+            print(f"  in-process batch {len(latencies)}: {latencies[-1]:.2f}s (write {t1 - t0:.2f}s)", file=sys.stderr)
     if compactor.last_error is not None:
         raise SystemExit(f"{path}: the last compaction failed: {compactor.last_error!r}")
     return latencies
 
 
-def run_spark(path: Path, data: list[pa.Table]) -> list[float]:
+def run_spark(path: Path, data: list[pa.Table], options: dict[str, str]) -> list[float]:
     from hoodie.spark import local_session
     from hoodie.spark.stream_sink import wait_for_compaction
 
@@ -113,7 +128,7 @@ def run_spark(path: Path, data: list[pa.Table]) -> list[float]:
     shutil.rmtree(checkpoint, ignore_errors=True)
     stream = spark.readStream.schema(spark.read.parquet(str(landing / "batch-000.parquet")).schema).option("maxFilesPerTrigger", 1).parquet(str(landing))
     query = (
-        stream.writeStream.format("hoodie").options(**OPTIONS).option("checkpointLocation", str(checkpoint))
+        stream.writeStream.format("hoodie").options(**options).option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True).start(str(path))
     )
     query.awaitTermination()
@@ -160,18 +175,20 @@ def main() -> None:
     parser.add_argument("--modes", default="in-process,spark")
     parser.add_argument("--quick", action="store_true", help="5,000 rows a batch")
     parser.add_argument("--no-compaction", action="store_true", help="in process: no compaction (where the growth comes from)")
+    parser.add_argument("--index", choices=sorted(INDEXES), default="BLOOM", help=f"the write's index (BUCKET: {BUCKETS} buckets a partition)")
     args = parser.parse_args()
     rows = 5_000 if args.quick else args.rows
     data = batches(args.batches, rows, args.updates)
+    options = {**OPTIONS, **INDEXES[args.index]}
     results = {}
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
-        fresh_table(path, rows)
-        latencies = run_in_process(path, data, not args.no_compaction) if mode == "in-process" else run_spark(path, data)
+        fresh_table(path, rows, options)
+        latencies = run_in_process(path, data, options, not args.no_compaction) if mode == "in-process" else run_spark(path, data, options)
         check(path, rows, data)
         results[mode] = summary(latencies, rows, path)
         print(f"{mode}: {json.dumps({k: v for k, v in results[mode].items() if k != 'latencies_s'})}", file=sys.stderr)
-    print(json.dumps({"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "results": results}, indent=1))
+    print(json.dumps({"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index, "results": results}, indent=1))
 
 
 if __name__ == "__main__":

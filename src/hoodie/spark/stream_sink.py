@@ -21,10 +21,11 @@ batches do not compact inline; after a batch commits, a compaction is scheduled 
 (``hoodie.compact.inline.max.delta.commits``; a pending one, left by a stopped
 application, is taken first) and run on a background thread of the driver through Spark,
 at most one per table at a time
-(:class:`~hoodie.services.async_compaction.AsyncCompactor`). Batches keep committing while
-it runs (their log files go to the slices after it); only the compaction's completion and
-a batch's write exclude each other, so a batch waits at most for one completion (the
-metadata table's records and an instant file) and a completion for one batch.
+(:class:`~hoodie.services.async_compaction.AsyncCompactor`, with Spark's engine). Batches
+keep committing while it runs (their log files go to the slices after it); only the
+compaction's completion and a batch's commit exclude each other (the table's commit lock),
+so a batch waits at most for one completion (the metadata table's records and an instant
+file) and a completion for one commit.
 """
 from __future__ import annotations
 

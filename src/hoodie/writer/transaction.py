@@ -141,8 +141,11 @@ class WriteTransaction:
         """:class:`ConcurrentWriteError` if a write this one did not see (completed after
         the table was loaded for it) changed a file group this one changes, or, for an
         overwrite, anything in a partition it overwrites: completing both would hide the
-        other's rows behind this write's slices."""
-        seen = {i.timestamp for i in self.table.timeline.completed()}
+        other's rows behind this write's slices. A compaction this write saw pending is
+        none: the write appended its logs to the slices after it (as Apache Hudi's
+        conflict resolution lets a compaction scheduled before the write through)."""
+        loaded = self.table.timeline
+        seen = {i.timestamp for i in loaded.completed()} | {i.timestamp for i in loaded.pending([Action.COMPACTION])}
         timeline = self.table.timeline.reload()
         touched = _file_groups(mine)
         overwritten = set(mine.replaced_file_ids()) if mine.partition_to_replace_file_ids is not None else set()

@@ -1,0 +1,185 @@
+"""Asynchronous compaction in a process of its own (services/async_compaction.py,
+services/compaction_process.py): a merge-on-read table written by batches while a child
+process compacts it ends as the batches make it; a killed child leaves a pending
+compaction that the next batch runs again; a failed one is a warning and ``last_error``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from modeling import Model, model_options, random_batch, table_rows, to_arrow
+from readers import hudi_rs_table
+
+import hoodie
+from hoodie.engine.local import LocalEngine
+from hoodie.errors import ConfigError, DamagedTableError, HoodieError
+from hoodie.services.async_compaction import AsyncCompactor
+from hoodie.services.compaction import pending_compactions
+from hoodie.services.compaction_process import CompactionProcess
+from hoodie.storage.local import LocalStorage
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action
+from hoodie.timeline.write_claims import commit_lock
+from hoodie.writer import transaction
+
+OPTIONS = {
+    **model_options("BLOOM", "MERGE_ON_READ"),
+    "hoodie.compact.inline": "false",
+    "hoodie.compact.inline.max.delta.commits": "2",
+    "hoodie.compaction.strategy": "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy",
+}
+
+
+class Batches:
+    """Random upserts and deletes written to a table and to its model."""
+
+    def __init__(self, path: str, seed: int) -> None:
+        self.path, self.model, self.rng, self.next_id = path, Model(), random.Random(seed), [0]
+
+    def write(self) -> str:
+        op, rows = random_batch(self.rng, self.model, self.next_id)
+        self.model.apply(op, rows)
+        return hoodie.write(to_arrow(rows), self.path, {**OPTIONS, "hoodie.datasource.write.operation": op})
+
+    def update(self, count: int, ts: int) -> str:
+        """An upsert of ``count`` stored keys only: logs on their file groups."""
+        rows = [{**self.model.rows[k], "ts": ts, "note": "upd"} for k in list(self.model.rows)[:count]]
+        self.model.apply("upsert", rows)
+        return hoodie.write(to_arrow(rows), self.path, {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
+
+    def check(self) -> None:
+        snapshot = hoodie.read(self.path)
+        assert snapshot.num_rows == len(self.model.rows), "a key is in the table twice"
+        assert table_rows(snapshot) == self.model.rows
+        assert table_rows(hudi_rs_table(self.path)) == self.model.rows
+
+
+def completed_compactions(path: str) -> list[str]:
+    timeline = HoodieTable.open(path).timeline
+    return [i.timestamp for i in timeline.completed([Action.COMMIT]) if timeline.commit_metadata(i).compacted]
+
+
+def test_batches_commit_while_a_child_process_compacts(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches(path, seed=7)
+    beside: list[str] = []  # batches committed while a compaction process ran
+    with AsyncCompactor(path, OPTIONS) as compactor:
+        assert compactor.separate_process
+        for _ in range(200):  # until two compactions completed beside the batches
+            child = compactor.process_id
+            instant = batches.write()
+            if child is not None and compactor.process_id == child:
+                beside.append(instant)
+            compactor.after_batch()
+            assert compactor.process_id != os.getpid()
+            if len(completed_compactions(path)) >= 2 and beside:
+                break
+    assert not compactor.running() and compactor.last_error is None
+    assert beside, "no batch committed while the compaction process ran"
+    assert len(completed_compactions(path)) >= 2
+    assert not pending_compactions(HoodieTable.open(path))
+    batches.check()
+
+
+def wait_until(condition, what: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_a_killed_compaction_process_is_run_again_after_the_next_batch(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches(path, seed=11)
+    compactor = AsyncCompactor(path, OPTIONS)
+    for _ in range(3):
+        batches.write()
+    batches.update(30, 500)
+    # the commit lock held here keeps the child from completing: it is killed with its
+    # base files written and its compaction inflight
+    with commit_lock(LocalStorage(), path, "test"):
+        instant = compactor.after_batch()
+        assert instant is not None and compactor.process_id is not None
+        inflight = Path(path, ".hoodie", f"{instant}.compaction.inflight")
+        wait_until(inflight.exists, "the compaction to start")
+        os.kill(compactor.process_id, signal.SIGKILL)
+        assert compactor.wait(120)
+    assert isinstance(compactor.last_error, HoodieError)
+    assert "killed by SIGKILL" in str(compactor.last_error) and instant in str(compactor.last_error)
+    assert [p[0].timestamp for p in pending_compactions(HoodieTable.open(path))] == [instant]
+    batches.check()  # the killed attempt shows nowhere
+
+    batches.write()
+    assert compactor.after_batch() == instant, "the pending compaction is taken first"
+    assert compactor.close(120)
+    assert compactor.last_error is None
+    assert instant in completed_compactions(path)
+    assert not pending_compactions(HoodieTable.open(path))
+    batches.write()
+    batches.check()
+
+
+def test_a_failed_compaction_process_is_a_warning_with_its_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches(path, seed=3)
+    for _ in range(3):
+        batches.write()
+    batches.update(30, 500)
+    compactor = AsyncCompactor(path, {**OPTIONS, "hoodie.compact.inline.max.delta.commits": "1000"})
+    table = HoodieTable.open(path)
+    from hoodie.services.compaction import CompactionSettings, schedule_compaction
+
+    instant, _ = schedule_compaction(table, CompactionSettings(strategy=OPTIONS["hoodie.compaction.strategy"]), require_threshold=False)
+    assert instant is not None
+    _, plan = pending_compactions(table.reload())[0]
+    op = plan.operations[0]
+    Path(path, op.partition_path, op.log_files[0]).unlink()  # a log the plan names is gone
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.async_compaction"):
+        assert compactor.after_batch() == instant
+        assert compactor.close(120)
+    assert isinstance(compactor.last_error, DamagedTableError), repr(compactor.last_error)
+    assert any(f"async compaction {instant}" in r.getMessage() and "failed" in r.getMessage() for r in caplog.records)
+    assert [p[0].timestamp for p in pending_compactions(HoodieTable.open(path))] == [instant]
+
+
+def test_a_write_that_saw_the_compaction_pending_commits_after_its_completion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compaction completes in another process between the write's planning and its
+    commit: the write's logs are on the slices after the compaction, so it commits."""
+    path = str(tmp_path / "t")
+    batches = Batches(path, seed=5)
+    for _ in range(3):
+        batches.write()
+    batches.update(30, 500)
+    compactor = AsyncCompactor(path, {**OPTIONS, "hoodie.compact.inline.max.delta.commits": "1000"})
+    from hoodie.services.compaction import CompactionSettings, schedule_compaction
+
+    instant, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=OPTIONS["hoodie.compaction.strategy"]), require_threshold=False)
+    assert instant is not None
+    real_commit = transaction.WriteTransaction.commit
+    outcomes: list[BaseException | None] = []
+
+    def compaction_completes_first(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        CompactionProcess(path, OPTIONS, instant, outcomes.append).join(120)
+        return real_commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(transaction.WriteTransaction, "commit", compaction_completes_first)
+    batches.update(30, 1000)  # the file groups the compaction rewrites
+    monkeypatch.undo()
+    assert outcomes == [None]
+    assert instant in completed_compactions(path)
+    assert compactor.after_batch() is None
+    batches.check()
+
+
+def test_where_the_compaction_runs() -> None:
+    assert AsyncCompactor("/data/t", {}).separate_process
+    assert not AsyncCompactor("memory://t", {}).separate_process, "another process would see another memory"
+    assert not AsyncCompactor("/data/t", {}, LocalEngine()).separate_process
+    with pytest.raises(ConfigError, match="LocalEngine"):
+        AsyncCompactor("/data/t", {}, LocalEngine(), separate_process=True)
