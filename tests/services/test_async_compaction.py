@@ -5,10 +5,14 @@ compaction that the next batch runs again; a failed one is a warning and ``last_
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
 import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -183,3 +187,26 @@ def test_where_the_compaction_runs() -> None:
     assert not AsyncCompactor("/data/t", {}, LocalEngine()).separate_process
     with pytest.raises(ConfigError, match="LocalEngine"):
         AsyncCompactor("/data/t", {}, LocalEngine(), separate_process=True)
+
+
+def test_an_ending_interpreter_waits_for_its_compaction_process(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches(path, seed=13)
+    for _ in range(3):
+        batches.write()
+    batches.update(30, 500)
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from hoodie.services.async_compaction import AsyncCompactor
+        compactor = AsyncCompactor(sys.argv[1], json.loads(sys.argv[2]))
+        print(compactor.after_batch(), compactor.process_id)
+        """
+    )  # and the script ends at once, without close()
+    done = subprocess.run([sys.executable, "-c", script, path, json.dumps(OPTIONS)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    instant, child = done.stdout.split()
+    assert instant in completed_compactions(path)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(child), 0)  # gone, not left behind
+    batches.check()
