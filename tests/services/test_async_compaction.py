@@ -24,7 +24,7 @@ import hoodie
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConfigError, DamagedTableError, HoodieError
 from hoodie.services.async_compaction import AsyncCompactor
-from hoodie.services.compaction import pending_compactions
+from hoodie.services.compaction import CompactionSettings, pending_compactions, schedule_compaction
 from hoodie.services.compaction_process import CompactionProcess
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
@@ -57,11 +57,28 @@ class Batches:
         self.model.apply("upsert", rows)
         return hoodie.write(to_arrow(rows), self.path, {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
 
+    @classmethod
+    def with_logs(cls, path: str, seed: int) -> Batches:
+        """A table of a few random writes, then updates: log files to compact."""
+        batches = cls(path, seed)
+        for _ in range(3):
+            batches.write()
+        batches.update(30, 500)
+        return batches
+
     def check(self) -> None:
         snapshot = hoodie.read(self.path)
         assert snapshot.num_rows == len(self.model.rows), "a key is in the table twice"
         assert table_rows(snapshot) == self.model.rows
         assert table_rows(hudi_rs_table(self.path)) == self.model.rows
+
+
+def schedule_now(path: str) -> str:
+    """A compaction of every slice with logs, scheduled now."""
+    settings = CompactionSettings(strategy=OPTIONS["hoodie.compaction.strategy"])
+    instant, _ = schedule_compaction(HoodieTable.open(path), settings, require_threshold=False)
+    assert instant is not None
+    return instant
 
 
 def completed_compactions(path: str) -> list[str]:
@@ -100,11 +117,8 @@ def wait_until(condition, what: str, seconds: float = 120.0) -> None:
 
 def test_a_killed_compaction_process_is_run_again_after_the_next_batch(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    batches = Batches(path, seed=11)
+    batches = Batches.with_logs(path, seed=11)
     compactor = AsyncCompactor(path, OPTIONS)
-    for _ in range(3):
-        batches.write()
-    batches.update(30, 500)
     # the commit lock held here keeps the child from completing: it is killed with its
     # base files written and its compaction inflight
     with commit_lock(LocalStorage(), path, "test"):
@@ -131,17 +145,10 @@ def test_a_killed_compaction_process_is_run_again_after_the_next_batch(tmp_path:
 
 def test_a_failed_compaction_process_is_a_warning_with_its_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = str(tmp_path / "t")
-    batches = Batches(path, seed=3)
-    for _ in range(3):
-        batches.write()
-    batches.update(30, 500)
+    Batches.with_logs(path, seed=3)
     compactor = AsyncCompactor(path, {**OPTIONS, "hoodie.compact.inline.max.delta.commits": "1000"})
-    table = HoodieTable.open(path)
-    from hoodie.services.compaction import CompactionSettings, schedule_compaction
-
-    instant, _ = schedule_compaction(table, CompactionSettings(strategy=OPTIONS["hoodie.compaction.strategy"]), require_threshold=False)
-    assert instant is not None
-    _, plan = pending_compactions(table.reload())[0]
+    instant = schedule_now(path)
+    _, plan = pending_compactions(HoodieTable.open(path))[0]
     op = plan.operations[0]
     Path(path, op.partition_path, op.log_files[0]).unlink()  # a log the plan names is gone
     with caplog.at_level(logging.WARNING, logger="hoodie.services.async_compaction"):
@@ -156,15 +163,9 @@ def test_a_write_that_saw_the_compaction_pending_commits_after_its_completion(tm
     """The compaction completes in another process between the write's planning and its
     commit: the write's logs are on the slices after the compaction, so it commits."""
     path = str(tmp_path / "t")
-    batches = Batches(path, seed=5)
-    for _ in range(3):
-        batches.write()
-    batches.update(30, 500)
+    batches = Batches.with_logs(path, seed=5)
     compactor = AsyncCompactor(path, {**OPTIONS, "hoodie.compact.inline.max.delta.commits": "1000"})
-    from hoodie.services.compaction import CompactionSettings, schedule_compaction
-
-    instant, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=OPTIONS["hoodie.compaction.strategy"]), require_threshold=False)
-    assert instant is not None
+    instant = schedule_now(path)
     real_commit = transaction.WriteTransaction.commit
     outcomes: list[BaseException | None] = []
 
@@ -191,10 +192,7 @@ def test_where_the_compaction_runs() -> None:
 
 def test_an_ending_interpreter_waits_for_its_compaction_process(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    batches = Batches(path, seed=13)
-    for _ in range(3):
-        batches.write()
-    batches.update(30, 500)
+    batches = Batches.with_logs(path, seed=13)
     script = textwrap.dedent(
         """
         import json, sys
