@@ -61,7 +61,7 @@ def _rides(path: Path) -> None:
 def test_the_command_line_example_runs(tmp_path: Path) -> None:
     run_python_example(tmp_path / "trips")
     _rides(tmp_path / "rides")
-    paths = {"/data/trips": str(tmp_path / "trips"), "/data/rides": str(tmp_path / "rides")}
+    paths = {"/data/trips": str(tmp_path / "trips"), "/data/rides": str(tmp_path / "rides"), "/data/trips.parquet": str(tmp_path / "trips.parquet")}
     lines = [line.split("#")[0].strip() for line in code_block("### Command line", "bash").splitlines()]
     commands = [shlex.split(line) for line in lines if line]
     assert any(c[1:3] == ["compaction", "run"] for c in commands)
@@ -70,6 +70,8 @@ def test_the_command_line_example_runs(tmp_path: Path) -> None:
         args = [paths.get(a, a) for a in command[1:]]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, (command, result.output)
+        if "-o" in command[1:]:
+            assert (tmp_path / "trips.parquet").is_file(), result.output
         if command[1] == "compaction":
             assert "nothing to compact" not in result.output, command
         if command[1:3] == ["compaction", "run"]:

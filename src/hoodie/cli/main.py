@@ -175,17 +175,29 @@ def read(
         str | None, typer.Option("--begin", metavar="T", help="Incremental pull: records written after this instant (0: from the start).")
     ] = None,
     end: Annotated[str | None, typer.Option("--end", metavar="T", help="Incremental pull: up to and including this instant (needs --begin).")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Print at most N rows (0: all).")] = read_cmd.DEFAULT_LIMIT,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", metavar="N", help=f"At most N rows (0: all; default {read_cmd.DEFAULT_LIMIT} printed, all with --output)."),
+    ] = None,
     columns: Annotated[str | None, typer.Option("--columns", "-c", metavar="A,B", help="Comma-separated columns to print, in order.")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="Output format: table, json or csv.")] = "table",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="Output format: table, json or csv; with --output parquet, csv, json or arrow.")
+    ] = "table",
     meta: Annotated[bool, typer.Option("--meta", help="Include Hudi's _hoodie_* meta columns.")] = False,
     read_optimized: Annotated[
         bool, typer.Option("--read-optimized", help="Read base files only (merge-on-read tables: skip log files).")
     ] = False,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write the rows to FILE (.parquet, .csv, .json/.jsonl as JSON lines, .arrow/.feather) instead of printing."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace the --output file if it exists.")] = False,
 ) -> None:
-    """Print rows of the table: a snapshot, a time-travel read or an incremental pull."""
+    """Print rows of the table (or write them to a file): a snapshot, a time-travel read or an incremental pull."""
     with reporting_errors():
-        request = read_cmd.make_request(path, as_of, begin, end, limit, columns, fmt.lower(), meta, read_optimized)
+        request = read_cmd.make_request(path, as_of, begin, end, limit, columns, fmt.lower(), meta, read_optimized, output, force)
         read_cmd.run_read(request)
 
 

@@ -47,11 +47,12 @@ def _print_csv(data: pa.Table) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(data.column_names)
     for row in data.to_pylist():
-        writer.writerow([_csv_value(row[name]) for name in data.column_names])
+        writer.writerow([csv_value(row[name]) for name in data.column_names])
     sys.stdout.flush()
 
 
-def _csv_value(value: Any) -> Any:
+def csv_value(value: Any) -> Any:
+    """A value as a CSV field: nested values JSON, null empty (``hoodie read`` files too)."""
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
