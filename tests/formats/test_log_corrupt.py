@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from hoodie.formats import byte_source
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.log import (
     MAGIC,
@@ -164,7 +165,7 @@ def test_format_version_zero_is_reported_not_decoded(read) -> None:  # type: ign
 
 def test_streamed_resync_across_scan_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In streamed mode the magic search reads windows; a magic straddling two is found."""
-    monkeypatch.setattr(reader_module, "_SCAN_WINDOW", 64)
+    monkeypatch.setattr(byte_source, "_FIND_WINDOW", 64)
     path = tmp_path / f".f1-0_{INSTANT}.log.1_0-1-2"
     for garbage_len in range(60, 70):
         path.write_bytes(b"g" * garbage_len + E1 + b"z" * garbage_len + E2)

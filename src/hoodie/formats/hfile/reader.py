@@ -23,12 +23,12 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from hoodie.errors import FormatError
+from hoodie.formats.byte_source import ByteSource, FileSource, MemorySource
 from hoodie.formats.hfile.batch_lookup import entry_starts, find_sorted, gather, row_array
 from hoodie.formats.hfile.blocks import (
     DATA,
@@ -58,41 +58,6 @@ PBUF = b"PBUF"
 _KV = struct.Struct(">ii")
 
 
-class _Source(Protocol):
-    size: int
-
-    def read_at(self, offset: int, n: int) -> bytes: ...
-
-    def close(self) -> None: ...
-
-
-class _MemorySource:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.size = len(data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return self.data[offset : offset + n]
-
-    def close(self) -> None:
-        pass
-
-
-class _FileSource:
-    def __init__(self, handle: pa.NativeFile, storage: Storage) -> None:
-        self.handle = handle
-        self.storage = storage
-        self.size = handle.size()
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        n = max(0, min(n, self.size - offset))
-        self.storage.counters.bump("read")
-        return self.handle.read_at(n, offset) if n else b""
-
-    def close(self) -> None:
-        self.handle.close()
-
-
 @dataclass(frozen=True)
 class _DataBlock:
     offset: int
@@ -105,7 +70,7 @@ class HFileReader:
     """An open HFile. Use as a context manager (or call :meth:`close`) when opened from
     storage. ``block_reads`` counts the blocks read after opening (data and index)."""
 
-    def __init__(self, source: _Source, name: str) -> None:
+    def __init__(self, source: ByteSource, name: str) -> None:
         self.name = name
         self._src = source
         self.block_reads = 0
@@ -119,13 +84,13 @@ class HFileReader:
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> HFileReader:
-        return cls(_MemorySource(bytes(data)), name)
+        return cls(MemorySource(bytes(data)), name)
 
     @classmethod
     def open(cls, storage: Storage, path: str) -> HFileReader:
         """The HFile at ``path``, read in ranges as calls need them."""
         fs, fpath = arrow_path(storage, path)
-        return cls(_FileSource(fs.open_input_file(fpath), storage), path)
+        return cls(FileSource(fs.open_input_file(fpath), storage.counters), path)
 
     def close(self) -> None:
         self._src.close()

@@ -37,11 +37,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import Protocol
-
-import pyarrow as pa
 
 from hoodie.errors import FormatError
+from hoodie.formats.byte_source import ByteSource, FileSource, MemorySource
 from hoodie.formats.log.blocks import BlockType, CorruptBlock, HeaderKey, LogBlock
 from hoodie.formats.log.content import decode_content
 from hoodie.formats.log.framing import (
@@ -66,60 +64,7 @@ __all__ = [
 
 WHOLE_FILE_LIMIT = 8 * 1024 * 1024
 _HEAD_READ = 16 * 1024  # first read of a block's frame; grows x4 for wider SCHEMA headers
-_SCAN_WINDOW = 1024 * 1024  # read size when searching a large file for the next magic
 _I64 = struct.Struct(">q")
-
-
-class _Source(Protocol):
-    size: int
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        """Up to ``n`` bytes at ``offset`` (fewer at the end of the file)."""
-
-    def find_magic(self, start: int) -> int:
-        """Position of the next magic at or after ``start``, or -1."""
-
-    def close(self) -> None: ...
-
-
-class _MemorySource:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.size = len(data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return self.data[offset : offset + n]
-
-    def find_magic(self, start: int) -> int:
-        return self.data.find(MAGIC, start)
-
-    def close(self) -> None:
-        self.data = b""
-
-
-class _FileSource:
-    def __init__(self, handle: pa.NativeFile) -> None:
-        self.handle = handle
-        self.size = handle.size()
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        n = max(0, min(n, self.size - offset))
-        return self.handle.read_at(n, offset) if n else b""
-
-    def find_magic(self, start: int) -> int:
-        pos = start
-        while pos < self.size:
-            window = self.read_at(pos, _SCAN_WINDOW)
-            found = window.find(MAGIC)
-            if found >= 0:
-                return pos + found
-            if pos + len(window) >= self.size:
-                return -1
-            pos += len(window) - (len(MAGIC) - 1)  # a magic may straddle two windows
-        return -1
-
-    def close(self) -> None:
-        self.handle.close()
 
 
 class LogFileReader:
@@ -136,18 +81,18 @@ class LogFileReader:
         self.name = path
         if size <= whole_file_limit:
             try:
-                self._source: _Source = _MemorySource(handle.read_at(size, 0) if size else b"")
+                self._source: ByteSource = MemorySource(handle.read_at(size, 0) if size else b"")
             finally:
                 handle.close()
         else:
-            self._source = _FileSource(handle)
+            self._source = FileSource(handle)
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> LogFileReader:
         """A reader over a log file's bytes already in memory."""
         reader = cls.__new__(cls)
         reader.name = name
-        reader._source = _MemorySource(bytes(data))
+        reader._source = MemorySource(bytes(data))
         return reader
 
     @property
@@ -176,7 +121,7 @@ class LogFileReader:
                 if len(head) < len(MAGIC):
                     yield CorruptBlock(pos, src.size - pos, "end of file shorter than a block magic")
                     return
-                nxt = src.find_magic(pos + 1)
+                nxt = src.find(MAGIC, pos + 1)
                 end = nxt if nxt >= 0 else src.size
                 yield CorruptBlock(pos, end - pos, "bytes without a block magic")
                 pos = end
@@ -215,7 +160,7 @@ class LogFileReader:
         version = src.read_at(pos + PREFIX_SIZE, 4)
         if version == b"\x00\x00\x00\x00":
             reason += " (log format version 0, Hudi < 0.4, has no trailing length and is not supported)"
-        nxt = src.find_magic(pos + len(MAGIC))
+        nxt = src.find(MAGIC, pos + len(MAGIC))
         end = nxt if nxt >= 0 else src.size
         return CorruptBlock(pos, end - pos, reason)
 
