@@ -483,10 +483,31 @@ INDEX_TYPE = _opt(
     "hoodie.index.type",
     "BLOOM",
     upper,
-    "BLOOM or SIMPLE (keys unique per partition), or RECORD_INDEX (global: the metadata table's record_index partition "
-    "places each key in its file group, whatever partition it is in).",
+    "BLOOM or SIMPLE (keys unique per partition), BUCKET (a fixed number of file groups per partition, "
+    "hoodie.bucket.index.num.buckets; a key's group is a hash of the key: tagging reads no file), or RECORD_INDEX "
+    "(global: the metadata table's record_index partition places each key in its file group, whatever partition it is in).",
     (),
-    ("BLOOM", "SIMPLE", "RECORD_INDEX"),
+    ("BLOOM", "SIMPLE", "BUCKET", "RECORD_INDEX"),
+)
+BUCKET_INDEX_ENGINE = _opt(
+    "hoodie.index.bucket.engine",
+    "SIMPLE",
+    only_value(upper, "SIMPLE", "the bucket index with a fixed number of buckets; CONSISTENT_HASHING (buckets that split and merge) is not supported"),
+    "BUCKET: how buckets are kept; SIMPLE, a fixed number per partition (Apache Hudi's CONSISTENT_HASHING is refused).",
+)
+BUCKET_INDEX_NUM_BUCKETS = _opt(
+    "hoodie.bucket.index.num.buckets",
+    256,
+    int_in(1),
+    "BUCKET: the number of buckets (file groups) of every partition. It cannot change once a table has file groups: "
+    "a file group of a bucket beyond it is an error.",
+)
+BUCKET_INDEX_HASH_FIELD = _opt(
+    "hoodie.bucket.index.hash.field",
+    None,
+    field_list,
+    "BUCKET: the record key fields a key's bucket is hashed from (comma-separated, a subset of the record key fields); "
+    "unset: the record key fields.",
 )
 RECORD_INDEX_UPDATE_PARTITION_PATH = _opt(
     "hoodie.record.index.update.partition.path",

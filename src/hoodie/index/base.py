@@ -8,6 +8,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
+from hoodie.index.bucket import BucketSpec
 from hoodie.index.record_index import KeyLocator
 from hoodie.table.file_group import FileSlice
 from hoodie.table.slice_reader.instants import InstantFilter
@@ -20,7 +21,8 @@ RECORD_INDEX = "RECORD_INDEX"
 class FileRef:
     """The latest base file of a file group, as an index sees it. ``logs``: the group's
     latest slice when it has log files (a key may live only there: see
-    :mod:`hoodie.index.log_keys`), else None."""
+    :mod:`hoodie.index.log_keys`), else None. The bucket index, which reads no file, is
+    given every file group, a group of log files only with an empty ``path``."""
 
     file_id: str
     base_instant: str
@@ -91,6 +93,7 @@ class IndexSettings:
     locator: KeyLocator | None = None
     bloom_source: BloomSource | None = None
     slice_reading: SliceReading | None = None
+    bucket: BucketSpec | None = None
 
     @property
     def is_global(self) -> bool:

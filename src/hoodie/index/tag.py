@@ -9,6 +9,7 @@ import pyarrow as pa
 from hoodie.errors import ConfigError
 from hoodie.index.base import FileKeyIndex, FileRef, IndexSettings, TagResult
 from hoodie.index.bloom import bloom_tag
+from hoodie.index.bucket import BUCKET
 from hoodie.index.simple import simple_tag
 from hoodie.storage.base import Storage
 
@@ -28,4 +29,6 @@ def tag_partition(
         return bloom_tag(keys, files, storage, settings.prune_by_ranges, settings.bloom_source, kept, settings.slice_reading)
     if settings.index_type == "SIMPLE":
         return simple_tag(keys, files, storage, settings.slice_reading)
-    raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE, RECORD_INDEX)")
+    if settings.index_type == BUCKET:
+        raise ConfigError("hoodie.index.type=BUCKET places keys by their hash (index.bucket), reading no file")
+    raise ConfigError(f"unsupported hoodie.index.type {settings.index_type!r} (supported: BLOOM, SIMPLE, BUCKET, RECORD_INDEX)")

@@ -56,7 +56,7 @@ def plan_partitions(
     """Dedupe, tag and plan the records of whole ``partitions`` (keyed, in input order):
     the plan and each bucket's records by id in it, or (None, []) when nothing is left to
     write. Spark's partition-aligned tasks run it one partition at a time."""
-    refs = {p: steps.file_refs(latest[p]) for p in partitions}
+    refs = {p: steps.index_refs(latest[p], spec.settings.index) for p in partitions}
     records = steps.dedupe_and_tag(records, refs, spec.storage, spec.settings)
     if records.num_rows == 0:
         return None, []

@@ -241,7 +241,7 @@ def _execute(
         return flow.write_partitions(GroupSpec(prepared.table.storage, s, planner, wctx), aligned), replaced
     latest = _latest(view, partitions, replaced)
     # a global index finds keys in any partition by itself: no base files to hand it
-    refs = {p: steps.file_refs(latest[p]) for p in partitions} if s.tags_records and not s.index.is_global else {}
+    refs = {p: steps.index_refs(latest[p], s.index) for p in partitions} if s.tags_records and not s.index.is_global else {}
     tagged = flow.tag(refs)
     profiles = flow.profiles(tagged)
     if s.index.is_global:

@@ -1,6 +1,7 @@
 """Workload profile and partitioner: turn tagged records into a :class:`WritePlan`.
 
-Updates (and deletes) go to the file group that holds their key. Inserts first fill the
+Updates (and deletes) go to the file group that holds their key (with the bucket index,
+to their bucket's group, which the plan creates for a bucket that has none). Inserts first fill the
 partition's small files (base files below ``hoodie.parquet.small.file.limit``) up to
 ``hoodie.parquet.max.file.size``, then new file groups sized from the average record
 size of past commits. Which insert goes to which bucket is a pure function of its key
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from hoodie.index.bucket import bucket_file_id, placeholder_bucket
 from hoodie.layout import new_file_id
 from hoodie.table.file_group import FileSlice
 from hoodie.timeline.active import ActiveTimeline
@@ -116,8 +118,12 @@ def build_plan(
         profile = profiles[partition]
         slices = {s.file_id: s for s in latest_slices.get(partition, [])}
         for file_id in sorted(profile.updates):
-            s = slices[file_id]
             update_bucket[(partition, file_id)] = len(buckets)
+            new_bucket = placeholder_bucket(file_id) if file_id not in slices else None
+            if new_bucket is not None:  # the bucket index's records of a bucket without a file group
+                buckets.append(Bucket(len(buckets), partition, bucket_file_id(new_bucket), None, None))
+                continue
+            s = slices[file_id]
             buckets.append(_existing_bucket(len(buckets), s, APPEND if merge_on_read else MERGE, pending.get((partition, file_id))))
         remaining = profile.inserts
         if remaining <= 0:

@@ -11,6 +11,7 @@ from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
 from hoodie.formats.parquet import BloomSettings, ParquetSettings
 from hoodie.index.base import IndexSettings
+from hoodie.index.bucket import BUCKET, BucketSpec
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.commit_metadata import STORAGE_CALLS
 from hoodie.writer.keygen import KeyGenerator
@@ -37,7 +38,10 @@ class WriteSettings:
     @property
     def tags_records(self) -> bool:
         """Whether the write looks its keys up in the index: upsert and delete always;
-        insert only to drop keys that already exist (``hoodie.datasource.write.insert.drop.duplicates``)."""
+        insert only to drop keys that already exist (``hoodie.datasource.write.insert.drop.duplicates``);
+        every write with the bucket index, which places every record in its bucket's file group."""
+        if self.index.bucket is not None:
+            return True
         return self.operation in TAGGING_OPERATIONS or (self.operation == "insert" and self.drop_duplicates)
 
     @classmethod
@@ -53,7 +57,10 @@ class WriteSettings:
             drop_duplicates=bool(config.get(o.INSERT_DROP_DUPS)),
             allow_column_drop=bool(config.get(o.ALLOW_COLUMN_DROP)),
             index=IndexSettings(
-                config.get(o.INDEX_TYPE), bool(config.get(o.BLOOM_PRUNE_BY_RANGES)), bool(config.get(o.RECORD_INDEX_UPDATE_PARTITION_PATH))
+                config.get(o.INDEX_TYPE),
+                bool(config.get(o.BLOOM_PRUNE_BY_RANGES)),
+                bool(config.get(o.RECORD_INDEX_UPDATE_PARTITION_PATH)),
+                bucket=bucket_spec(config, operation),
             ),
             sizing=SizingSettings(
                 small_file_limit=config.get(o.SMALL_FILE_LIMIT),
@@ -66,6 +73,40 @@ class WriteSettings:
             parquet=ParquetSettings(config.get(o.PARQUET_CODEC), config.get(o.PARQUET_PAGE_SIZE), config.get(o.PARQUET_BLOCK_SIZE)),
             bloom=BloomSettings(config.get(o.BLOOM_NUM_ENTRIES), config.get(o.BLOOM_FPP), config.get(o.BLOOM_FILTER_TYPE), config.get(o.BLOOM_MAX_ENTRIES)),
         )
+
+
+def bucket_spec(config: HoodieConfig, operation: str) -> BucketSpec | None:
+    """BUCKET's number of buckets and hash fields (by default the record key fields), None
+    for other index types; refused options are errors (:func:`check_bucket_options`)."""
+    if config.get(o.INDEX_TYPE) != BUCKET:
+        return None
+    hash_fields = check_bucket_options(config, operation)
+    return BucketSpec(config.get(o.BUCKET_INDEX_NUM_BUCKETS), hash_fields)
+
+
+def check_bucket_options(config: HoodieConfig, operation: str) -> tuple[str, ...]:
+    """The bucket index's hash fields, checked as Apache Hudi checks them (some of the
+    record key fields, when those are known), with its engine (SIMPLE only) and the
+    operation (no insert dropping duplicates: the index knows a key's file group, not
+    whether the key is stored there). Also run before a table is created, so a refused
+    write leaves nothing behind."""
+    config.get(o.BUCKET_INDEX_ENGINE)  # CONSISTENT_HASHING is refused, naming the option
+    record_key = config.get(o.RECORD_KEY_FIELD)
+    key_fields = tuple(record_key) if record_key else ()
+    given: tuple[str, ...] | None = config.get(o.BUCKET_INDEX_HASH_FIELD)
+    hash_fields = given or key_fields
+    outside = [f for f in hash_fields if f not in key_fields]
+    if outside and key_fields:
+        raise ConfigError(
+            f"{o.BUCKET_INDEX_HASH_FIELD.key}={','.join(hash_fields)!r} must be a subset of the record key fields "
+            f"({','.join(key_fields)}): {', '.join(outside)} is not one"
+        )
+    if operation == "insert" and config.get(o.INSERT_DROP_DUPS):
+        raise ConfigError(
+            f"{o.INSERT_DROP_DUPS.key}=true with {o.INDEX_TYPE.key}=BUCKET: the bucket index places keys without knowing which "
+            "the table holds; write with operation upsert instead (an existing key is then updated, not duplicated)"
+        )
+    return tuple(hash_fields)
 
 
 @dataclass(frozen=True)

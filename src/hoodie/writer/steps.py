@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.engine.base import Engine, TaskContext
-from hoodie.index import FileKeyIndex, FileRef, IndexSettings, metadata_indexes, tag_partition
+from hoodie.index import BucketSpec, FileKeyIndex, FileRef, IndexSettings, metadata_indexes, tag_partition
+from hoodie.index.bucket import bucket_ids, locate_buckets, new_bucket_placeholder
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.writer.global_tag import tag_globally
@@ -49,12 +50,22 @@ def dedupe_and_tag(
     """
     if settings.combine:
         records = dedupe(records, settings.ordering_field, by_key=settings.index.is_global)
+    if settings.index.bucket is not None:
+        return drop_unmatched_deletes(tag_by_bucket(records, refs_by_partition, settings.index.bucket))
     if not settings.tags_records:
         return untagged(records)
     if settings.index.is_global:
         workers = engine.parallelism if engine is not None else 1
         return after_tagging(tag_globally(records, settings.index, settings.ordering_field, workers), settings.operation)
     return after_tagging(tag_records(records, refs_by_partition, storage, settings.index, engine), settings.operation)
+
+
+def index_refs(slices: list[FileSlice], index: IndexSettings) -> list[FileRef]:
+    """What the index is given of a partition's latest ``slices``: every file group for
+    the bucket index (it reads no file), else the base files (:func:`file_refs`)."""
+    if index.bucket is not None:
+        return [FileRef(s.file_id, s.base_instant, s.base_file.path if s.base_file else "", s.partition_path) for s in slices]
+    return file_refs(slices)
 
 
 def file_refs(slices: list[FileSlice]) -> list[FileRef]:
@@ -109,6 +120,39 @@ def tag_records(
     base_instants = pa.array([r.base_instant for r in all_refs], pa.string()).take(at)
     records = _drop(records, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
     return records.append_column(FILE_ID_COLUMN, file_ids).append_column(BASE_INSTANT_COLUMN, base_instants)
+
+
+def tag_by_bucket(records: pa.Table, refs_by_partition: Mapping[str, list[FileRef]], spec: BucketSpec) -> pa.Table:
+    """Add the file group of every record's bucket (:mod:`hoodie.index.bucket`): the
+    group's id and base instant where its partition has one; else, for a record to write,
+    its bucket's placeholder id, which the plan turns into a new file group of that
+    bucket; a delete there has nothing to delete (null, dropped after). Reads no file."""
+    n = records.num_rows
+    buckets = bucket_ids(records.column("_hoodie_record_key"), spec)
+    deletes = records.column(DELETE_COLUMN).combine_chunks().to_numpy(zero_copy_only=False)
+    # per record, a position in the (file id, base instant) pairs of every partition laid
+    # end to end (-1: null): the columns are then one take each
+    found = np.full(n, -1, dtype=np.int64)
+    ids: list[str] = []
+    instants: list[str | None] = []
+    for partition, idx in group_indices(records.column("_hoodie_partition_path")).items():
+        refs = refs_by_partition.get(partition, [])
+        pos = locate_buckets(buckets[idx], [r.file_id for r in refs], spec, partition)
+        hit = pos >= 0
+        found[idx[hit]] = pos[hit] + len(ids)
+        ids.extend(r.file_id for r in refs)
+        instants.extend(r.base_instant for r in refs)
+        new = ~hit & ~deletes[idx]
+        if new.any():
+            wanted, which = np.unique(buckets[idx[new]], return_inverse=True)
+            found[idx[new]] = which.ravel() + len(ids)
+            ids.extend(new_bucket_placeholder(int(b)) for b in wanted)
+            instants.extend([None] * len(wanted))
+    at = pa.array(found, mask=found < 0)
+    records = _drop(records, FILE_ID_COLUMN, BASE_INSTANT_COLUMN)
+    return records.append_column(FILE_ID_COLUMN, pa.array(ids, pa.string()).take(at)).append_column(
+        BASE_INSTANT_COLUMN, pa.array(instants, pa.string()).take(at)
+    )
 
 
 def untagged(records: pa.Table) -> pa.Table:

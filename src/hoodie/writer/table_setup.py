@@ -34,7 +34,7 @@ from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
 from hoodie.writer.keygen import KeyGenerator
 from hoodie.writer.schema import INTERNAL_PREFIX, reconcile
-from hoodie.writer.settings import PreparedWrite, WriteSettings, commit_extra_metadata
+from hoodie.writer.settings import PreparedWrite, WriteSettings, bucket_spec, commit_extra_metadata
 from hoodie.writer.table_services import TableServices
 
 # hoodie.properties key -> write option it provides a default for
@@ -175,6 +175,7 @@ def prepare_write(
     services.check_settings(config)
     extra = commit_extra_metadata(config, extra_metadata)  # refused before anything is written
     op = resolve_operation(config, operation)
+    bucket_spec(config, op)  # refused bucket options leave no table behind
     create_schema = (
         avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
     )
