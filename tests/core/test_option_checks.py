@@ -95,7 +95,7 @@ def test_keys_that_are_no_mistake_pass(two_commits: tuple[str, str, str]) -> Non
         ("hoodie.datasource.read.incr.filters", "ts > 1", "expected an empty value, the only value hoodie supports"),
         ("hoodie.datasource.query.incremental.format", "cdc", "expected one of latest_state"),
         ("hoodie.datasource.merge.type", "skip_merge", "expected one of payload_combine"),
-        ("hoodie.datasource.read.extract.partition.values.from.path", "true", "expected false, the only value hoodie supports"),
+        ("hoodie.datasource.read.extract.partition.values.from.path", "maybe", "expected true or false"),
     ],
 )
 def test_hudi_read_options_that_would_change_the_result_are_refused_at_other_values(
@@ -104,6 +104,16 @@ def test_hudi_read_options_that_would_change_the_result_are_refused_at_other_val
     path, t1, _ = two_commits
     incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}
     refused(lambda: hoodie.read(path, {**incremental, key: value}), key, value, expected)
+
+
+def test_partition_values_from_the_path_are_for_spark_reads_only(two_commits: tuple[str, str, str]) -> None:
+    """The in-process readers read partition columns from the data files only: asked for
+    the path's values they refuse, naming the option."""
+    path, _, _ = two_commits
+    key = "hoodie.datasource.read.extract.partition.values.from.path"
+    for read in (hoodie.read, hoodie.dataset):
+        with pytest.raises(ConfigError, match=f"{key}=true is taken by Spark's batch reads only"):
+            read(path, {key: "true"})
 
 
 @pytest.mark.parametrize(

@@ -180,10 +180,11 @@ class HudiOracle:
         data_file.unlink()
         return [Completed(t, action, completion or t) for t, action, completion in answer["instants"]]
 
-    def read(self, path: str | Path, options: dict[str, str] | None = None) -> pa.Table:
-        """Apache Hudi's read of the table at ``path`` (``spark.read.format("hudi")``)."""
+    def read(self, path: str | Path, options: dict[str, str] | None = None, where: str | None = None) -> pa.Table:
+        """Apache Hudi's read of the table at ``path`` (``spark.read.format("hudi")``),
+        filtered by the SQL condition ``where`` if given."""
         out = self._scratch("read")
-        answer = self._request({"op": "read", "path": str(path), "options": options or {}, "out": str(out)})
+        answer = self._request({"op": "read", "path": str(path), "options": options or {}, "out": str(out), "where": where})
         return pa.concat_tables([pq.read_table(f) for f in answer["files"]]) if answer["files"] else pa.table({})
 
     def read_hfile(self, path: str | Path, info: list[str], meta: list[str], lookups: list[str]) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
-from hudi_oracle import HUDI_0_15, Completed, HudiOracle
+from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
 from mdt_checks import check_record_index
 from oracle_reads import check_reads
 from sequences import Layout, Model, batch, record
@@ -79,3 +80,57 @@ def test_both_sides_tag_by_the_record_index_the_other_kept(
         assert "record_index" in table.config.metadata_partitions
         check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by {writer}")
         check_record_index(MetadataTableReader(table), str(path), gone=[r["uuid"] for r in records] if op == "delete" else ())
+
+
+
+COMPACTED = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1"}
+# Which reads of Apache Hudi give such a record its partition's value (from the folder)
+# rather than the stored one, its option hoodie.datasource.read.extract.partition.values.from.path
+# left false (docs/apache-hudi.md): 1.2's everywhere, 0.15's on copy-on-write.
+MOVED_CASES = [
+    pytest.param(HUDI_1, "COPY_ON_WRITE", {}, True, id="hudi-1-cow"),
+    pytest.param(HUDI_1, "MERGE_ON_READ", {}, True, id="hudi-1-mor-logs"),
+    pytest.param(HUDI_1, "MERGE_ON_READ", COMPACTED, True, id="hudi-1-mor-compacted"),
+    pytest.param(HUDI_0_15, "COPY_ON_WRITE", {}, True, id="hudi-0.15-cow"),
+    pytest.param(HUDI_0_15, "MERGE_ON_READ", {}, False, id="hudi-0.15-mor-logs"),
+    pytest.param(HUDI_0_15, "MERGE_ON_READ", COMPACTED, False, id="hudi-0.15-mor-compacted"),
+]
+
+
+@pytest.mark.parametrize(("version", "table_type", "extra", "hudi_from_path"), MOVED_CASES)
+def test_a_record_kept_in_its_old_partition_reads_as_apache_hudi_reads_it(
+    spark: Any, version: str, table_type: str, extra: dict[str, str], hudi_from_path: bool,
+    hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path,
+) -> None:
+    """``hoodie.record.index.update.partition.path=false``: k0 moves from sf to la and is
+    updated where it is, holding "la" in sf's file. ``hoodie.read`` and hoodie's Spark
+    read show the stored "la", as Apache Hudi 0.15's merge-on-read reads do; the reads of
+    Apache Hudi that show the folder's "sf" are hoodie's Spark read with
+    ``extract.partition.values.from.path=true``. Filtered on the partition column, both
+    prune by partition path and filter the values they show alike."""
+    oracle = hudi_oracle(version)
+    _load_hfile_classes(oracle, tmp_path / "warm", Layout(table_type, "plain"))
+    path = str(tmp_path / "moved")
+    options = {
+        "hoodie.table.name": "moved", "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type, "hoodie.record.index.update.partition.path": "false", **RECORD_INDEX, **extra,
+    }
+
+    def rows(keys: list[str], cities: list[str], ts: int) -> pa.Table:
+        return pa.table({"uuid": keys, "city": cities, "ts": pa.array([ts] * len(keys), pa.int64())})
+
+    hoodie.write(rows(["k0", "k1", "k2"], ["sf", "sf", "la"], 1), path, options)
+    hoodie.write(rows(["k0"], ["la"], 2), path, options)
+
+    def seen(data: Any) -> list[tuple[str, str, str]]:
+        table = data if isinstance(data, pa.Table) else data.toArrow()
+        return sorted((r["uuid"], r["_hoodie_partition_path"], r["city"]) for r in table.to_pylist())
+
+    stored = [("k0", "sf", "la"), ("k1", "sf", "sf"), ("k2", "la", "la")]
+    assert seen(hoodie.read(path)) == seen(spark.read.format("hoodie").load(path)) == stored
+    mdt = {"hoodie.metadata.enable": "true"}
+    ours = spark.read.format("hoodie").option("hoodie.datasource.read.extract.partition.values.from.path", str(hudi_from_path)).load(path)
+    assert seen(oracle.read(path, mdt)) == seen(ours) == ([("k0", "sf", "sf"), *stored[1:]] if hudi_from_path else stored)
+    for city in ("la", "sf"):
+        assert seen(ours.where(f"city = '{city}'")) == seen(oracle.read(path, mdt, where=f"city = '{city}'")), city

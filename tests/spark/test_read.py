@@ -89,8 +89,9 @@ def _garble_other_partitions(path: str, *keep: str) -> None:
 
 
 def test_partition_pruning_hive_style_uses_spark_discovery(spark, tmp_path, helpers) -> None:
-    """Partitioned by a date column, hive-style: Spark's partition discovery supplies the
-    column (typed as the table says), in place of the same column stored in the files."""
+    """Partitioned by a date column, hive-style, values taken from the path: Spark's
+    partition discovery supplies the column (typed as the table says), in place of the same
+    column stored in the files."""
     path = str(tmp_path / "hive")
     data = _trips([f"k{i}" for i in range(9)], ["sf"] * 9, 1)
     opts = {
@@ -101,7 +102,7 @@ def test_partition_pruning_hive_style_uses_spark_discovery(spark, tmp_path, help
     }
     hoodie.write(data, path, opts)
     expected = hoodie.read(path)
-    df = spark.read.format("hoodie").load(path)
+    df = spark.read.format("hoodie").option("hoodie.datasource.read.extract.partition.values.from.path", "true").load(path)
     _same(df, expected, helpers)
     day = datetime.date(2024, 1, 2)
     pruned = df.filter(F.col("day") == day)
@@ -114,14 +115,17 @@ def test_partition_pruning_hive_style_uses_spark_discovery(spark, tmp_path, help
         df.collect()  # the garbled files really are unreadable
 
 
-def test_partition_pruning_without_hive_style_uses_literal_branches(spark, three_commits, helpers, tmp_path) -> None:
-    """Non-hive-style paths: one scan per partition with the partition column as a literal;
-    a filter on it leaves only the matching branch (and its files). The default partition
-    holds null and "" cities, so its value is not known from the path: it stays."""
+@pytest.mark.parametrize("from_path", [False, True], ids=["stored-values", "values-from-path"])
+def test_partition_pruning_without_hive_style(spark, three_commits, helpers, tmp_path, from_path) -> None:
+    """Non-hive-style paths: a filter on the partition column leaves only the matching
+    partition's files. By default the read prunes by the paths' values and reads the stored
+    ones; taking values from the path, it is one scan per partition with the column as a
+    literal, and Spark drops the other branches. The default partition holds null and ""
+    cities, so its value is not known from the path: it stays."""
     source, _ = three_commits
     path = str(tmp_path / "copy")
     shutil.copytree(source, path)
-    df = spark.read.format("hoodie").load(path)
+    df = spark.read.format("hoodie").option("hoodie.datasource.read.extract.partition.values.from.path", str(from_path)).load(path)
     expected = hoodie.read(path)
     pruned = df.filter(F.col("city") == "la")
     assert {Path(f).parent.name for f in df.inputFiles()} == {"sf", "la", "nyc", DEFAULT_PARTITION}

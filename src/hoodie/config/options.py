@@ -587,9 +587,10 @@ MERGE_TYPE = _opt(
     "How merge-on-read slices are read: payload_combine (merged; skip_merge is not supported).", (), ("payload_combine",),
 )
 EXTRACT_PARTITION_VALUES = _opt(
-    "hoodie.datasource.read.extract.partition.values.from.path", False,
-    only_value(boolean, False, "partition columns are read from the data files"),
-    "Take partition column values from the partition path; not supported (false only).",
+    "hoodie.datasource.read.extract.partition.values.from.path", False, boolean,
+    "Spark reads: take partition column values from the partition path instead of the data files (which hold the value "
+    "each record was written with; a table written with hoodie.datasource.write.drop.partition.columns=true always takes "
+    "them from the path). In-process reads read the data files only (false only).",
 )
 DATA_SKIPPING = _opt(
     "hoodie.enable.data.skipping",

@@ -107,6 +107,12 @@ class TableConfig:
         return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
 
     @property
+    def drop_partition_columns(self) -> bool:
+        """Whether the data files were written without the partition columns (readers take
+        their values from the partition path)."""
+        return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
+
+    @property
     def url_encode_partitions(self) -> bool:
         return self.props.get("hoodie.datasource.write.partitionpath.urlencode", "false").lower() == "true"
 

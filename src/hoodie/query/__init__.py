@@ -72,7 +72,7 @@ def read_table(
     snapshot and read-optimized reads skip the files the metadata table's column
     statistics rule out (``hoodie.enable.data.skipping``, :mod:`hoodie.query.skipping`).
     """
-    request = ReadRequest.of(options)
+    request = ReadRequest.of(options).values_from_files("hoodie.read")
     row_filter = RowFilter.of(filters)
     table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
     missing, corrupt = request.ignore_missing_files, request.ignore_corrupt_files

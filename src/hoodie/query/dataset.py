@@ -79,7 +79,7 @@ def open_dataset(path: str, options: Mapping[str, Any] | None = None, storage: S
     """The table at ``path`` as a lazy ``pyarrow.dataset.Dataset`` (module docstring):
     its snapshot, read-optimized view, time travel or incremental pull, by Hudi's read
     options as :func:`hoodie.read` takes them."""
-    request = ReadRequest.of(options)
+    request = ReadRequest.of(options).values_from_files("a dataset")
     row_filter = RowFilter.of(filters)
     table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
     if request.query_type == "incremental":

@@ -36,9 +36,10 @@ from hoodie.metadata_table.index_lookup import has_record_index
 from hoodie.metadata_table.reader import COLUMN_STATS, MetadataTableReader
 from hoodie.metadata_table.records import ColumnStats
 from hoodie.table.file_group import FileSlice
+from hoodie.table.partition_values import PartitionScheme
 from hoodie.table.table import HoodieTable
 
-__all__ = ["RowFilter", "has_column_stats", "prune_slices"]
+__all__ = ["RowFilter", "has_column_stats", "prune_partitions", "prune_slices"]
 
 log = logging.getLogger(__name__)
 Predicate = tuple[str, str, Any]
@@ -238,3 +239,25 @@ def _wanted_keys(table: HoodieTable, row_filter: RowFilter) -> list[frozenset[st
             keys = given if keys is None else keys & given
         out.append(keys)
     return out
+
+
+def prune_partitions(table: HoodieTable, slices: Sequence[FileSlice], row_filter: RowFilter, schema: pa.Schema) -> list[FileSlice]:
+    """The slices of ``slices`` whose partition may hold a row ``row_filter`` matches, by
+    the values their partition path gives the partition columns, where the path gives them
+    exactly (:class:`~hoodie.table.partition_values.PartitionScheme`), as Apache Hudi's
+    file index prunes partitions. A record updated in place with a new partition value
+    (a global index without ``update.partition.path``) keeps its old partition's path, so
+    it is pruned as that partition is: the rows read are still filtered on the values
+    stored in the files."""
+    scheme = PartitionScheme.of(table.config)
+    known: dict[str, bool] = {}
+
+    def allows(partition: str) -> bool:
+        if partition not in known:
+            # each value the path gives, as the statistics of a column holding it alone
+            stats = {name: ColumnStats(None, name, value, value, 1, 1 if value is None else 0, None, None)
+                     for name, value in scheme.literals(partition, schema).items()}
+            known[partition] = not stats or row_filter.may_match(stats)
+        return known[partition]
+
+    return [s for s in slices if allows(s.partition_path)]

@@ -10,7 +10,7 @@
 * :func:`write_dataframe` — the distributed copy-on-write pipeline
   (:mod:`~hoodie.spark.write`, executor side in :mod:`~hoodie.spark.tasks`);
 * :func:`read_dataframe` — snapshot, time-travel, read-optimized and incremental reads
-  through Spark's native Parquet reader with partition pruning
+  through Spark's native Parquet reader, pruned by partition
   (:mod:`~hoodie.spark.read`, :mod:`~hoodie.table.partition_values`);
 * :class:`SparkEngine` — the :class:`~hoodie.engine.Engine` protocol on Spark
   (:mod:`~hoodie.spark.engine`);

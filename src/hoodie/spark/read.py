@@ -7,10 +7,20 @@ slices with log files (merge-on-read) are merged on executors by the query layer
 merger, a few slices at a time; columns come in the in-process reader's order and types, and
 the incremental ``_hoodie_commit_time`` range is a filter.
 
-Partition pruning: a filter on a partition column should not open other partitions'
-files. Spark prunes files on its own only for columns it knows per file *before* reading
-(partition values), so the scan gives Spark those values where the partition path
-determines them exactly (see :mod:`hoodie.table.partition_values`):
+Partition columns hold what the data files store, as Apache Hudi reads them
+(``hoodie.datasource.read.extract.partition.values.from.path`` false, its default): a
+record updated in place with a new partition value — a global index such as
+``RECORD_INDEX`` without ``update.partition.path`` keeps it in its old partition — shows
+the value it was written with, as ``hoodie.read`` does. A filter on the DataFrame the read
+returns prunes partitions by the values their *paths* give the partition columns (as
+Hudi's file index does: :func:`hoodie.query.skipping.prune_partitions`, through
+:mod:`hoodie.spark.skipping`), and Spark applies it in full to the stored values of the
+rows read.
+
+With the option true, or on a table written without the partition columns in its files
+(``hoodie.datasource.write.drop.partition.columns``), the values come from the partition
+path where it determines them exactly (see :mod:`hoodie.table.partition_values`), and
+Spark prunes files on its own, by the values it knows per file *before* reading:
 
 * hive-style tables whose every partition path maps exactly to column values are read
   with ``option("basePath", table)``: Spark's partition discovery turns ``city=sf`` into
@@ -21,8 +31,8 @@ determines them exactly (see :mod:`hoodie.table.partition_values`):
   of one native scan per partition in which each exactly-known partition column is a
   literal, so Catalyst folds a partition filter to ``false`` and drops whole branches;
 * anything else (timestamp-based or custom key generators, ambiguous paths such as the
-  default partition of a string column, very many partitions) is one plain scan: correct,
-  just not pruned by partition.
+  default partition of a string column, very many partitions) is one plain scan of the
+  values the files hold, not pruned by partition.
 
 Data skipping: filters on the DataFrame of a snapshot, time-travel or read-optimized
 read of a table with column statistics rebuild this scan over the slices those
@@ -38,8 +48,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -89,32 +100,51 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     ignore_missing = request.ignore_missing_files or _conf_true(spark, "spark.sql.files.ignoreMissingFiles")
     ignore_corrupt = request.ignore_corrupt_files or _conf_true(spark, "spark.sql.files.ignoreCorruptFiles")
     table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
+    from_path = request.values_from_path or table.config.drop_partition_columns
     if request.query_type == "incremental":
         assert request.begin is not None
         plan = plan_incremental(table, request.begin, request.end, ignore_missing, request.fallback_full_scan)
         schema = output_schema(table, None, plan.slices)
         # merged slices keep their base rows of the range only, as in process
         rows = plan.rows_in_range if plan.filter_rows else None
-        df = scan_with_merge(spark, table, slices_for_range(table, plan), schema, range_filter(table, plan), ignore_corrupt, rows)
-        if rows is None or COMMIT_TIME_COLUMN not in df.columns:
-            return df
-        return df.where(_in_range(rows))
+        pull = functools.partial(_pull, spark, table, schema, range_filter(table, plan), ignore_corrupt, rows, from_path)
+        slices = slices_for_range(table, plan)
+        return _skippable(pull(slices), table, slices, pull, schema, from_path, statistics=False, by_key=False)
     slices = plan_snapshot(table, request.as_of, None, ignore_missing)
     if request.query_type == "read_optimized":
         slices = base_files_only(slices)
     schema = output_schema(table, request.as_of, slices)
     visible = InstantFilter.of_timeline(table.timeline, upto=request.as_of)
-    df = scan_with_merge(spark, table, slices, schema, visible, ignore_corrupt)
+    snapshot = functools.partial(scan_with_merge, spark, table, schema=schema, visible=visible, ignore_corrupt=ignore_corrupt, from_path=from_path)
     # the record index places keys as they are now: only a read of the latest snapshot asks it
     by_key = request.as_of is None and request.query_type != "read_optimized" and has_record_index(table)
-    if schema is None or not request.data_skipping or not (has_column_stats(table) or by_key):
+    statistics = request.data_skipping and (has_column_stats(table) or by_key)
+    return _skippable(snapshot(slices), table, slices, snapshot, schema, from_path, statistics, by_key)
+
+
+def _pull(
+    spark: SparkSession, table: HoodieTable, schema: pa.Schema | None, visible: InstantFilter, ignore_corrupt: bool,
+    rows: CommitTimes | None, from_path: bool, slices: Sequence[FileSlice],
+) -> DataFrame:
+    """The incremental pull's DataFrame over ``slices``: base rows outside the range left out."""
+    df = scan_with_merge(spark, table, slices, schema, visible, ignore_corrupt, rows, from_path)
+    if rows is None or COMMIT_TIME_COLUMN not in df.columns:
         return df
-    # filters on it skip slices by column statistics and the record index (hoodie.spark.skipping)
-    return SkippingDataFrame(df, SkippableRead(table, tuple(slices), functools.partial(_rescan, spark, table, schema, visible, ignore_corrupt), by_key))
+    return df.where(_in_range(rows))
 
 
-def _rescan(spark: SparkSession, table: HoodieTable, schema: pa.Schema, visible: InstantFilter, ignore_corrupt: bool, kept: Sequence[FileSlice]) -> DataFrame:
-    return scan_with_merge(spark, table, kept, schema, visible, ignore_corrupt)
+def _skippable(
+    df: DataFrame, table: HoodieTable, slices: Sequence[FileSlice], rescan: Callable[[Sequence[FileSlice]], DataFrame],
+    schema: pa.Schema | None, from_path: bool, statistics: bool, by_key: bool,
+) -> DataFrame:
+    """``df``, or a :class:`SkippingDataFrame` over it when filters on it can skip slices:
+    by the partition values of their paths (partition columns read from the files: Spark
+    cannot prune them itself), by column statistics or by the record index."""
+    by_partition = schema is not None and not from_path and PartitionScheme.of(table.config).value_paths
+    if schema is None or not (by_partition or statistics):
+        return df
+    # filters on it skip slices (hoodie.spark.skipping)
+    return SkippingDataFrame(df, SkippableRead(table, tuple(slices), rescan, by_key, schema if by_partition else None, statistics))
 
 
 def _in_range(rows: CommitTimes) -> Column:
@@ -144,25 +174,33 @@ def scan_with_merge(
     visible: InstantFilter,
     ignore_corrupt: bool = False,
     base_rows: CommitTimes | None = None,
+    from_path: bool = False,
 ) -> DataFrame:
     """Base-only slices through the native Parquet scan; slices with log files merged on
     executors, a few slices at a time (memory bounded by those slices' logs and one base
     file), as the in-process reader merges them; both unioned under ``schema``.
     ``base_rows`` keeps only those base rows of a slice with logs before its merge (an
     incremental read). ``ignore_corrupt`` reads around damaged base files and committed
-    log blocks (Spark's ``ignoreCorruptFiles``) instead of failing."""
+    log blocks (Spark's ``ignoreCorruptFiles``) instead of failing. ``from_path``: partition
+    columns take the values the partition paths determine (module docstring)."""
     plain = [s for s in slices if not s.log_files]
     with_logs = [s for s in slices if s.log_files]
-    df = scan(spark, table, plain, schema, ignore_corrupt)
+    if from_path:  # by partition: a Spark task's run of one partition's slices shares its values
+        with_logs.sort(key=lambda s: s.partition_path)
+    df = scan(spark, table, plain, schema, ignore_corrupt, from_path)
     if not with_logs or schema is None:
         return df
     merge = MergeConfig.for_table(table.config)
     tasks = [MergeSliceTask(table.storage, s, schema, merge, visible, None, ignore_corrupt, base_rows) for s in with_logs]
-    merged = _merged_scan(spark, tasks, schema)
+    scheme = PartitionScheme.of(table.config)
+    values = {s.partition_path: scheme.literals(s.partition_path, schema) for s in with_logs} if from_path else {}
+    merged = _merged_scan(spark, tasks, schema, values)
     return merged if not plain else df.unionByName(merged)
 
 
-def _merged_scan(spark: SparkSession, tasks: list[MergeSliceTask], schema: pa.Schema) -> DataFrame:
+def _merged_scan(spark: SparkSession, tasks: list[MergeSliceTask], schema: pa.Schema, values: Mapping[str, Mapping[str, Any]]) -> DataFrame:
+    """The merged rows of ``tasks``; ``values`` (partition path -> column -> value) replace
+    the stored partition columns of that partition's rows."""
     broadcast = spark.sparkContext.broadcast(tasks)
     n = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
 
@@ -171,10 +209,20 @@ def _merged_scan(spark: SparkSession, tasks: list[MergeSliceTask], schema: pa.Sc
             # a Spark task runs its slices one after another; a few at a time decode their
             # logs together, as the in-process read does (hoodie.query.slices)
             mine = [broadcast.value[i] for i in batch.column(0).to_pylist()]
-            for task in group_merges(mine, parallelism=1):
-                yield from run_slice_task(task).cast(schema).to_batches()
+            runs = itertools.groupby(mine, key=lambda t: t.file_slice.partition_path) if values else [("", iter(mine))]
+            for partition, same in runs:
+                for task in group_merges(list(same), parallelism=1):
+                    yield from _with_values(run_slice_task(task).cast(schema), values.get(partition, {})).to_batches()
 
     return spark.range(0, len(tasks), 1, n).mapInArrow(run, from_arrow_schema(schema))
+
+
+def _with_values(rows: pa.Table, values: Mapping[str, Any]) -> pa.Table:
+    """``rows`` with each column of ``values`` holding its value in every row."""
+    for name, value in values.items():
+        i = rows.schema.get_field_index(name)
+        rows = rows.set_column(i, rows.schema.field(i), pa.repeat(pa.scalar(value, rows.schema.field(i).type), rows.num_rows))
+    return rows
 
 
 # --- the scan ---------------------------------------------------------------------------------
@@ -192,9 +240,12 @@ def spark_path(path: str) -> str:
     return re.sub(r"([\\\[\]{}*?])", r"\\\1", spark_uri(path))
 
 
-def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, ignore_corrupt: bool = False) -> DataFrame:
+def scan(
+    spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], schema: pa.Schema | None, ignore_corrupt: bool = False, from_path: bool = False
+) -> DataFrame:
     """A native Parquet scan of the slices' base files with ``schema``'s columns, in its
-    order, pruned by partition where the partition paths allow it (module docstring)."""
+    order: the values the files hold, or with ``from_path`` those the partition paths
+    determine, pruned by partition where they allow it (module docstring)."""
     if schema is None:
         return spark.createDataFrame([], StructType([]))
     spark_schema = from_arrow_schema(schema)
@@ -209,6 +260,8 @@ def scan(spark: SparkSession, table: HoodieTable, slices: Sequence[FileSlice], s
         return spark.createDataFrame([], spark_schema)
     options = {**_PARQUET_OPTIONS, "ignoreCorruptFiles": str(ignore_corrupt).lower()}
     with _listing_on_driver(spark, table, sum(len(fs) for fs in files.values())):
+        if not from_path:
+            return _parquet(spark, spark_schema, [f for fs in files.values() for f in fs], options)
         return _scan_files(spark, table, files, schema, spark_schema, options)
 
 

@@ -1,14 +1,18 @@
-"""Data skipping for ``spark.read.format("hoodie")``: filters on the DataFrame a read
-returns prune its file slices by the metadata table's column statistics, before Spark
-reads anything.
+"""Partition pruning and data skipping for ``spark.read.format("hoodie")``: filters on the
+DataFrame a read returns prune its file slices by the values their partition paths give
+the partition columns and by the metadata table's column statistics, before Spark reads
+anything.
 
 ``spark.read.format("hoodie").load(path)`` plans the read on the driver (which slices, as
-of which instant) and returns a :class:`SkippingDataFrame` when the table's metadata table
-has column statistics and skipping is on (``hoodie.enable.data.skipping``,
-``hoodie.metadata.enable``). Its ``filter``/``where`` (and ``df[condition]``) let Spark
+of which instant) and returns a :class:`SkippingDataFrame` when the scan reads partition
+columns from the files of a table whose paths name their values (Spark cannot prune
+those itself: :mod:`hoodie.spark.read`), or when the table's metadata table has column
+statistics and skipping is on (``hoodie.enable.data.skipping``, ``hoodie.metadata.enable``).
+Its ``filter``/``where`` (and ``df[condition]``) let Spark
 resolve the condition as usual, turn the resolved condition into the row filter it
-implies (:mod:`hoodie.spark.pushdown`), drop the slices whose statistics rule that out
-(:func:`hoodie.query.skipping.prune_slices`) and, when any were dropped, build the
+implies (:mod:`hoodie.spark.pushdown`), drop the slices whose partition path or statistics
+rule that out (:func:`hoodie.query.skipping.prune_partitions`,
+:func:`hoodie.query.skipping.prune_slices`) and, when any were dropped, build the
 DataFrame again over the kept slices only — the same scan (native Parquet reads of
 base-file-only slices, merged slices with log files) under the same ``select``s and
 conditions given so far — and apply the new condition to it. ``select`` keeps the
@@ -39,12 +43,13 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
 from py4j.java_gateway import JavaObject
 from pyspark.sql import Column
 from pyspark.sql import DataFrame as AnyDataFrame
 from pyspark.sql.classic.dataframe import DataFrame
 
-from hoodie.query.skipping import prune_slices
+from hoodie.query.skipping import prune_partitions, prune_slices
 from hoodie.spark.pushdown import implied_filter
 from hoodie.table.file_group import FileSlice
 from hoodie.table.table import HoodieTable
@@ -62,6 +67,10 @@ class SkippableRead:
     slices: tuple[FileSlice, ...]
     scan: Callable[[Sequence[FileSlice]], AnyDataFrame]
     by_record_index: bool = False  # a read of the latest snapshot: filters by key ask the record index
+    # the read's schema when filters prune partitions by the values of their paths (the
+    # scan reads partition columns from the files, so Spark cannot prune them itself)
+    partition_schema: pa.Schema | None = None
+    by_statistics: bool = True  # filters skip by column statistics and the record index
 
 
 class SkippingDataFrame(DataFrame):
@@ -100,7 +109,11 @@ class SkippingDataFrame(DataFrame):
         plan = filtered._jdf.queryExecution().analyzed()
         row_filter = implied_filter(plan.condition(), self._hoodie_columns) if plan.nodeName() == "Filter" else None
         if row_filter is not None:
-            kept = prune_slices(read.table, read.slices, row_filter, read.by_record_index)
+            kept = list(read.slices)
+            if read.partition_schema is not None:
+                kept = prune_partitions(read.table, kept, row_filter, read.partition_schema)
+            if read.by_statistics:
+                kept = prune_slices(read.table, kept, row_filter, read.by_record_index)
             if len(kept) < len(read.slices):
                 read = dataclasses.replace(read, slices=tuple(kept))
                 filtered = rebuild(kept).filter(condition)

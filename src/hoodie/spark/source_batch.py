@@ -73,7 +73,7 @@ class HoodieBatchReader(DataSourceReader):
 
     def __init__(self, path: str, options: Mapping[str, str], schema: StructType) -> None:
         self.path = path
-        self.request = ReadRequest.of(options)  # checked now: a bad option fails the read at once
+        self.request = ReadRequest.of(options).values_from_files("this reader")  # checked now: a bad option fails the read at once
         self.schema = schema
 
     def partitions(self) -> list[InputPartition]:

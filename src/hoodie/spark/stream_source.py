@@ -88,7 +88,7 @@ class StreamSettings:
                 raise ConfigError(f"option {opts.BEGIN_INSTANT.key}={begin!r} conflicts with {opts.STREAMING_START_OFFSET.key}={start!r}")
             start = begin
         rest = {k: v for k, v in config.raw.items() if k not in _STREAM_ONLY}
-        request = ReadRequest.of({**rest, opts.QUERY_TYPE.key: "incremental", opts.BEGIN_INSTANT.key: EARLIEST})
+        request = ReadRequest.of({**rest, opts.QUERY_TYPE.key: "incremental", opts.BEGIN_INSTANT.key: EARLIEST}).values_from_files("a streaming read")
         return cls(path, parse_start(start), config.get(opts.STREAMING_MAX_COMMITS), request)
 
     def open(self) -> HoodieTable:
