@@ -14,8 +14,10 @@ from stream_landing import Landing, batch, batch_ids, landing_schema, rows_of, s
 import hoodie
 from hoodie.errors import ConfigError
 from hoodie.spark import register
+from hoodie.spark.jobs import job_group
 from hoodie.spark.micro_batch import QUERY_ID_KEY
-from hoodie.spark.stream_sink import wait_for_compaction
+from hoodie.spark.stream_sink import HoodieStreamingSink, wait_for_compaction
+from hoodie.spark.write import write_dataframe
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.checkpoints import SINK_CHECKPOINT_KEY
 from hoodie.timeline.instant import Action
@@ -152,3 +154,48 @@ def test_async_compaction_runs_beside_the_batches(spark, tmp_path, helpers) -> N
     assert all(a == Action.DELTA_COMMIT for a, _ in sink_commits(path)), "no batch compacted inline"
     assert rows_of(hoodie.read(path)) == landing.expected()
     assert rows_of(helpers.hudi_rs_snapshot(path)) == landing.expected()
+
+
+def jobs_run_by(spark, action: Any) -> int:
+    """How many Spark jobs ``action()`` ran: a context numbers its jobs in order, so the
+    ids of a marker job before and after it bound theirs (no listener needed)."""
+    sc = spark.sparkContext
+
+    def marker(name: str) -> int:
+        with job_group(sc, name, "job count marker"):
+            sc.parallelize([0], 1).count()
+        (job,) = sc.statusTracker().getJobIdsForGroup(name)
+        return job
+
+    before = marker(f"before-{id(action)}")
+    action()
+    return marker(f"after-{id(action)}") - before - 1
+
+
+def test_a_micro_batch_runs_no_spark_job_beyond_its_write(spark, tmp_path) -> None:
+    """The sink asks Spark nothing of its own before a batch's write (an isEmpty() per
+    batch was one job more): a batch read from files, as a stream's are, costs the jobs
+    ``write_dataframe`` of the same rows into the same table state costs; an empty batch
+    on an existing table makes no commit."""
+    options = {**OPTIONS, "hoodie.datasource.write.partitionpath.field": "city", "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+    direct, sunk = str(tmp_path / "direct"), str(tmp_path / "sunk")
+    sink = HoodieStreamingSink(spark, sunk, options, "append")
+    landing = Landing(tmp_path / "landing")
+
+    def landed(rows: list[tuple[str, str, int, float, bool]]) -> Any:
+        landing.land(batch(rows))
+        return spark.read.schema(landing_schema(spark)).parquet(str(landing.folder / f"batch-{landing.files - 1:03d}.parquet"))
+
+    first = landed([(f"k{i}", "sf" if i % 2 else "la", 1, float(i), False) for i in range(6)])
+    write_dataframe(first, direct, options)
+    sink.add_batch(first, 0)  # creates the table
+    second = landed([("k0", "la", 2, 10.0, False), ("k7", "ny", 2, 7.0, False)])
+    by_the_write = jobs_run_by(spark, lambda: write_dataframe(second, direct, options))
+    by_the_sink = jobs_run_by(spark, lambda: sink.add_batch(second, 1))
+    assert by_the_write > 0 and by_the_sink == by_the_write
+    assert rows_of(hoodie.read(sunk)) == rows_of(hoodie.read(direct)) == landing.expected()
+
+    commits = HoodieTable.open(sunk).timeline.completed_writes()
+    sink.add_batch(landed([]), 2)
+    assert HoodieTable.open(sunk).timeline.completed_writes() == commits, "an empty micro-batch makes no commit"
+    assert batch_ids(sunk) == [0, 1]

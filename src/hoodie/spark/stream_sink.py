@@ -12,7 +12,8 @@ being ``hoodie.datasource.write.streaming.checkpoint.identifier``) and the query
 batch whose id is at or below the one the table's latest checkpoint of this identifier
 records was committed already (Spark replays the last batch after a failure between the
 commit and its own offset log, or a restart) and is skipped. A micro-batch without rows
-writes nothing. A failed write was rolled back by the pipeline; it is tried again
+makes no commit (nor a table that does not exist yet); the write tells it from the
+partition paths it computes anyway, so a batch costs no Spark job for the question. A failed write was rolled back by the pipeline; it is tried again
 (``...streaming.retry.count`` attempts, waiting ``...retry.interval.ms``, doubled each
 time), then fails the query, or with ``...streaming.ignore.failed.batch`` is left out.
 
@@ -43,7 +44,8 @@ from hoodie.services.async_compaction import AsyncCompactor
 from hoodie.spark.engine import SparkEngine
 from hoodie.spark.micro_batch import BatchCommits, table_options
 from hoodie.spark.write import write_dataframe
-from hoodie.storage.factory import normalize_path
+from hoodie.storage.factory import normalize_path, storage_for
+from hoodie.table.table import HoodieTable
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +83,21 @@ class HoodieStreamingSink:
             if self.batches.committed(batch_id):
                 log.warning("batch %d of query %s is committed in %s already (%s): skipped", batch_id, query_id, self.path, self.batches.identifier)
                 return
-            if data.isEmpty():
+            # an empty batch makes no commit: the write tells it from the partition paths it
+            # computes anyway (no job of its own); only a table not created yet is not
+            # created for no rows, which takes a job of its own
+            if not HoodieTable.exists(self.path, storage_for(self.path)) and data.isEmpty():
                 log.info("batch %d of query %s has no rows: nothing written to %s", batch_id, query_id, self.path)
                 return
             extra = self.batches.extra_metadata(batch_id, query_id)
-            instant = self.batches.write(batch_id, lambda: write_dataframe(data, self.path, self.options, self.save_mode, extra_metadata=extra))
+
+            def write() -> str | None:
+                instant = write_dataframe(data, self.path, self.options, self.save_mode, extra_metadata=extra, skip_empty=True)
+                if instant is None:
+                    log.info("batch %d of query %s has no rows: nothing written to %s", batch_id, query_id, self.path)
+                return instant
+
+            instant = self.batches.write(batch_id, write)
             if instant is not None and self.async_compaction:
                 self.compactor.after_batch()
 

@@ -130,6 +130,7 @@ def write_dataframe(
     *,
     storage: Storage | None = None,
     extra_metadata: Mapping[str, str] | None = None,
+    skip_empty: bool = False,
 ) -> str | None:
     """Write ``df`` to the Hudi table at ``path`` as one commit; returns its instant time.
 
@@ -139,7 +140,9 @@ def write_dataframe(
     ``error`` (Spark's default) raise :class:`~hoodie.errors.TableError`; ``ignore`` does
     nothing and returns None. Without a table, every mode writes (creating it).
     ``extra_metadata`` is recorded in the commit's extraMetadata (as by :func:`hoodie.write`).
-    With ``hoodie.datasource.meta.sync.enable`` (or ``hive_sync.enable``) the table is
+    ``skip_empty``: a ``df`` without rows makes no commit (returns None), told from the
+    partition paths the write computes anyway (no Spark job of its own; a table that does
+    not exist yet is created all the same). With ``hoodie.datasource.meta.sync.enable`` (or ``hive_sync.enable``) the table is
     then registered in the session's catalog (:func:`~hoodie.spark.catalog.sync_to_catalog`).
     """
     path = normalize_path(path)
@@ -158,6 +161,8 @@ def write_dataframe(
             operation = "insert_overwrite_table"
     sync = SyncSettings.of(options)  # checked before anything is written
     flow = DataFrameRecordFlow.prepare(df, path, options, operation, storage, extra_metadata)
+    if skip_empty and not flow.partitions():  # rows always have a path ("" unpartitioned); computed once
+        return None
     instant = run_write(flow.prepared, flow.data_schema, flow)
     if sync.enabled:
         sync_after_commit(df.sparkSession, path, options, instant)
