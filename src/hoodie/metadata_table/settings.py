@@ -82,6 +82,16 @@ class MetadataSettings:
         had = set(partitions)
         return replace(self, enable=True, column_stats=COLUMN_STATS in had, bloom_filters=BLOOM_FILTERS in had, record_index=RECORD_INDEX in had)
 
+    def disabled(self, complete: Iterable[str]) -> tuple[str, ...]:
+        """The ``complete`` partitions these settings no longer keep, which a write drops
+        (Apache Hudi 0.15's ``HoodieTable.shouldDeleteMetadataPartition``): column_stats,
+        bloom_filters and record_index, each when its own option is off and the metadata
+        table on; ``files`` never (it goes with the whole metadata table)."""
+        if not self.enable:
+            return ()
+        kept = set(self.partitions)
+        return tuple(p for p in PARTITION_ORDER if p != FILES and p in set(complete) and p not in kept)
+
     @property
     def partitions(self) -> tuple[str, ...]:
         """The enabled partitions, in the order they are built (none when disabled)."""

@@ -157,9 +157,13 @@ def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> Ho
     """Before a write recovers the table: ``hoodie.metadata.enable=false`` deletes the
     metadata table (as Apache Hudi does), and so does one out of sync with the table
     (:func:`~.reader.unsynced_instants`: a writer that does not maintain it wrote since);
-    otherwise the table's completions update it. The write then calls :func:`initialise`
-    once failed writes are rolled back, which builds what is missing. Decided and done
-    under the table's commit lock, on the table as it is then."""
+    a complete partition the write's options no longer enable (column_stats, bloom_filters,
+    record_index: :meth:`.MetadataSettings.disabled`, as Apache Hudi 0.15's writers drop
+    it) is dropped with it, so no completion maintains it any longer and readers stop
+    using it. Otherwise the table's completions update it. The write then calls
+    :func:`initialise` once failed writes are rolled back, which builds what is missing
+    (after a drop: the partitions the write enables). Decided and done under the table's
+    commit lock, on the table as it is then."""
     if not keeps_metadata_table(table):
         return with_metadata_sync(table, settings)  # nothing to delete or check
     with setup_lock(table) as table:
@@ -171,6 +175,13 @@ def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> Ho
                 # kept on, it would stay stale (readers would never use it): built again instead
                 log.warning("the metadata table of %s lacks the completed instant(s) %s (written without maintaining it): "
                             "building it again from a listing", table.base_path, ", ".join(unsynced))
+                table = delete_metadata_table(table)
+            elif dropped := settings.disabled(table.config.metadata_partitions):
+                # (deleting the partition's folder alone, as Apache Hudi 0.15 does, would leave
+                # the metadata table's completed instants naming files that are gone: damage
+                # to its own views) built again from a listing without it instead
+                log.info("metadata table of %s: %s no longer enabled by this write's options: building it again without",
+                         table.base_path, ",".join(dropped))
                 table = delete_metadata_table(table)
     return with_metadata_sync(table, settings)
 

@@ -203,12 +203,20 @@ def prepare_write(
 
 def check_index_needs(config: HoodieConfig, metadata: MetadataSettings, path: str) -> None:
     """RECORD_INDEX lives in the metadata table: a write that would delete it (metadata
-    off) is refused before anything changes."""
-    if config.get(o.INDEX_TYPE) == RECORD_INDEX and not metadata.enable:
+    off, or its record_index partition off) is refused before anything changes."""
+    if config.get(o.INDEX_TYPE) != RECORD_INDEX:
+        return
+    if not metadata.enable:
         raise ConfigError(
             f"{o.INDEX_TYPE.key}=RECORD_INDEX looks keys up in the metadata table's record index, but "
             f"{o.METADATA_ENABLE.key} is off for this write of {path} (which would delete the metadata table): "
             f"set {o.METADATA_ENABLE.key}=true"
+        )
+    if not metadata.record_index:
+        raise ConfigError(
+            f"{o.INDEX_TYPE.key}=RECORD_INDEX looks keys up in the metadata table's record index, but "
+            f"{o.METADATA_RECORD_INDEX_ENABLE.key} is off for this write of {path} (which would drop that partition, "
+            f"or never build it): set {o.METADATA_RECORD_INDEX_ENABLE.key}=true"
         )
 
 
