@@ -13,7 +13,10 @@ metadata table, so that no later delta commit is older than them:
    ``⌈1.2 × hoodie.cleaner.hours.retained⌉`` hours;
 3. **compaction** at ``t001`` when due (:func:`~.compaction.compaction_due`);
 4. **archival**: the data table's ``hoodie.keep.min.commits`` and ``hoodie.keep.max.commits``
-   plus one, and never the metadata table's latest compaction or anything after it, nor
+   plus one, at least one more than the commits the cleaner retains (the cleaner runs only
+   when the active timeline holds more than it retains: archived below that, the metadata
+   table would never clean, whatever the data table keeps), and never (as for any table)
+   beyond what the last clean retains, nor the metadata table's latest compaction or anything after it, nor
    anything at or after the data table's first commit or first pending instant: a data
    instant still on the active timeline may be rolled back, which the metadata table
    undoes by its own delta commits.
@@ -111,14 +114,29 @@ class MetadataServiceSettings:
                 max_delta_commits_when_pending=config.get(o.METADATA_MAX_DELTA_COMMITS_WHEN_PENDING),
                 hfile=HFileSettings(block_size=config.get(o.HFILE_BLOCK_SIZE)),
             ),
-            MetadataCleanRule(
+            clean := MetadataCleanRule(
                 config.get(o.CLEANER_POLICY),
                 max(_MIN_COMMITS_RETAINED, int(config.get(o.CLEANER_COMMITS_RETAINED) * 1.2)),
                 math.ceil(config.get(o.CLEANER_FILE_VERSIONS_RETAINED) * 1.2),
                 math.ceil(config.get(o.CLEANER_HOURS_RETAINED) * 1.2),
             ),
-            MetadataArchiveRule(config.get(o.KEEP_MIN_COMMITS) + 1, config.get(o.KEEP_MAX_COMMITS) + 1, config.get(o.ARCHIVAL_BATCH)),
+            _archive_rule(config, clean),
         )
+
+
+def _archive_rule(config: HoodieConfig, clean: MetadataCleanRule) -> MetadataArchiveRule:
+    """The data table's ``hoodie.keep.min.commits`` and ``hoodie.keep.max.commits`` plus
+    one (Apache Hudi 0.15's ``createMetadataWriteConfig``), raised so that the cleaner
+    retaining commits always finds more commits on the active timeline than it retains.
+    Taken as they are, a data table keeping fewer commits than the metadata table's
+    cleaner retains (at least 20) would have its metadata table archived below that count
+    before any clean: that cleaner would never run and the metadata table's slices would
+    pile up without bound."""
+    keep_min, keep_max = config.get(o.KEEP_MIN_COMMITS), config.get(o.KEEP_MAX_COMMITS)
+    least = keep_min + 1
+    if clean.policy == "KEEP_LATEST_COMMITS":
+        least = max(least, clean.commits_retained + 1)
+    return MetadataArchiveRule(least, max(keep_max + 1, least + keep_max - keep_min), config.get(o.ARCHIVAL_BATCH))
 
 
 class BorrowedServices(Protocol):
