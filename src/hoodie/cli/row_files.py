@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import os
 import tempfile
@@ -97,6 +98,11 @@ def _publish(tmp: str, out: OutputFile) -> None:
         os.link(tmp, out.path)  # fails, rather than replaces, when the file appeared meanwhile
     except FileExistsError:
         raise UsageError(f"file {out.path} exists: use --force to replace it") from None
+    except OSError:  # a file system without hard links: checked, then renamed
+        if os.path.lexists(out.path):
+            raise UsageError(f"file {out.path} exists: use --force to replace it") from None
+        os.replace(tmp, out.path)
+        return
     os.unlink(tmp)
 
 
@@ -104,15 +110,10 @@ def _batches(data: pa.Table) -> Iterator[pa.RecordBatch]:
     yield from data.to_batches(max_chunksize=_BATCH_ROWS)
 
 
-def _write_parquet(data: pa.Table, handle: IO[bytes], advance: Callable[[int], None]) -> None:
-    with pq.ParquetWriter(handle, data.schema) as writer:
-        for batch in _batches(data):
-            writer.write_batch(batch)
-            advance(batch.num_rows)
-
-
-def _write_arrow(data: pa.Table, handle: IO[bytes], advance: Callable[[int], None]) -> None:
-    with pa.ipc.new_file(handle, data.schema) as writer:
+def _write_batches(data: pa.Table, handle: IO[bytes], advance: Callable[[int], None], fmt: str) -> None:
+    """Parquet or Arrow IPC: the table's record batches, with its Arrow types."""
+    writer = pq.ParquetWriter(handle, data.schema) if fmt == "parquet" else pa.ipc.new_file(handle, data.schema)
+    with writer:
         for batch in _batches(data):
             writer.write_batch(batch)
             advance(batch.num_rows)
@@ -136,8 +137,8 @@ def _write_csv(data: pa.Table, handle: IO[bytes], advance: Callable[[int], None]
 
 
 _WRITERS: dict[str, Callable[[pa.Table, IO[bytes], Callable[[int], None]], None]] = {
-    "parquet": _write_parquet,
+    "parquet": functools.partial(_write_batches, fmt="parquet"),
     "csv": _write_csv,
     "json": _write_json_lines,
-    "arrow": _write_arrow,
+    "arrow": functools.partial(_write_batches, fmt="arrow"),
 }
