@@ -157,6 +157,71 @@ def test_replaced_file_groups_go_whole_once_older_than_the_boundary(cow) -> None
     assert t2  # the replace commit itself stays on the timeline
 
 
+def _leave_in_group(kit, rel_base: str, name: str) -> str:
+    """A file named ``name`` beside the base file ``rel_base`` (its bytes): what a writer
+    left there that no committed slice names."""
+    src = Path(kit.path) / rel_base
+    dest = src.parent / name
+    dest.write_bytes(src.read_bytes())
+    return f"{os.path.dirname(rel_base)}/{name}"
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_a_replaced_group_goes_with_its_change_log_and_failed_files(request, kind: str) -> None:
+    """Once its replace commit is older than the boundary, a replaced file group goes
+    whole: its committed slices, and what no committed slice names — an Apache Hudi
+    change-log (``.cdc``) file, the base and log files of a write rolled back without
+    them, a duplicate task attempt's base file. A file named after an instant still
+    pending (a writer that began before the replace) stays."""
+    kit = request.getfixturevalue(kind)
+    t1 = kit.write(["k1", "k2"], "a", 1)
+    [base] = [f for f in kit.data_files() if f.startswith("a/")]
+    group = parse_base_file_name(os.path.basename(base))
+    assert group is not None
+    failed = kit.open().timeline.new_instant_time()  # an attempt rolled back: not on the timeline
+    left = {
+        _leave_in_group(kit, base, f".{group.file_id}_{t1}.log.1_0-1-0.cdc"),
+        _leave_in_group(kit, base, f"{group.file_id}_0-9-0_{failed}.parquet"),
+        _leave_in_group(kit, base, f".{group.file_id}_{failed}.log.1_0-9-0"),
+        _leave_in_group(kit, base, f"{group.file_id}_0-1-1_{t1}.parquet"),
+    }
+    t2 = kit.write(["k9"], "a", 2, operation="insert_overwrite")
+    t3 = kit.write(["x1"], "b", 3)
+    t4 = kit.write(["x2"], "b", 4)
+    # a writer that began before the replace, still running: its file in the group stays
+    timeline = kit.open().timeline
+    pending = timeline.transition_to_inflight(timeline.request_new("commit" if kind == "cow" else "deltacommit"), b"{}")
+    running = _leave_in_group(kit, base, f"{group.file_id}_0-2-0_{pending.timestamp}.parquet")
+    snapshot = {t: kit.rows(t) for t in (t3, t4)}
+    result = clean(kit.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult)
+    remaining = kit.data_files()
+    assert {f for f in remaining if f.startswith("a/") and group.file_id in f} == {running}
+    assert left | {base} <= {f"a/{name}" for name in result.deleted["a"]}
+    assert {t: kit.rows(t) for t in (t3, t4)} == snapshot
+    assert kit.rs_rows() == snapshot[t4]
+    assert t2
+
+
+def test_a_savepoint_keeps_the_slice_of_a_replaced_group_with_its_change_log(cow) -> None:
+    """A savepoint pins a replaced group's slice: it stays with its change-log file, while
+    a rolled-back write's file in the same group goes."""
+    t1 = cow.write(["k1", "k2"], "a", 1)
+    [base] = [f for f in cow.data_files() if f.startswith("a/")]
+    group = parse_base_file_name(os.path.basename(base))
+    assert group is not None
+    cdc = _leave_in_group(cow, base, f".{group.file_id}_{t1}.log.1_0-1-0.cdc")
+    orphan = _leave_in_group(cow, base, f"{group.file_id}_0-9-0_{cow.open().timeline.new_instant_time()}.parquet")
+    create_savepoint(cow.open(), t1, user="ops", comment="before the overwrite")
+    cow.write(["k9"], "a", 2, operation="insert_overwrite")
+    cow.write(["x1"], "b", 3)
+    cow.write(["x2"], "b", 4)
+    assert isinstance(clean(cow.open(), CleanSettings(commits_retained=2)), CleanResult)
+    remaining = cow.data_files()
+    assert {base, cdc} <= remaining and orphan not in remaining
+    assert cow.rows(t1) == [("k1", "a", 1, 1.0), ("k2", "a", 1, 1.0)]
+
+
 def test_merge_on_read_slices_and_their_logs(mor) -> None:
     t = [mor.write(["k1", "k2", "k3"], "a", 1), mor.write(["k1"], "a", 2)]
     compaction = CompactionSettings(strategy=UNBOUNDED_STRATEGY)

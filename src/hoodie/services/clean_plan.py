@@ -9,7 +9,11 @@
   ``KEEP_LATEST_FILE_VERSIONS`` keeps the N newest slices of every file group instead.
 * **never deleted**: the latest slice of a file group, a slice holding a file some
   savepoint lists, a slice a pending (log) compaction reads or opens. File groups replaced
-  by a completed replace commit older than the retention boundary go whole.
+  by a completed replace commit older than the retention boundary go whole: every file
+  storage holds of them, also those no committed slice names — change-log (``.cdc``)
+  files, files a failed or rolled-back write left — but for those of a slice a savepoint
+  pins and those named after an instant still pending (its writer, or its rollback, may
+  need them).
 * **incremental** (RFC-03): the partitions to list come from the commit metadata of the
   commits written since the last clean's boundary (``KEEP_LATEST_FILE_VERSIONS``: since
   the last commit it saw), never from listing the table. Every partition is listed only
@@ -28,10 +32,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from hoodie.errors import ConfigError, FormatError
-from hoodie.layout import InstantTime, format_instant, is_ascii_digits
+from hoodie.layout import InstantTime, format_instant, is_ascii_digits, parse_base_file_name, parse_log_file_name
 from hoodie.services.savepoint import SavepointInfo, list_savepoints
 from hoodie.table.file_group import FileSlice
-from hoodie.table.fs_view import TableView
+from hoodie.table.fs_view import FileSystemView, TableView
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.action_metadata import CleanerPlan, CleanMetadata
 from hoodie.timeline.active import ActiveTimeline
@@ -264,14 +268,30 @@ def _by_versions(view: TableView, partition: str, versions: int, guards: _Guards
     return out
 
 
-def _replaced_files(view: TableView, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
-    """Every file of the replaced file groups ``file_ids``, but for slices a savepoint pins."""
-    if not file_ids:
-        return []
+def _replaced_files(view: TableView, stored: FileSystemView, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
+    """Every file of the replaced file groups ``file_ids`` that ``stored`` (a view listing
+    storage) finds, but for those of slices a savepoint pins and those named after a
+    pending instant. Besides the committed slices (``view``), a replaced group may hold
+    files no committed slice names, which no later clean would otherwise ever reach:
+    Apache Hudi's change-log (``.cdc``) files, files a failed write left that its rollback
+    did not delete, a duplicate task attempt's copy of a base file."""
+    groups = [g for g in view.replaced_file_groups(partition) if g.file_id in file_ids] if file_ids else []
+    if not groups:
+        return []  # (storage is listed by the clean that deletes the groups' slices, once)
     out: list[str] = []
-    for g in view.replaced_file_groups(partition):
-        if g.file_id in file_ids:
-            out.extend(path for s in g.slices if not guards.pinned(s) for path in _slice_paths(s))
+    pinned: set[tuple[str, str]] = set()
+    for g in groups:
+        for s in g.slices:
+            if guards.pinned(s):
+                pinned.add((g.file_id, s.base_instant))
+            else:
+                out.extend(_slice_paths(s))
+    pending = {i.timestamp for i in stored.timeline.instants if not i.is_completed}
+    for info in stored.partition_files(partition):
+        name = parse_base_file_name(info.name) or parse_log_file_name(info.name)
+        # (a log names the base instant of its slice: a slice a savepoint pins keeps its logs)
+        if name is not None and name.file_id in file_ids and (name.file_id, name.instant) not in pinned and name.instant not in pending:
+            out.append(info.path)
     return out
 
 
@@ -336,6 +356,10 @@ def _doomed_files(
     guards = _Guards(frozenset(name for sp in savepoints for name in sp.file_names()), pending_compaction_bases(table.timeline))
     boundary = earliest.timestamp if earliest is not None else None
     replaced = _replaced_groups(table, boundary)
+    # storage itself, for the files of replaced groups that no committed slice names (which
+    # the metadata table and a timeline server's view never hold): only the partitions whose
+    # replaced groups this clean deletes are listed
+    stored = table.storage_view()
     partitions = list(partitions)
     # listed side by side, or in one lookup of the metadata table, not one after another
     # (a first clean scans every partition of the table)
@@ -346,7 +370,7 @@ def _doomed_files(
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)
         else:
             doomed = _by_commits(view, p, boundary or "", guards)
-        doomed += _replaced_files(view, p, replaced.get(p, set()), guards)
+        doomed += _replaced_files(view, stored, p, replaced.get(p, set()), guards)
         if doomed:
             files[p] = tuple(sorted(set(doomed)))
     return files
