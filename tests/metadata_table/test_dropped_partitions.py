@@ -9,6 +9,8 @@ dropped."""
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +22,7 @@ from hoodie.errors import ConfigError, TableError
 from hoodie.layout import InstantTime
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.validate import validate_metadata_table
+from hoodie.metadata_table.writer import set_partition_state
 from hoodie.query.skipping import RowFilter, prune_slices
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
@@ -148,3 +151,30 @@ def test_record_index_asked_for_with_its_partition_off_is_refused_before_anythin
     with pytest.raises(TableError, match="has no complete 'record_index' partition .hoodie.table.metadata.partitions: files"):
         MetadataTableReader(table).record_locations(["1"])
     assert hoodie.read(str(path), filters=[("id", "=", 1)]).column("ts").to_pylist() == [3]
+
+
+def test_a_partition_dropped_apache_hudis_way_is_built_again_by_the_next_write(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Apache Hudi 0.15 drops a partition by deleting its folder and its name from
+    ``hoodie.properties``; the metadata table's completed instants still name its files.
+    The next write builds the metadata table again, and its services run as before
+    (kept as it was, its compaction and clean would fail on every write)."""
+    path = tmp_path / "t"
+    on = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true"}
+    for ts in range(1, 4):
+        _write(path, range(ts * 5, ts * 5 + 10), ts, on)
+    table = HoodieTable.open(str(path))
+    # (what Apache Hudi's HoodieTable.deleteMetadataIndexIfNecessary leaves)
+    set_partition_state(table, ["bloom_filters", "files"], [])
+    shutil.rmtree(path / ".hoodie" / "metadata" / "column_stats")
+    keep_filters = {"hoodie.metadata.index.bloom.filter.enable": "true"}
+    with caplog.at_level(logging.WARNING, logger="hoodie"):
+        first = _write(path, range(0, 5), 4, keep_filters)
+        later = [_write(path, range(k, k + 3), 5 + k, keep_filters) for k in range(4)]
+    assert "whose folder another writer deleted" in caplog.text
+    assert "services failed" not in caplog.text
+    table = HoodieTable.open(str(path))
+    assert table.config.metadata_partitions == ("bloom_filters", "files")
+    assert _touched(path, first) == _touched(path, later[-1]) == {"bloom_filters", "files"}
+    mdt = HoodieTable.open(str(path / ".hoodie" / "metadata"))
+    assert [c for c in mdt.timeline.completed([Action.COMMIT]) if c.time > InstantTime(first)]
+    assert validate_metadata_table(table).ok

@@ -40,7 +40,8 @@ from hoodie.layout import HOODIE_FOLDER, InstantTime
 from hoodie.metadata_table.conversion import MdtRecords, records_for_action, records_for_listing
 from hoodie.metadata_table.metrics import SYNC, MetadataMetrics
 from hoodie.metadata_table.reader import unsynced_instants
-from hoodie.metadata_table.settings import MetadataSettings
+from hoodie.metadata_table.settings import PARTITION_ORDER, MetadataSettings
+from hoodie.metadata_table.stats import INFLIGHT_PARTITIONS
 from hoodie.metadata_table.validate import committed_file_sizes
 from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, keeps_metadata_table, metadata_path
 from hoodie.storage.base import Storage
@@ -155,42 +156,65 @@ def setup_lock(table: HoodieTable) -> Iterator[HoodieTable]:
 
 def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
     """Before a write recovers the table: ``hoodie.metadata.enable=false`` deletes the
-    metadata table (as Apache Hudi does), and so does one out of sync with the table
-    (:func:`~.reader.unsynced_instants`: a writer that does not maintain it wrote since);
-    a complete partition the write's options no longer enable (column_stats, bloom_filters,
-    record_index: :meth:`.MetadataSettings.disabled`, as Apache Hudi 0.15's writers drop
-    it) is dropped with it, so no completion maintains it any longer and readers stop
-    using it. Otherwise the table's completions update it. The write then calls
-    :func:`initialise` once failed writes are rolled back, which builds what is missing
-    (after a drop: the partitions the write enables). Decided and done under the table's
-    commit lock, on the table as it is then."""
+    metadata table (as Apache Hudi does). Otherwise the table's completions update it,
+    and it is deleted to be built again (:func:`_why_build_again`) when it is out of sync
+    with the table, when it has a complete partition the write's options no longer enable
+    (which is so dropped, as Apache Hudi 0.15's writers drop it), or when another writer
+    dropped one Apache Hudi 0.15's way. The write then calls :func:`initialise` once
+    failed writes are rolled back, which builds what is missing (the partitions the write
+    enables). Decided and done under the table's commit lock, on the table as it is then."""
     if not keeps_metadata_table(table):
         return with_metadata_sync(table, settings)  # nothing to delete or check
     with setup_lock(table) as table:
         if not settings.enable:
             table = delete_metadata_table(table)
-        else:
-            unsynced = _unsynced(table)
-            if unsynced:
-                # kept on, it would stay stale (readers would never use it): built again instead
-                log.warning("the metadata table of %s lacks the completed instant(s) %s (written without maintaining it): "
-                            "building it again from a listing", table.base_path, ", ".join(unsynced))
-                table = delete_metadata_table(table)
-            elif dropped := settings.disabled(table.config.metadata_partitions):
-                # (deleting the partition's folder alone, as Apache Hudi 0.15 does, would leave
-                # the metadata table's completed instants naming files that are gone: damage
-                # to its own views) built again from a listing without it instead
-                log.info("metadata table of %s: %s no longer enabled by this write's options: building it again without",
-                         table.base_path, ",".join(dropped))
-                table = delete_metadata_table(table)
+        elif why := _why_build_again(table, settings):
+            log.warning("the metadata table of %s %s: building it again from a listing", table.base_path, why)
+            table = delete_metadata_table(table)
     return with_metadata_sync(table, settings)
 
 
-def _unsynced(table: HoodieTable) -> list[str]:
-    """The completed instants of ``table`` its metadata table lacks (none without one)."""
+def _why_build_again(table: HoodieTable, settings: MetadataSettings) -> str | None:
+    """Why the metadata table ``table`` keeps cannot be kept as it is (None: it can):
+
+    * it lacks completed instants of the table (:func:`~.reader.unsynced_instants`: a
+      writer that does not maintain it wrote since): kept, it would stay stale and
+      readers would never use it;
+    * it has a complete partition ``settings`` no longer enable
+      (:meth:`.MetadataSettings.disabled`): no completion may maintain it any longer;
+    * a partition is gone that its active timeline still names files of: Apache Hudi
+      0.15 drops a partition by deleting its folder (and its name from
+      ``hoodie.properties``), leaving completed instants that name files no longer
+      there, which the metadata table's own views take for damage (its compaction and
+      clean would fail on every write).
+
+    Dropping a partition hoodie's way is building the table again without it, for the
+    last reason."""
     if not table.config.metadata_partitions or not table.storage.exists(metadata_path(table)):
+        return None
+    mdt = HoodieTable.open(metadata_path(table), table.storage).timeline
+    unsynced = unsynced_instants(table.timeline, mdt)
+    if unsynced:
+        return f"lacks the completed instant(s) {', '.join(unsynced)} (written without maintaining it)"
+    disabled = settings.disabled(table.config.metadata_partitions)
+    if disabled:
+        return f"keeps {', '.join(disabled)}, which this write's options no longer enable"
+    gone = _dropped_folders(table, mdt)
+    if gone:
+        return f"has completed instants naming files of {', '.join(gone)}, whose folder another writer deleted (Apache Hudi's way of dropping it)"
+    return None
+
+
+def _dropped_folders(table: HoodieTable, mdt: ActiveTimeline) -> list[str]:
+    """The metadata partitions ``table`` does not name (complete or being built) whose
+    folder is gone while completed instants of the metadata table's timeline ``mdt``
+    wrote to them."""
+    named = {*table.config.metadata_partitions, *table.config.props.get(INFLIGHT_PARTITIONS, "").split(",")}
+    gone = [p for p in PARTITION_ORDER if p not in named and not table.storage.exists(under(metadata_path(table), p))]
+    if not gone:
         return []
-    return unsynced_instants(table.timeline, HoodieTable.open(metadata_path(table), table.storage).timeline)
+    written = {p for _, meta in mdt.commit_metadata_of(mdt.completed([Action.DELTA_COMMIT, Action.COMMIT])) for p in meta.partition_to_write_stats}
+    return [p for p in gone if p in written]
 
 
 def table_listing(table: HoodieTable) -> dict[str, dict[str, int]]:
