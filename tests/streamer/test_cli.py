@@ -165,3 +165,34 @@ def test_props_file_by_a_storage_url_and_a_missing_one_named(tmp_path):
     assert read_props(props.as_uri()) == ["hoodie.table.name=by_url"]
     missing = CliRunner().invoke(app, ["streamer", str(tmp_path / "t"), "--source-class", "json", "--props", str(tmp_path / "none.properties")])
     assert missing.exit_code == 1 and f"cannot read --props {tmp_path / 'none.properties'}" in missing.stderr
+
+
+def test_cli_bucket_index_options_pass_through_and_compaction_keeps_the_buckets(tmp_path):
+    from hoodie.index.bucket import BucketSpec, bucket_ids, bucket_of_file_id
+
+    src, target = tmp_path / "in", tmp_path / "trips"
+    landed = [trips(range(30), 1), trips(range(10, 40), 2)]
+    land(src, "a.json", landed[0], mtime_ms=1000)
+    land(src, "b.json", landed[1], mtime_ms=2000)
+    bucket = ["-o", "hoodie.index.type=BUCKET", "-o", "hoodie.bucket.index.num.buckets=3", "--table-type", "MERGE_ON_READ"]
+    runner = CliRunner()
+    for _ in landed:
+        result = runner.invoke(app, _args(src, target, "--source-limit", "1", *bucket))
+        assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, _args(src, target, *bucket, "-o", "hoodie.index.bucket.engine=CONSISTENT_HASHING"))
+    assert refused.exit_code == 1 and "hoodie.index.bucket.engine" in refused.stderr and "CONSISTENT_HASHING" in refused.stderr
+
+    def groups() -> dict[str, list[str]]:
+        view = HoodieTable.open(str(target)).view()
+        return {p: sorted(g.file_id for g in view.file_groups(p)) for p in view.all_partition_paths()}
+
+    before = groups()
+    for command in ("schedule", "run"):
+        done = runner.invoke(app, ["compaction", command, str(target), "--force"] if command == "schedule" else ["compaction", command, str(target)])
+        assert done.exit_code == 0, done.output
+    assert groups() == before and all(len(ids) <= 3 for ids in before.values())
+    table = hoodie.read(str(target))
+    assert table_rows(table) == model(landed) == table_rows(hudi_rs_table(target))
+    files = [bucket_of_file_id(f) for f in table.column("_hoodie_file_name").to_pylist()]
+    assert files == bucket_ids(table.column("_hoodie_record_key"), BucketSpec(3, ("uuid",))).tolist()
+    assert all(not s.log_files for s in HoodieTable.open(str(target)).view().latest_slices_all())  # compacted

@@ -56,34 +56,30 @@ def java_string_hashes(values: Sequence[str] | pa.Array) -> np.ndarray:
         # ASCII: the UTF-8 bytes are the UTF-16 code units
         offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
         data = arr.buffers()[2]
-        units = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]].astype(np.uint32) if data is not None else np.zeros(0, np.uint32)
+        units = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]] if data is not None else np.zeros(0, np.uint8)
         lengths = np.diff(offsets)
     else:
         texts = arr.to_pylist()
         encoded = [t.encode("utf-16-le") for t in texts]
         lengths = np.fromiter((len(e) // 2 for e in encoded), dtype=np.int64, count=n)
-        units = np.frombuffer(b"".join(encoded), dtype="<u2").astype(np.uint32)
+        units = np.frombuffer(b"".join(encoded), dtype="<u2")
     return _polynomial_hashes(units, lengths)
 
 
 def _polynomial_hashes(units: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lengths), dtype=np.uint32)
-    if len(units) == 0:
-        return out
-    longest = int(lengths.max())
-    powers = np.empty(longest, dtype=np.uint32)  # 31**k mod 2**32
-    p = 1
-    for k in range(longest):
-        powers[k] = p
-        p = (p * 31) & _MASK
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    # the power of each unit: the units after it in its string
-    position = np.arange(len(units), dtype=np.int64) - np.repeat(starts, lengths)
-    exponent = np.repeat(lengths, lengths) - 1 - position
-    with np.errstate(over="ignore"):
-        terms = units * powers[exponent]  # uint32 arithmetic wraps as Java's int does
-    nonempty = lengths > 0
-    out[nonempty] = np.add.reduceat(terms, starts[nonempty], dtype=np.uint32)
+    """Horner's rule over all strings at once, longest first: at step ``j`` the strings
+    longer than ``j`` (a prefix of that order) take their ``j``-th unit, so the work is
+    the number of units, whatever the spread of lengths."""
+    n = len(lengths)
+    order = np.argsort(-lengths, kind="stable")
+    starts = (np.cumsum(lengths) - lengths)[order]
+    longer_than = np.searchsorted(-lengths[order], -np.arange(int(lengths.max(initial=0))), side="left")
+    h = np.zeros(n, dtype=np.uint32)
+    with np.errstate(over="ignore"):  # uint32 arithmetic wraps as Java's int does
+        for j, count in enumerate(longer_than.tolist()):
+            h[:count] = h[:count] * np.uint32(31) + units[starts[:count] + j]
+    out = np.empty(n, dtype=np.uint32)
+    out[order] = h
     return out
 
 
