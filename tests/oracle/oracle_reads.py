@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_oracle import HUDI_0_15, Completed, HudiOracle, OracleRefused
-from sequences import TIMESTAMP_KEYS, Layout, Model, data, differences, model_rows, rows
+from sequences import TIMESTAMP_KEYS, Layout, Model, batch, data, differences, model_rows, rows
 
 import hoodie
 from hoodie.config.properties import parse_properties
@@ -158,3 +158,30 @@ def run_sequence(
         writes.append(done)
         check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by {writer}", from_path)
     check_services(path, layout, extra)
+
+
+HOODIE, HUDI = "hoodie", "Apache Hudi"
+#: one write of a sequence in turns: who writes (HOODIE or HUDI), the operation, the records
+Turn = tuple[str, str, list[dict[str, Any]]]
+
+
+def write_in_turns(
+    oracle: HudiOracle, path: Path, layout: Layout, options: dict[str, str], turns: list[Turn], check: Callable[[str, str, list[dict[str, Any]]], None]
+) -> None:
+    """Each turn written by hoodie or by Apache Hudi with ``options``; after each, every
+    read agrees with the model (:func:`check_reads`) and ``check(step, operation, records)``
+    holds."""
+    model = Model.of(layout)
+    writes: list[Completed] = []
+    for n, (writer, op, records) in enumerate(turns):
+        step_options = {**options, "hoodie.datasource.write.operation": op}
+        if writer == HOODIE:
+            instant = hoodie.write(batch(records), str(path), step_options)
+            done = Completed(instant, "", instant)  # (table version 6: completion is the instant)
+        else:
+            done = oracle.write(path, batch(records), step_options)[0]
+        model.apply(done.instant, op, records)
+        writes.append(done)
+        step = f"write {n} ({op}) by {writer}"
+        check_reads(oracle, path, layout, model, writes, step)
+        check(step, op, records)

@@ -12,20 +12,18 @@ import random
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
-from hudi_oracle import HUDI_0_15, Completed, HudiOracle, OracleSetup
-from oracle_reads import check_reads
+from hudi_oracle import HUDI_0_15, HudiOracle, OracleSetup
+from oracle_reads import HOODIE, HUDI, Turn, write_in_turns
 from readers import hudi_rs_table
-from sequences import Layout, Model, batch, record
+from sequences import Layout, record
 
 import hoodie
 from hoodie.index.bucket import BucketSpec, bucket_ids, bucket_of_file_id
 from hoodie.table.table import HoodieTable
 
-HOODIE, HUDI = "hoodie", "Apache Hudi"
 BUCKETS = 4
 BUCKET_OPTIONS = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE", "hoodie.bucket.index.num.buckets": str(BUCKETS)}
 CASES = [(Layout("COPY_ON_WRITE", "hive"), HOODIE), (Layout("MERGE_ON_READ", "plain"), HUDI)]
@@ -63,7 +61,7 @@ def test_hudis_bucket_identifier_places_keys_as_hoodie_does(hudi_setup: Callable
     assert ours == hudi
 
 
-def turns(first: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
+def turns(first: str) -> list[Turn]:
     """Apache Hudi 0.15 loses the arrays of the records its own bulk_insert wrote once it
     merges them (docs/apache-hudi.md): its table starts with an insert. Its fifth delta
     commit on merge-on-read is followed by its compaction, which keeps the buckets."""
@@ -100,19 +98,6 @@ def test_both_sides_write_to_the_buckets_the_other_created(
     oracle = hudi_oracle(HUDI_0_15)
     path = tmp_path / "table"
     options = layout.options("hoodie_bucket", **BUCKET_OPTIONS)
-    model = Model.of(layout)
-    writes: list[Completed] = []
-    for n, (writer, op, records) in enumerate(turns(first)):
-        step_options = {**options, "hoodie.datasource.write.operation": op}
-        if writer == HOODIE:
-            instant = hoodie.write(batch(records), str(path), step_options)
-            done = Completed(instant, "", instant)
-        else:
-            done = oracle.write(path, batch(records), step_options)[0]
-        model.apply(done.instant, op, records)
-        writes.append(done)
-        step = f"write {n} ({op}) by {writer}"
-        check_reads(oracle, path, layout, model, writes, step)
-        check_buckets(path, step)
+    write_in_turns(oracle, path, layout, options, turns(first), lambda step, op, records: check_buckets(path, step))
     if layout.is_mor:  # Apache Hudi compacted the slices hoodie appended to: the buckets stayed
         assert any(i.action == "commit" for i in HoodieTable.open(str(path)).timeline.completed_writes())

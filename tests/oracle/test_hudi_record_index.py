@@ -12,16 +12,15 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hudi_oracle import HUDI_0_15, HUDI_1, Completed, HudiOracle
+from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle
 from mdt_checks import check_record_index
-from oracle_reads import check_reads
-from sequences import Layout, Model, batch, record
+from oracle_reads import HOODIE, HUDI, Turn, write_in_turns
+from sequences import Layout, batch, record
 
 import hoodie
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.table.table import HoodieTable
 
-HOODIE, HUDI = "hoodie", "Apache Hudi"
 RECORD_INDEX = {
     "hoodie.index.type": "RECORD_INDEX",
     "hoodie.metadata.enable": "true",
@@ -31,7 +30,7 @@ RECORD_INDEX = {
 CASES = [(Layout("COPY_ON_WRITE", "hive"), HOODIE), (Layout("MERGE_ON_READ", "plain"), HUDI)]
 
 
-def turns(first: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
+def turns(first: str) -> list[Turn]:
     """Each update carries a larger ``ts`` than the stored record (Apache Hudi 0.15's
     default payload takes the later write, hoodie the larger ``ts``: they agree)."""
     other = HUDI if first == HOODIE else HOODIE
@@ -64,23 +63,13 @@ def test_both_sides_tag_by_the_record_index_the_other_kept(
     oracle = hudi_oracle(HUDI_0_15)
     _load_hfile_classes(oracle, tmp_path / "warm", layout)
     path = tmp_path / "table"
-    options = layout.options("hoodie_rli", **RECORD_INDEX)
-    model = Model.of(layout)
-    writes: list[Completed] = []
-    for n, (writer, op, records) in enumerate(turns(first)):
-        step_options = {**options, "hoodie.datasource.write.operation": op}
-        if writer == HOODIE:
-            instant = hoodie.write(batch(records), str(path), step_options)
-            done = Completed(instant, "", instant)
-        else:
-            done = oracle.write(path, batch(records), step_options)[0]
-        model.apply(done.instant, op, records)
-        writes.append(done)
+
+    def check(step: str, op: str, records: list[dict[str, Any]]) -> None:
         table = HoodieTable.open(str(path))
-        assert "record_index" in table.config.metadata_partitions
-        check_reads(oracle, path, layout, model, writes, f"write {n} ({op}) by {writer}")
+        assert "record_index" in table.config.metadata_partitions, step
         check_record_index(MetadataTableReader(table), str(path), gone=[r["uuid"] for r in records] if op == "delete" else ())
 
+    write_in_turns(oracle, path, layout, layout.options("hoodie_rli", **RECORD_INDEX), turns(first), check)
 
 
 COMPACTED = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1"}
