@@ -188,8 +188,7 @@ def _why_build_again(table: HoodieTable, settings: MetadataSettings) -> str | No
       there, which the metadata table's own views take for damage (its compaction and
       clean would fail on every write).
 
-    Dropping a partition hoodie's way is building the table again without it, for the
-    last reason."""
+    For the last two, building it again without the partition is how hoodie drops one."""
     if not table.config.metadata_partitions or not table.storage.exists(metadata_path(table)):
         return None
     mdt = HoodieTable.open(metadata_path(table), table.storage).timeline
