@@ -10,8 +10,9 @@ batch commits, a compaction is scheduled when due (``hoodie.compact.inline.max.d
 exclude each other (the table's commit lock).
 
 * ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction by the same rule as
-  the sink's (``hoodie.services.async_compaction.AsyncCompactor``), here in a process of
-  its own (the in-process engine's default);
+  the sink's (``hoodie.services.async_compaction.AsyncCompactor``), in a process of its
+  own (the in-process engine's default; ``--compaction thread``: on a thread of the
+  batches' process; ``none``: never, to see what the batches alone cost);
 * ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
   .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
   ``Trigger.AvailableNow``); a batch's latency is Spark's ``triggerExecution`` time of it
@@ -28,7 +29,8 @@ batch latency p50/p99, and the growth: the median latency of the last five batch
 that of the first five (target: at most 1.3x, so that the table's growth does not slow
 ingest).
 
-    python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick] [--no-compaction] [--index BUCKET|BLOOM]
+    python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick]
+                              [--compaction process|thread|none] [--index BLOOM|BUCKET]
 """
 from __future__ import annotations
 
@@ -94,9 +96,10 @@ def fresh_table(path: Path, rows: int, options: dict[str, str]) -> None:
     hoodie.write(base_table(rows, PARTITIONS), str(path), {**options, "hoodie.datasource.write.operation": "bulk_insert"})
 
 
-def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: bool = True) -> list[float]:
+def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: str = "process") -> list[float]:
     options = {**options, "hoodie.compact.inline": "false"}
-    compactor = AsyncCompactor(str(path), options if compaction else {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)})
+    never = {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)}
+    compactor = AsyncCompactor(str(path), never if compaction == "none" else options, separate_process=compaction == "process")
     latencies = []
     with compactor:  # leaving it waits for the last compaction
         for batch in data:
@@ -174,7 +177,8 @@ def main() -> None:
     parser.add_argument("--updates", type=float, default=0.7)
     parser.add_argument("--modes", default="in-process,spark")
     parser.add_argument("--quick", action="store_true", help="5,000 rows a batch")
-    parser.add_argument("--no-compaction", action="store_true", help="in process: no compaction (where the growth comes from)")
+    parser.add_argument("--compaction", choices=["process", "thread", "none"], default="process",
+                        help="in process: the compaction in a process of its own (the default), on a thread of the batches' process, or none")
     parser.add_argument("--index", choices=sorted(INDEXES), default="BLOOM", help=f"the write's index (BUCKET: {BUCKETS} buckets a partition)")
     args = parser.parse_args()
     rows = 5_000 if args.quick else args.rows
@@ -184,11 +188,12 @@ def main() -> None:
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
         fresh_table(path, rows, options)
-        latencies = run_in_process(path, data, options, not args.no_compaction) if mode == "in-process" else run_spark(path, data, options)
+        latencies = run_in_process(path, data, options, args.compaction) if mode == "in-process" else run_spark(path, data, options)
         check(path, rows, data)
         results[mode] = summary(latencies, rows, path)
         print(f"{mode}: {json.dumps({k: v for k, v in results[mode].items() if k != 'latencies_s'})}", file=sys.stderr)
-    print(json.dumps({"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index, "results": results}, indent=1))
+    report = {"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index, "compaction": args.compaction, "results": results}
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
