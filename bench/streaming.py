@@ -12,7 +12,8 @@ exclude each other (the table's commit lock).
 * ``in-process``: ``hoodie.write`` per batch (no JVM), the compaction by the same rule as
   the sink's (``hoodie.services.async_compaction.AsyncCompactor``), in a process of its
   own (the in-process engine's default; ``--compaction thread``: on a thread of the
-  batches' process; ``none``: never, to see what the batches alone cost);
+  batches' process; ``none``: never, to see what the batches alone cost; ``--niceness``:
+  the compaction process at a lower CPU priority, ``AsyncCompactor``'s ``niceness``);
 * ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
   .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
   ``Trigger.AvailableNow``); a batch's latency is Spark's ``triggerExecution`` time of it
@@ -20,9 +21,10 @@ exclude each other (the table's commit lock).
   through Spark first warms the JVM and its Python workers up; the compaction runs on a
   thread of the driver through Spark.
 
-``--index``: the writes' index, ``BLOOM`` (the default, Apache Hudi 0.x's: each batch
-reads the keys of every file group its updates hit) or ``BUCKET`` (a fixed number of file
-groups per partition, a key's group a hash of the key).
+``--index``: the writes' index, ``BUCKET`` (the default: a fixed number of file groups per
+partition, a key's group a hash of the key, so tagging reads no file, as an ingest of
+updates spread over every key is set up) or ``BLOOM`` (Apache Hudi 0.x's default index:
+each batch reads the keys of every file group its updates hit).
 
 Reported per mode: records per second (the rows over the sum of the batch latencies),
 batch latency p50/p99, and the growth: the median latency of the last five batches over
@@ -30,7 +32,7 @@ that of the first five (target: at most 1.3x, so that the table's growth does no
 ingest).
 
     python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick]
-                              [--compaction process|thread|none] [--index BLOOM|BUCKET]
+                              [--compaction process|thread|none] [--niceness 0] [--index BUCKET|BLOOM] [--buckets 2]
 """
 from __future__ import annotations
 
@@ -74,10 +76,12 @@ OPTIONS = {
 # updates in every batch (they are drawn from every key), so each bucket more is a log file
 # more per batch.
 BUCKETS = 2
-INDEXES = {
-    "BLOOM": {"hoodie.index.type": "BLOOM"},
-    "BUCKET": {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": str(BUCKETS)},
-}
+
+
+def index_options(index: str, buckets: int) -> dict[str, str]:
+    if index == "BUCKET":
+        return {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": str(buckets)}
+    return {"hoodie.index.type": index}
 
 
 def batches(count: int, rows: int, updates: float) -> list[pa.Table]:
@@ -96,10 +100,10 @@ def fresh_table(path: Path, rows: int, options: dict[str, str]) -> None:
     hoodie.write(base_table(rows, PARTITIONS), str(path), {**options, "hoodie.datasource.write.operation": "bulk_insert"})
 
 
-def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: str = "process") -> list[float]:
+def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: str = "process", niceness: int = 0) -> list[float]:
     options = {**options, "hoodie.compact.inline": "false"}
     never = {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)}
-    compactor = AsyncCompactor(str(path), never if compaction == "none" else options, separate_process=compaction == "process")
+    compactor = AsyncCompactor(str(path), never if compaction == "none" else options, separate_process=compaction == "process", niceness=niceness)
     latencies = []
     with compactor:  # leaving it waits for the last compaction
         for batch in data:
@@ -179,20 +183,26 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5,000 rows a batch")
     parser.add_argument("--compaction", choices=["process", "thread", "none"], default="process",
                         help="in process: the compaction in a process of its own (the default), on a thread of the batches' process, or none")
-    parser.add_argument("--index", choices=sorted(INDEXES), default="BLOOM", help=f"the write's index (BUCKET: {BUCKETS} buckets a partition)")
+    parser.add_argument("--niceness", type=int, default=0, help="in process: the compaction process's niceness (0-19: lower CPU priority)")
+    parser.add_argument("--index", choices=["BLOOM", "BUCKET"], default="BUCKET", help="the writes' index")
+    parser.add_argument("--buckets", type=int, default=BUCKETS, help="BUCKET: buckets per partition")
     args = parser.parse_args()
     rows = 5_000 if args.quick else args.rows
     data = batches(args.batches, rows, args.updates)
-    options = {**OPTIONS, **INDEXES[args.index]}
+    options = {**OPTIONS, **index_options(args.index, args.buckets)}
     results = {}
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
         fresh_table(path, rows, options)
-        latencies = run_in_process(path, data, options, args.compaction) if mode == "in-process" else run_spark(path, data, options)
+        latencies = run_in_process(path, data, options, args.compaction, args.niceness) if mode == "in-process" else run_spark(path, data, options)
         check(path, rows, data)
         results[mode] = summary(latencies, rows, path)
         print(f"{mode}: {json.dumps({k: v for k, v in results[mode].items() if k != 'latencies_s'})}", file=sys.stderr)
-    report = {"rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index, "compaction": args.compaction, "results": results}
+    report = {
+        "rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index,
+        "buckets": args.buckets if args.index == "BUCKET" else None, "compaction": args.compaction,
+        "niceness": args.niceness, "results": results,
+    }
     print(json.dumps(report, indent=1))
 
 

@@ -143,6 +143,19 @@ def test_a_killed_compaction_process_is_run_again_after_the_next_batch(tmp_path:
     batches.check()
 
 
+def test_a_compaction_process_with_a_niceness_runs_at_a_lower_priority(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=19)
+    compactor = AsyncCompactor(path, OPTIONS, niceness=7)
+    with commit_lock(LocalStorage(), path, "test"):  # the child waits to complete, alive
+        instant = compactor.after_batch()
+        assert instant is not None and compactor.process_id is not None
+        wait_until(Path(path, ".hoodie", f"{instant}.compaction.inflight").exists, "the compaction to start")
+        assert os.getpriority(os.PRIO_PROCESS, compactor.process_id) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 7)
+    assert compactor.close(120) and compactor.last_error is None
+    batches.check()
+
+
 def test_a_failed_compaction_process_is_a_warning_with_its_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = str(tmp_path / "t")
     Batches.with_logs(path, seed=3)
@@ -188,6 +201,10 @@ def test_where_the_compaction_runs() -> None:
     assert not AsyncCompactor("/data/t", {}, LocalEngine()).separate_process
     with pytest.raises(ConfigError, match="LocalEngine"):
         AsyncCompactor("/data/t", {}, LocalEngine(), separate_process=True)
+    with pytest.raises(ConfigError, match="niceness of 5 needs the compaction of memory://t in a process of its own"):
+        AsyncCompactor("memory://t", {}, niceness=5)
+    with pytest.raises(ConfigError, match="0 to 19 .*got 20"):
+        AsyncCompactor("/data/t", {}, niceness=20)
 
 
 def test_an_ending_interpreter_waits_for_its_compaction_process(tmp_path: Path) -> None:
@@ -207,4 +224,25 @@ def test_an_ending_interpreter_waits_for_its_compaction_process(tmp_path: Path) 
     assert instant in completed_compactions(path)
     with pytest.raises(ProcessLookupError):
         os.kill(int(child), 0)  # gone, not left behind
+    batches.check()
+
+
+def test_a_compaction_process_whose_writer_was_killed_finishes_and_says_so(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=17)
+    script = textwrap.dedent(
+        """
+        import json, os, signal, sys
+        from hoodie.services.async_compaction import AsyncCompactor
+        compactor = AsyncCompactor(sys.argv[1], json.loads(sys.argv[2]))
+        print(compactor.after_batch(), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    # the child shares the writer's standard error: the run ends once both closed it
+    done = subprocess.run([sys.executable, "-c", script, path, json.dumps(OPTIONS)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    instant = done.stdout.strip()
+    assert f"the process that started compaction {instant} of {path}" in done.stderr and "goes on to its end alone" in done.stderr
+    assert instant in completed_compactions(path)
     batches.check()

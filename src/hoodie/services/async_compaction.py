@@ -53,15 +53,26 @@ class AsyncCompactor:
     table's storage is shared with other processes). ``lock`` takes the batches of this
     process's writers of the table one at a time (two streaming queries of one table
     share the compactor). :meth:`after_batch` (called after a batch committed) starts a
-    compaction unless one runs."""
+    compaction unless one runs. ``niceness`` (a separate process only, 0 to 19): how much
+    lower the compaction process's CPU priority is than this one's, so that on a machine
+    whose cores the batches keep busy they keep them and the compaction takes what is left;
+    the price is a compaction that may fall behind the batches (each batch adds logs to
+    merge)."""
 
-    def __init__(self, path: str, options: Mapping[str, Any], engine: Engine | None = None, separate_process: bool | None = None) -> None:
+    def __init__(
+        self, path: str, options: Mapping[str, Any], engine: Engine | None = None, separate_process: bool | None = None, niceness: int = 0
+    ) -> None:
         if separate_process and engine is not None:
             raise ConfigError(f"the compaction of {path} cannot run in a process of its own through an engine of this one ({type(engine).__name__})")
+        if not 0 <= niceness <= 19:
+            raise ConfigError(f"the niceness of a compaction process is 0 to 19 (Unix), got {niceness}")
         self.path = path
+        self.niceness = niceness
         self.options = dict(options)
         self.engine = engine
         self.separate_process = (engine is None and shared_with_other_processes(path)) if separate_process is None else separate_process
+        if niceness and not self.separate_process:
+            raise ConfigError(f"a niceness of {niceness} needs the compaction of {path} in a process of its own: it would slow this process too")
         self.lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._process: CompactionProcess | None = None
@@ -80,7 +91,7 @@ class AsyncCompactor:
         if instant is None:
             return None
         if self.separate_process:
-            self._process = CompactionProcess(self.path, self.options, instant, lambda error: self._finished(instant, error))
+            self._process = CompactionProcess(self.path, self.options, instant, lambda error: self._finished(instant, error), self.niceness)
         else:
             self._thread = threading.Thread(target=self._run_here, args=(instant,), name=f"hoodie-compaction-{instant}")
             self._thread.start()  # not a daemon: an ending application lets a compaction finish

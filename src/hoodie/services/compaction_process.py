@@ -60,19 +60,27 @@ def compact_pending(path: str, options: Mapping[str, Any], instant: str, engine:
 class CompactionProcess:
     """A child process running :func:`compact_pending`; ``on_exit`` is called (on a thread
     of this process) with None once it completed the compaction, or with the error it
-    failed with (its own, or one saying how the process ended)."""
+    failed with (its own, or one saying how the process ended). ``niceness``: added to the
+    child's (Unix) scheduling niceness, so that the writer's process gets the cores first
+    when both want them."""
 
-    def __init__(self, path: str, options: Mapping[str, Any], instant: str, on_exit: Callable[[BaseException | None], None]) -> None:
+    def __init__(
+        self, path: str, options: Mapping[str, Any], instant: str, on_exit: Callable[[BaseException | None], None], niceness: int = 0
+    ) -> None:
         self.path, self.instant, self._on_exit = path, instant, on_exit
         env = dict(os.environ)
         # the child imports hoodie from where this process does
         env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         self._proc = subprocess.Popen([sys.executable, "-m", MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        request = {"path": path, "options": dict(options), "instant": instant, "log_level": logging.getLogger("hoodie").getEffectiveLevel()}
+        level = logging.getLogger("hoodie").getEffectiveLevel()
+        request = {"path": path, "options": dict(options), "instant": instant, "log_level": level, "niceness": niceness}
         stdin = self._proc.stdin
         assert stdin is not None and self._proc.stdout is not None
-        stdin.write(json.dumps(request).encode() + b"\n")
-        stdin.flush()  # and kept open: its end tells the child this process has gone
+        try:
+            stdin.write(json.dumps(request).encode() + b"\n")
+            stdin.flush()  # and kept open: its end tells the child this process has gone
+        except BrokenPipeError:
+            pass  # the child ended already: how is what the follower reports
         self._follower = threading.Thread(target=self._follow, name=f"hoodie-compaction-{instant}")
         self._follower.start()  # not a daemon: an ending interpreter waits for the compaction
 
@@ -131,6 +139,8 @@ def main() -> int:
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything else printed goes to the standard error the parent shares
     request = json.loads(sys.stdin.buffer.readline())
+    if int(request.get("niceness", 0)) > 0:
+        os.nice(int(request["niceness"]))
     instant, path = str(request["instant"]), str(request["path"])
     logging.basicConfig(level=int(request.get("log_level", logging.WARNING)), format=f"%(asctime)s compaction {instant} %(levelname)s %(name)s: %(message)s")
     threading.Thread(target=_watch_parent, args=(instant, path, os.getppid()), daemon=True).start()
