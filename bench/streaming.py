@@ -69,7 +69,7 @@ OPTIONS = {
     # updates included: every batch would rewrite every file, as copy-on-write does)
     "hoodie.parquet.small.file.limit": "0",
 }
-# BUCKET: buckets per partition. The stream writes 2,000,000 rows (about 100 bytes a row in
+# BUCKET: buckets per partition. The stream writes 2,000,000 rows (about 90 bytes a row in
 # Parquet), 200,000 of them per partition; 2 buckets keep each file group's base file near
 # 10 MB even if every row were a new key, well under hoodie.parquet.max.file.size (120 MB),
 # and give the compaction 20 file groups to spread over the cores. Every bucket takes
