@@ -5,9 +5,12 @@ there without reading them. A Hudi partition path is derived from the values (ke
 hive-style ``field=``, URL encoding), but not always invertibly: the default partition
 holds both nulls and empty strings, a timestamp-based key generator formats dates, a
 value may contain ``/``. This module decides, per partition and field, whether the path
-gives back the stored value exactly; :mod:`hoodie.spark.read` and
-:mod:`hoodie.query.dataset` (partition expressions of Arrow fragments) use only such
-values, so pruning never changes a result. Pure functions; no I/O.
+gives back the value exactly; :mod:`hoodie.spark.read`, :mod:`hoodie.query.skipping`
+(``prune_partitions``) and :mod:`hoodie.query.dataset` (partition expressions of Arrow
+fragments) use only such values. They are the values of the records written to that
+partition; a record a global index updated in place with a new partition value keeps
+the old partition's path (as in Apache Hudi, pruning by path does not find it by its new
+value). Pure functions; no I/O.
 """
 from __future__ import annotations
 
