@@ -14,6 +14,8 @@ import fastavro
 import pytest
 from hostile_paths import tree_state
 
+from hoodie.formats.log.blocks import CommandBlock
+from hoodie.formats.log.writer import encode_log_file
 from hoodie.layout import parse_base_file_name, parse_instant, parse_log_file_name
 from hoodie.services import cleaning as clean_mod
 from hoodie.services.cleaning import (
@@ -201,6 +203,31 @@ def test_a_replaced_group_goes_with_its_change_log_and_failed_files(request, kin
     assert {t: kit.rows(t) for t in (t3, t4)} == snapshot
     assert kit.rs_rows() == snapshot[t4]
     assert t2
+
+
+def test_a_log_a_pending_write_appends_to_a_replaced_group_stays(mor) -> None:
+    """A log file names the base instant of its slice, not the write appending it: a
+    writer that began before the replace, still running, keeps the log it writes into the
+    replaced group (its first block names it), while a rolled-back write's log goes."""
+    t1 = mor.write(["k1", "k2"], "a", 1)
+    [base] = [f for f in mor.data_files() if f.startswith("a/")]
+    group = parse_base_file_name(os.path.basename(base))
+    assert group is not None
+    failed = mor.open().timeline.new_instant_time()
+    mor.write(["k9"], "a", 2, operation="insert_overwrite")
+    mor.write(["x1"], "b", 3)
+    mor.write(["x2"], "b", 4)
+    timeline = mor.open().timeline
+    pending = timeline.transition_to_inflight(timeline.request_new("deltacommit"), b"{}")
+    folder = Path(mor.path) / os.path.dirname(base)
+    running = folder / f".{group.file_id}_{t1}.log.1_0-2-0"
+    running.write_bytes(encode_log_file([CommandBlock.rollback(pending.timestamp, t1)]))
+    gone = folder / f".{group.file_id}_{t1}.log.1_0-9-0"
+    gone.write_bytes(encode_log_file([CommandBlock.rollback(failed, t1)]))
+    result = clean(mor.open(), CleanSettings(commits_retained=2))
+    assert isinstance(result, CleanResult)
+    assert running.exists() and not gone.exists()
+    assert running.name not in result.deleted["a"] and gone.name in result.deleted["a"]
 
 
 def test_a_savepoint_keeps_the_slice_of_a_replaced_group_with_its_change_log(cow) -> None:

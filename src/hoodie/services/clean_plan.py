@@ -12,8 +12,8 @@
   by a completed replace commit older than the retention boundary go whole: every file
   storage holds of them, also those no committed slice names — change-log (``.cdc``)
   files, files a failed or rolled-back write left — but for those of a slice a savepoint
-  pins and those named after an instant still pending (its writer, or its rollback, may
-  need them).
+  pins and those an instant still pending wrote (named after it, or a log whose first
+  block it wrote: its writer, or its rollback, may need them).
 * **incremental** (RFC-03): the partitions to list come from the commit metadata of the
   commits written since the last clean's boundary (``KEEP_LATEST_FILE_VERSIONS``: since
   the last commit it saw), never from listing the table. Every partition is listed only
@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from hoodie.errors import ConfigError, FormatError
-from hoodie.layout import InstantTime, format_instant, is_ascii_digits, parse_base_file_name, parse_log_file_name
+from hoodie.formats.log.reader import first_block_instant
+from hoodie.layout import InstantTime, LogFileName, format_instant, is_ascii_digits, parse_base_file_name, parse_log_file_name
 from hoodie.services.savepoint import SavepointInfo, list_savepoints
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import FileSystemView, TableView
@@ -270,28 +271,26 @@ def _by_versions(view: TableView, partition: str, versions: int, guards: _Guards
 
 def _replaced_files(view: TableView, stored: FileSystemView, partition: str, file_ids: set[str], guards: _Guards) -> list[str]:
     """Every file of the replaced file groups ``file_ids`` that ``stored`` (a view listing
-    storage) finds, but for those of slices a savepoint pins and those named after a
-    pending instant. Besides the committed slices (``view``), a replaced group may hold
-    files no committed slice names, which no later clean would otherwise ever reach:
+    storage) finds, but for those of slices a savepoint pins and those a pending instant
+    wrote (named after it, or a log whose first block it wrote). Besides the committed
+    slices (``view``), a replaced group may hold files no committed slice names, which no
+    later clean would otherwise ever reach:
     Apache Hudi's change-log (``.cdc``) files, files a failed write left that its rollback
     did not delete, a duplicate task attempt's copy of a base file."""
     groups = [g for g in view.replaced_file_groups(partition) if g.file_id in file_ids] if file_ids else []
     if not groups:
         return []  # (storage is listed by the clean that deletes the groups' slices, once)
-    out: list[str] = []
-    pinned: set[tuple[str, str]] = set()
-    for g in groups:
-        for s in g.slices:
-            if guards.pinned(s):
-                pinned.add((g.file_id, s.base_instant))
-            else:
-                out.extend(_slice_paths(s))
+    pinned = {(g.file_id, s.base_instant) for g in groups for s in g.slices if guards.pinned(s)}
     pending = {i.timestamp for i in stored.timeline.instants if not i.is_completed}
+    out: list[str] = []
     for info in stored.partition_files(partition):
         name = parse_base_file_name(info.name) or parse_log_file_name(info.name)
         # (a log names the base instant of its slice: a slice a savepoint pins keeps its logs)
-        if name is not None and name.file_id in file_ids and (name.file_id, name.instant) not in pinned and name.instant not in pending:
-            out.append(info.path)
+        if name is None or name.file_id not in file_ids or (name.file_id, name.instant) in pinned or name.instant in pending:
+            continue
+        if isinstance(name, LogFileName) and first_block_instant(stored.storage, info.path) in pending:
+            continue  # a pending write appends it (a view's slice holds it too: its reader skips the blocks)
+        out.append(info.path)
     return out
 
 
