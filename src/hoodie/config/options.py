@@ -499,8 +499,9 @@ BUCKET_INDEX_NUM_BUCKETS = _opt(
     "hoodie.bucket.index.num.buckets",
     256,
     int_in(1),
-    "BUCKET: the number of buckets (file groups) of every partition. It cannot change once a table has file groups: "
-    "a file group of a bucket beyond it is an error.",
+    "BUCKET: the number of buckets (file groups) of every partition. It cannot change: a table hoodie creates records it "
+    "in hoodie.properties (and a write giving another number is refused); on a table without it, one base file's "
+    "footer keys are checked against it.",
 )
 BUCKET_INDEX_HASH_FIELD = _opt(
     "hoodie.bucket.index.hash.field",

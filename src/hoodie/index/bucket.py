@@ -160,6 +160,14 @@ def placeholder_bucket(file_id: str) -> int | None:
     return int(file_id) if len(file_id) == _BUCKET_DIGITS and file_id.isascii() and file_id.isdigit() else None
 
 
+def not_a_bucket(file_id: str, partition: str) -> ConfigError:
+    """The error of a bucket write meeting a file group whose id names no bucket."""
+    return ConfigError(
+        f"hoodie.index.type=BUCKET, but file group {file_id} of partition {partition!r} is not a bucket's (its id does not "
+        "start with an 8-digit bucket number): the table was written with another index type"
+    )
+
+
 def bucket_groups(file_ids: Sequence[str], spec: BucketSpec, partition: str) -> tuple[np.ndarray, np.ndarray]:
     """The buckets of a partition's file groups, sorted, and each one's position in
     ``file_ids``. A group whose id names no bucket, a bucket beyond
@@ -169,10 +177,7 @@ def bucket_groups(file_ids: Sequence[str], spec: BucketSpec, partition: str) -> 
     for i, file_id in enumerate(file_ids):
         b = bucket_of_file_id(file_id)
         if b is None:
-            raise ConfigError(
-                f"hoodie.index.type=BUCKET, but file group {file_id} of partition {partition!r} is not a bucket's (its id does not "
-                "start with an 8-digit bucket number): the table was written with another index type"
-            )
+            raise not_a_bucket(file_id, partition)
         if b >= spec.num_buckets:
             raise ConfigError(
                 f"file group {file_id} of partition {partition!r} is bucket {b}, but hoodie.bucket.index.num.buckets={spec.num_buckets}: "

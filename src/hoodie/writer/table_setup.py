@@ -21,6 +21,8 @@ from hoodie.errors import ConfigError, FileAlreadyExistsError, TableError, Unsup
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
 from hoodie.formats.meta_columns import data_fields, stored_layout
 from hoodie.index.base import RECORD_INDEX, SliceReading
+from hoodie.index.bucket import BucketSpec
+from hoodie.index.bucket_table import bucket_table_properties, check_bucket_count, check_recorded, recorded_options
 from hoodie.metadata_table.index_lookup import MetadataBloomSource, RecordIndexLocator, has_bloom_filters, has_record_index
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.metadata_table.settings import MetadataSettings
@@ -63,6 +65,7 @@ def effective_config(config: HoodieConfig, table_config: TableConfig, path: str)
             defaults[option_key] = table_config.props[table_key]
     if table_config.precombine_field:
         defaults[o.PRECOMBINE_FIELD.key] = table_config.precombine_field
+    defaults.update(recorded_options(table_config.props))
     defaults[o.TABLE_TYPE.key] = table_config.table_type
     if "hoodie.table.keygenerator.class" not in table_config.props and table_config.keygen_class:
         defaults[o.KEYGEN_CLASS.key] = table_config.keygen_class
@@ -73,6 +76,7 @@ def effective_config(config: HoodieConfig, table_config: TableConfig, path: str)
     _same(config, o.PARTITION_PATH_FIELD, table_config.partition_fields, path)
     if config.has(o.TABLE_TYPE) and config.get(o.TABLE_TYPE) != table_config.table_type:
         raise TableError(f"{path} is a {table_config.table_type} table, not {config.get(o.TABLE_TYPE)}")
+    check_recorded(config, table_config.props, path)
     return config.with_defaults(defaults)
 
 
@@ -83,7 +87,9 @@ def _same(config: HoodieConfig, opt: o.Option, table_value: tuple[str, ...], pat
             raise TableError(f"{path}: {opt.key}={','.join(given)!r} but the table uses {','.join(table_value)!r}")
 
 
-def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_schema: str | None) -> dict[str, str]:
+def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_schema: str | None, bucket: BucketSpec | None = None) -> dict[str, str]:
+    """The ``hoodie.properties`` of a new table; a bucket-indexed one records its bucket
+    options (:mod:`hoodie.index.bucket_table`), which later writes are checked against."""
     name = config.get(o.TABLE_NAME)
     if not name:
         raise ConfigError(f"missing required option {o.TABLE_NAME.key} to create a table")
@@ -111,18 +117,25 @@ def new_table_properties(config: HoodieConfig, keygen: KeyGenerator, create_sche
         props["hoodie.compaction.record.merger.strategy"] = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
     if create_schema:
         props["hoodie.table.create.schema"] = create_schema
+    if bucket is not None:
+        props.update(bucket_table_properties(bucket))
     return props
 
 
 def open_or_create(
-    path: str, storage: Storage, config: HoodieConfig, keygen_for_create: Callable[[HoodieConfig], KeyGenerator], create_schema: str | None
+    path: str,
+    storage: Storage,
+    config: HoodieConfig,
+    keygen_for_create: Callable[[HoodieConfig], KeyGenerator],
+    create_schema: str | None,
+    bucket: BucketSpec | None = None,
 ) -> tuple[HoodieTable, HoodieConfig]:
     """The target table and the effective write config."""
     if not HoodieTable.exists(path, storage):
         try:
             check_home(path, storage, config.get(o.CREATE_BESIDE_FOREIGN_FILES))
             keygen = keygen_for_create(config)
-            return HoodieTable.create(path, new_table_properties(config, keygen, create_schema), storage), config
+            return HoodieTable.create(path, new_table_properties(config, keygen, create_schema, bucket), storage), config
         except (FileAlreadyExistsError, TableError):
             if not HoodieTable.exists(path, storage):
                 raise
@@ -175,7 +188,7 @@ def prepare_write(
     services.check_settings(config)
     extra = commit_extra_metadata(config, extra_metadata)  # refused before anything is written
     op = resolve_operation(config, operation)
-    bucket_spec(config, op)  # refused bucket options leave no table behind
+    bucket = bucket_spec(config, op)  # refused bucket options leave no table behind
     create_schema = (
         avro_schema_json(arrow_to_avro_schema(pa.schema(data_fields(batch_schema)), config.get(o.TABLE_NAME) or "table")) if op != "delete" else None
     )
@@ -186,7 +199,7 @@ def prepare_write(
             check_new_table_batch(keygen)
         return keygen
 
-    table, config = open_or_create(path, storage, config, keygen_for_create, create_schema)
+    table, config = open_or_create(path, storage, config, keygen_for_create, create_schema, bucket)
     validate_options(config)
     keygen = KeyGenerator.from_config(config)
     # the metadata table: deleted when disabled, else updated by every completion from
@@ -194,11 +207,15 @@ def prepare_write(
     metadata = MetadataSettings.of(config)
     check_index_needs(config, metadata, path)
     table = services.recover(prepare_metadata_table(table, metadata))
+    settings = WriteSettings.of(config, op)
+    if settings.index.bucket is not None and not recorded_options(table.config.props):
+        # a table that does not record its number of buckets (Apache Hudi's): one footer
+        check_bucket_count(table, settings.index.bucket)
     table = initialise_metadata_table(table, metadata)
     # the write's views (and its inline services') list through the metadata table it keeps;
     # recovery and initialisation list storage
     table = listed_through_metadata(table, metadata_listing(config))
-    return PreparedWrite(table, config, keygen, with_index_sources(WriteSettings.of(config, op), table, config), services, extra)
+    return PreparedWrite(table, config, keygen, with_index_sources(settings, table, config), services, extra)
 
 
 def check_index_needs(config: HoodieConfig, metadata: MetadataSettings, path: str) -> None:
