@@ -22,7 +22,7 @@ from readers import hudi_rs_table
 
 import hoodie
 from hoodie.engine.local import LocalEngine
-from hoodie.errors import ConfigError, DamagedTableError, HoodieError
+from hoodie.errors import ConcurrentWriteError, ConfigError, DamagedTableError, HoodieError
 from hoodie.services.async_compaction import AsyncCompactor
 from hoodie.services.compaction import CompactionSettings, pending_compactions, schedule_compaction
 from hoodie.services.compaction_process import CompactionProcess
@@ -192,6 +192,33 @@ def test_a_write_that_saw_the_compaction_pending_commits_after_its_completion(tm
     assert outcomes == [None]
     assert instant in completed_compactions(path)
     assert compactor.after_batch() is None
+    batches.check()
+
+
+def test_a_write_that_did_not_see_the_compaction_is_refused_when_it_completed_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a compaction the write saw pending is let through: one scheduled and completed
+    after the write loaded the table (its logs planned onto the slices before it, which the
+    compaction's base files would hide) makes the write a conflict, and nothing is lost."""
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=6)
+    real_begin = transaction.WriteTransaction.begin.__func__  # type: ignore[attr-defined]
+    instants: list[str] = []
+    outcomes: list[BaseException | None] = []
+
+    def compaction_first(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
+        instants.append(schedule_now(path))
+        CompactionProcess(path, OPTIONS, instants[0], outcomes.append).join(120)
+        return real_begin(cls, *args, **kwargs)
+
+    monkeypatch.setattr(transaction.WriteTransaction, "begin", classmethod(compaction_first))
+    stored = dict(batches.model.rows)
+    rows = [{**stored[k], "ts": 2000, "note": "lost?"} for k in list(stored)[:30]]
+    with pytest.raises(ConcurrentWriteError) as caught:
+        hoodie.write(to_arrow(rows), path, {**OPTIONS, "hoodie.datasource.write.operation": "upsert"})
+    monkeypatch.undo()
+    assert outcomes == [None]
+    assert f"write {instants[0]} of another writer completed" in str(caught.value)
+    assert instants[0] in completed_compactions(path)
     batches.check()
 
 
