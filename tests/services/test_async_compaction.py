@@ -23,6 +23,7 @@ from readers import hudi_rs_table
 import hoodie
 from hoodie.engine.local import LocalEngine
 from hoodie.errors import ConcurrentWriteError, ConfigError, DamagedTableError, HoodieError
+from hoodie.services import compaction_process
 from hoodie.services.async_compaction import AsyncCompactor
 from hoodie.services.compaction import CompactionSettings, pending_compactions, schedule_compaction
 from hoodie.services.compaction_process import CompactionProcess
@@ -220,6 +221,14 @@ def test_a_write_that_did_not_see_the_compaction_is_refused_when_it_completed_fi
     assert f"write {instants[0]} of another writer completed" in str(caught.value)
     assert instants[0] in completed_compactions(path)
     batches.check()
+
+
+def test_a_request_that_cannot_be_sent_starts_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(compaction_process.subprocess, "Popen", lambda *a, **k: started.append(a))
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        CompactionProcess(str(tmp_path / "t"), {"hoodie.some.option": object()}, "20260101000000000", lambda error: None)
+    assert started == [], "a child started, waiting for a request that never comes"
 
 
 def test_where_the_compaction_runs() -> None:

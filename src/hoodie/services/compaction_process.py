@@ -71,13 +71,14 @@ class CompactionProcess:
         env = dict(os.environ)
         # the child imports hoodie from where this process does
         env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-        self._proc = subprocess.Popen([sys.executable, "-m", MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         level = logging.getLogger("hoodie").getEffectiveLevel()
-        request = {"path": path, "options": dict(options), "instant": instant, "log_level": level, "niceness": niceness}
+        # made before the child starts: options that cannot be sent leave no child waiting for them
+        request = json.dumps({"path": path, "options": dict(options), "instant": instant, "log_level": level, "niceness": niceness}).encode()
+        self._proc = subprocess.Popen([sys.executable, "-m", MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         stdin = self._proc.stdin
         assert stdin is not None and self._proc.stdout is not None
         try:
-            stdin.write(json.dumps(request).encode() + b"\n")
+            stdin.write(request + b"\n")
             stdin.flush()  # and kept open: its end tells the child this process has gone
         except BrokenPipeError:
             pass  # the child ended already: how is what the follower reports
