@@ -213,6 +213,27 @@ def test_a_holder_on_another_machine_keeps_the_lock_while_its_heartbeat_beats(tm
             time.sleep(0.05)
 
 
+def test_a_waiter_reads_the_heartbeat_only_of_a_lock_that_looks_abandoned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer waiting for a lock held within the stale bound polls the lock file alone:
+    the heartbeat can only keep a lock that looks abandoned by when it was taken."""
+    storage, base = LocalStorage(), str(tmp_path)
+    lock = _lock_file(tmp_path)
+    lock.parent.mkdir(parents=True)
+    lock.write_bytes(f"20260101000000000 {time.time():.3f} elsewhere 4242".encode())
+    asked: list[bytes] = []
+    heartbeat_at = write_claims._heartbeat_at
+    monkeypatch.setattr(write_claims, "_heartbeat_at", lambda storage, path, held: asked.append(held) or heartbeat_at(storage, path, held))
+    refused = pytest.raises(ConcurrentWriteError, match="held by write 20260101000000000")
+    with refused, write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        pass
+    assert asked == []
+    stale = f"20260101000000000 {time.time() - 2 * write_claims.LOCK_STALE_AFTER_SECONDS:.3f} elsewhere 4242".encode()
+    lock.write_bytes(stale)
+    with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
+        pass
+    assert asked == [stale]
+
+
 def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_first_made_it(tmp_path: Path) -> None:
     """Two writers resuming one rollback both try to complete it: the second is refused
     under the lock before its metadata update, which would otherwise undo and redo the

@@ -143,9 +143,10 @@ def _take(
         except FileNotFoundError:
             continue  # released between the two calls: try again
         _, at, host, pid, started = _parse(seen)
-        if last_alive is not None:
-            at = max(at, last_alive(seen))
         if not (replace_abandoned and _abandoned(at, host, pid, stale_after, trust_live_holder, started)):
+            return False, seen
+        # asked only of a holder that looks dead by its file alone (a waiter polls often)
+        if last_alive is not None and not _abandoned(max(at, last_alive(seen)), host, pid, stale_after, trust_live_holder, started):
             return False, seen
         remove_abandoned(storage, path, seen)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
