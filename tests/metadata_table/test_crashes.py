@@ -2,7 +2,8 @@
 with all four partitions (issue 29): while each partition is initialised (after some of
 its files are written; after its delta commit, before ``hoodie.table.metadata.partitions``
 names it), after the metadata table's delta commit and before the data commit, in the
-middle of the metadata table's compaction and of its clean. After each, readers are
+middle of the metadata table's compaction and of its clean, while it is deleted to drop a
+partition a write no longer enables. After each, readers are
 correct at the last data commit (``hoodie.read``, the metadata table's reader on the
 partitions the table names complete, a view listing through the metadata table, checked
 against storage), and the next writer repairs: ``validate`` then finds no difference in
@@ -108,6 +109,17 @@ CHILD = textwrap.dedent(
             return real_delete(task, ctx)
 
         cleaning._delete_partition_files = delete_files
+    elif mode == "drop":  # the metadata table being deleted to drop partition ``arg``: half its folder gone
+        import shutil
+        real_delete_dir = LocalStorage.delete_dir
+
+        def delete_dir(self, target):
+            if target.rstrip("/").endswith("/.hoodie/metadata"):
+                shutil.rmtree(os.path.join(target, arg))
+                die()
+            return real_delete_dir(self, target)
+
+        LocalStorage.delete_dir = delete_dir
     rows = [{"id": f"k{n:03d}", "p": f"p{n % 3}", "ts": ts, "v": n * ts} for n in range(start, start + 12)]
     hoodie.write(pa.Table.from_pylist(rows), path, opts)
     print("NOT KILLED")
@@ -250,3 +262,23 @@ def test_killed_in_the_metadata_tables_own_services(tmp_path: Path, mode: str) -
         assert HoodieTable.open(str(mdt.base_path)).timeline.completed([Action.COMMIT])
     else:
         assert HoodieTable.open(str(mdt.base_path)).timeline.completed([Action.CLEAN])
+
+
+@pytest.mark.parametrize("partition", ["column_stats", "files"])
+def test_killed_while_the_metadata_table_is_deleted_to_drop_a_partition(tmp_path: Path, partition: str) -> None:
+    """A write with ``column_stats`` off deletes the metadata table to build it again
+    without it; killed with its folder half deleted (``partition`` gone, the rest there):
+    the table no longer names any metadata partition, readers read the data, and the next
+    writer builds the partitions its options enable."""
+    path = tmp_path / "t"
+    opts = {**ON, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    _write(path, 0, 1, opts)
+    model = _rows(0, 1)
+    off = {**opts, "hoodie.metadata.index.column.stats.enable": "false"}
+    assert _child(path, off, "drop", partition, 6, 2)
+    assert (path / ".hoodie" / "metadata").is_dir() and not (path / ".hoodie" / "metadata" / partition).exists()
+    assert _readers_correct(path, model) == ()
+    _write(path, 6, 3, off)
+    model.update(_rows(6, 3))
+    assert sorted(_readers_correct(path, model)) == sorted(set(PARTITION_ORDER) - {"column_stats"})
+    _repaired(path, model, opts, 4)
