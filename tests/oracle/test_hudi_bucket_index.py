@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hudi_oracle import HUDI_0_15, HudiOracle, OracleSetup
+from hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, OracleRefused, OracleSetup
 from oracle_reads import HOODIE, HUDI, Turn, write_in_turns
 from readers import hudi_rs_table
-from sequences import Layout, record
+from sequences import Layout, batch, record
 
 import hoodie
+from hoodie.config.properties import parse_properties
+from hoodie.errors import ConfigError
 from hoodie.index.bucket import BucketSpec, bucket_ids, bucket_of_file_id
 from hoodie.table.table import HoodieTable
 
@@ -101,3 +103,73 @@ def test_both_sides_write_to_the_buckets_the_other_created(
     write_in_turns(oracle, path, layout, options, turns(first), lambda step, op, records: check_buckets(path, step))
     if layout.is_mor:  # Apache Hudi compacted the slices hoodie appended to: the buckets stayed
         assert any(i.action == "commit" for i in HoodieTable.open(str(path)).timeline.completed_writes())
+
+
+#: the entries hoodie records in hoodie.properties of a bucket-indexed table it creates
+RECORDED = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": str(BUCKETS), "hoodie.bucket.index.hash.field": "uuid"}
+
+
+def recorded(path: Path) -> dict[str, str]:
+    props = parse_properties((path / ".hoodie" / "hoodie.properties").read_text())
+    return {k: props[k] for k in RECORDED if k in props}
+
+
+def keys_read(rows: pa.Table) -> list[str]:
+    return sorted(rows.column("_hoodie_record_key").to_pylist())
+
+
+def upsert(options: dict[str, str], **more: str) -> dict[str, str]:
+    return {**options, "hoodie.datasource.write.operation": "upsert", **more}
+
+
+def keys(numbers: range) -> list[str]:
+    return [f"k{n:03d}" for n in numbers]
+
+
+@pytest.mark.parametrize("version", [HUDI_0_15, HUDI_1])
+def test_hudi_keeps_and_enforces_the_buckets_hoodie_records(version: str, hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+    """A bucket table hoodie creates records its bucket options in hoodie.properties under
+    the options' own keys: Apache Hudi reads it, writes on it with the same options (1.x
+    upgrading it) and keeps the entries, and refuses a write giving other values, as
+    hoodie does (its check of the write's options against hoodie.properties)."""
+    oracle = hudi_oracle(version)
+    path = tmp_path / "table"
+    options = Layout("MERGE_ON_READ", "plain").options("hoodie_bucket", **BUCKET_OPTIONS)
+    hoodie.write(batch([record(n, 1) for n in range(30)]), str(path), {**options, "hoodie.datasource.write.operation": "insert"})
+    assert recorded(path) == RECORDED
+    assert keys_read(oracle.read(path)) == keys(range(30))
+    oracle.write(path, batch([record(n, 2) for n in range(0, 40, 2)]), upsert(options))  # new keys: logs of existing buckets
+    assert recorded(path) == RECORDED
+    assert keys_read(oracle.read(path)) == keys(range(30)) + keys(range(30, 40, 2))
+    check_buckets(path, f"{version}'s upsert")  # hoodie and hudi-rs read each key once
+    if version == HUDI_0_15:  # a version-6 table hoodie still writes, with the recorded buckets
+        hoodie.write(batch([record(n, 3) for n in range(25, 45)]), str(path), upsert(options))
+        assert keys_read(oracle.read(path)) == keys(range(45))
+        with pytest.raises(ConfigError, match=f"was created with hoodie.bucket.index.num.buckets={BUCKETS}"):
+            hoodie.write(batch([record(1, 4)]), str(path), upsert(options, **{"hoodie.bucket.index.num.buckets": "8"}))
+    before = keys_read(oracle.read(path))
+    for other in ({"hoodie.index.type": "BLOOM"}, {"hoodie.bucket.index.num.buckets": "8"}):
+        with pytest.raises(OracleRefused, match=f"(?s)Config conflict.*{next(iter(other))}"):
+            oracle.write(path, batch([record(n, 5) for n in range(30, 40, 2)]), upsert(options, **other))
+    assert keys_read(oracle.read(path)) == before and recorded(path) == RECORDED
+
+
+def test_a_bucket_table_hudi_made_is_checked_by_a_footer(hudi_oracle: Callable[[str], HudiOracle], tmp_path: Path) -> None:
+    """Apache Hudi records nothing of its bucket index in the table: hoodie checks the
+    number of buckets a write gives against one base file's footer keys (refused: 8 for a
+    table of 4), and Apache Hudi itself refuses nothing there, writing with another index
+    on merge-on-read stores keys that live only in logs again."""
+    oracle = hudi_oracle(HUDI_0_15)
+    path = tmp_path / "table"
+    options = Layout("MERGE_ON_READ", "plain").options("hudi_bucket", **BUCKET_OPTIONS)
+    oracle.write(path, batch([record(n, 1) for n in range(30)]), {**options, "hoodie.datasource.write.operation": "insert"})
+    assert recorded(path) == {}
+    instants = sorted(p.name for p in (path / ".hoodie").iterdir())
+    refused = r"num.buckets=8 \(hoodie.bucket.index.hash.field=uuid\) puts key 'k\d+' of file group \d{8}-.* but that group is bucket"
+    with pytest.raises(ConfigError, match=refused):
+        hoodie.write(batch([record(n, 3) for n in range(25, 45)]), str(path), upsert(options, **{"hoodie.bucket.index.num.buckets": "8"}))
+    assert sorted(p.name for p in (path / ".hoodie").iterdir()) == instants  # nothing written
+    hoodie.write(batch([record(n, 2) for n in range(0, 40, 2)]), str(path), upsert(options))  # new keys: logs of existing buckets
+    assert keys_read(oracle.read(path)) == keys(range(30)) + keys(range(30, 40, 2))
+    oracle.write(path, batch([record(n, 5) for n in range(30, 40, 2)]), upsert(options, **{"hoodie.index.type": "BLOOM"}))
+    assert keys_read(oracle.read(path)) == sorted(keys(range(30)) + 2 * keys(range(30, 40, 2)))

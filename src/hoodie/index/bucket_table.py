@@ -5,9 +5,9 @@ Apache Hudi (0.15 and 1.x) keeps neither the index type nor the number of bucket
 table: they are write options only. hoodie records them in ``hoodie.properties`` when it
 creates a bucket-indexed table, under the write options' own keys
 (``hoodie.index.type``, ``hoodie.bucket.index.num.buckets``,
-``hoodie.bucket.index.hash.field``: Apache Hudi's readers and writers keep entries they do
-not know, and its Spark SQL writes take ``hoodie.properties`` entries as options), and a
-write giving other values is refused (:func:`check_recorded`). A table without the
+``hoodie.bucket.index.hash.field``: Apache Hudi 0.15 and 1.x keep them on their writes and
+refuse a write whose options contradict them), and hoodie refuses such a write as well
+(:func:`check_recorded`). A table without the
 entries (one Apache Hudi made) is checked on each bucket write by one footer
 (:func:`check_bucket_count`): the smallest and largest record keys of one base file must
 hash to its file group's bucket.
