@@ -93,10 +93,10 @@ def test_a_record_kept_in_its_old_partition_reads_as_apache_hudi_reads_it(
 ) -> None:
     """``hoodie.record.index.update.partition.path=false``: k0 moves from sf to la and is
     updated where it is, holding "la" in sf's file. ``hoodie.read`` and hoodie's Spark
-    read show the stored "la", as Apache Hudi 0.15's merge-on-read reads do; the reads of
-    Apache Hudi that show the folder's "sf" are hoodie's Spark read with
-    ``extract.partition.values.from.path=true``. Filtered on the partition column, both
-    prune by partition path and filter the values they show alike."""
+    read with ``extract.partition.values.from.path=false`` show the stored "la", as Apache
+    Hudi 0.15's merge-on-read reads do; the reads of Apache Hudi that show the folder's
+    "sf" are hoodie's Spark read by default (the option unset, or true). Filtered on the
+    partition column, both prune by partition path and filter the values they show alike."""
     oracle = hudi_oracle(version)
     _load_hfile_classes(oracle, tmp_path / "warm", Layout(table_type, "plain"))
     path = str(tmp_path / "moved")
@@ -117,7 +117,9 @@ def test_a_record_kept_in_its_old_partition_reads_as_apache_hudi_reads_it(
         return sorted((r["uuid"], r["_hoodie_partition_path"], r["city"]) for r in table.to_pylist())
 
     stored = [("k0", "sf", "la"), ("k1", "sf", "sf"), ("k2", "la", "la")]
-    assert seen(hoodie.read(path)) == seen(spark.read.format("hoodie").load(path)) == stored
+    from_files = {"hoodie.datasource.read.extract.partition.values.from.path": "false"}
+    assert seen(hoodie.read(path)) == seen(spark.read.format("hoodie").options(**from_files).load(path)) == stored
+    assert seen(spark.read.format("hoodie").load(path)) == [("k0", "sf", "sf"), *stored[1:]]
     mdt = {"hoodie.metadata.enable": "true"}
     ours = spark.read.format("hoodie").option("hoodie.datasource.read.extract.partition.values.from.path", str(hudi_from_path)).load(path)
     assert seen(oracle.read(path, mdt)) == seen(ours) == ([("k0", "sf", "sf"), *stored[1:]] if hudi_from_path else stored)

@@ -1,7 +1,8 @@
-"""Partition columns in Spark reads hold what the data files store, as ``hoodie.read`` and
-Apache Hudi read them (``hoodie.datasource.read.extract.partition.values.from.path``
-false, its default); filters still prune partitions by their paths, and Spark applies
-them to the stored values.
+"""Partition columns in Spark reads: by default (``hoodie.datasource.read.extract.partition.
+values.from.path`` unset, or true) the values the partition paths give, as Apache Hudi 1.x
+reads them, so that Spark prunes partitions for SQL on views too; with the option false
+what the data files store, as ``hoodie.read`` reads them, filters on the DataFrame still
+pruning partitions by their paths and Spark applying them to the stored values.
 
 The case that tells them apart: with ``hoodie.index.type=RECORD_INDEX`` and
 ``hoodie.record.index.update.partition.path=false`` a record whose partition field changes
@@ -22,6 +23,7 @@ import hoodie
 from hoodie.errors import ConfigError
 
 FROM_PATH = "hoodie.datasource.read.extract.partition.values.from.path"
+STORED = {FROM_PATH: "false"}
 
 
 def _options(table_type: str, **extra: str) -> dict[str, str]:
@@ -65,12 +67,12 @@ def test_a_moved_record_shows_its_stored_partition_value(spark, tmp_path: Path, 
     _moved_table(path, table_type, **extra)
     expected = hoodie.read(path)
     assert _by_key(expected) == {"k0": ("sf", "la"), "k1": ("sf", "sf"), "k2": ("la", "la")}
-    df = spark.read.format("hoodie").load(path)
+    df = spark.read.format("hoodie").options(**STORED).load(path)
     assert helpers.rows(df) == helpers.rows(expected)
     ro = {"hoodie.datasource.query.type": "read_optimized"}
-    assert helpers.rows(spark.read.format("hoodie").options(**ro).load(path)) == helpers.rows(hoodie.read(path, ro))
+    assert helpers.rows(spark.read.format("hoodie").options(**ro, **STORED).load(path)) == helpers.rows(hoodie.read(path, ro))
     pull = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "0"}
-    assert helpers.rows(spark.read.format("hoodie").options(**pull).load(path)) == helpers.rows(hoodie.read(path, pull))
+    assert helpers.rows(spark.read.format("hoodie").options(**pull, **STORED).load(path)) == helpers.rows(hoodie.read(path, pull))
 
     # filters prune by partition path (as Apache Hudi's file index does) and hold on the stored values
     in_la = df.filter(F.col("city") == "la")
@@ -83,27 +85,34 @@ def test_a_moved_record_shows_its_stored_partition_value(spark, tmp_path: Path, 
     assert _by_key(df.filter(F.col("uuid") == "k0")) == {"k0": ("sf", "la")}
 
 
-def test_values_from_the_path_when_asked(spark, tmp_path: Path, helpers) -> None:
-    """``extract.partition.values.from.path=true``: the path's value, as Apache Hudi gives it,
-    for base files (Spark prunes by it) and merged slices alike; ``hoodie.read`` refuses it."""
+@pytest.mark.parametrize("asked", [{}, {FROM_PATH: "true"}], ids=["unset", "true"])
+def test_values_from_the_path_by_default_and_when_asked(spark, tmp_path: Path, helpers, asked: dict[str, str]) -> None:
+    """Unset or ``extract.partition.values.from.path=true``: the path's value, as Apache Hudi
+    1.x gives it, for base files and merged slices alike, and Spark prunes by it on its own,
+    SQL on a view included; ``hoodie.read`` refuses true."""
     for table_type, extra in CASES[:1] + CASES[2:]:
         path = str(tmp_path / table_type)
         _moved_table(path, table_type, **extra)
-        df = spark.read.format("hoodie").option(FROM_PATH, "true").load(path)
+        df = spark.read.format("hoodie").options(**asked).load(path)
         assert _by_key(df) == {"k0": ("sf", "sf"), "k1": ("sf", "sf"), "k2": ("la", "la")}
         assert _by_key(df.filter(F.col("city") == "sf")) == {"k0": ("sf", "sf"), "k1": ("sf", "sf")}
         expected = hoodie.read(path)
         assert helpers.rows(df, drop=("city",)) == helpers.rows(expected, drop=("city",))
+        df.createOrReplaceTempView("moved")
+        in_la = spark.sql("SELECT uuid FROM moved WHERE city = 'la'")
+        assert sorted(r.uuid for r in in_la.collect()) == ["k2"]
+        if table_type == "COPY_ON_WRITE":  # (merged slices are read by Python tasks, not files Spark lists)
+            assert {Path(f).parent.name for f in in_la.inputFiles()} == {"la"}
     with pytest.raises(ConfigError, match=FROM_PATH):
         hoodie.read(path, {FROM_PATH: "true"})
 
 
 def test_hive_style_partitions_prune_and_read_the_stored_value(spark, tmp_path: Path, helpers) -> None:
-    """A hive-style table: the default read prunes by the path's value without Spark's
+    """A hive-style table: the read of stored values prunes by the path's value without Spark's
     partition discovery (which would put the path's value in place of the stored one)."""
     path = str(tmp_path / "hive")
     _moved_table(path, "COPY_ON_WRITE", **{"hoodie.datasource.write.hive_style_partitioning": "true"})
-    df = spark.read.format("hoodie").load(path)
+    df = spark.read.format("hoodie").options(**STORED).load(path)
     assert helpers.rows(df) == helpers.rows(hoodie.read(path))
     assert _by_key(df)["k0"] == ("city=sf", "la")
     in_la = df.filter(F.col("city").isin("la", "nyc"))

@@ -113,8 +113,12 @@ def test_partition_pruning_hive_style_uses_spark_discovery(spark, tmp_path, help
     assert helpers.rows(pruned) == helpers.rows(want)
     with pytest.raises(Exception, match=r"(?i)parquet|FAILED_READ_FILE"):
         df.collect()  # the garbled files really are unreadable
-    # by default the column is read from the files, and the filter prunes by the paths' dates
-    stored = spark.read.format("hoodie").load(path).filter(F.col("day") == day)
+    # unset, the option is true: the same pruned scan
+    by_default = spark.read.format("hoodie").load(path).filter(F.col("day") == day)
+    assert "PartitionFilters: [isnotnull(day" in by_default._jdf.queryExecution().executedPlan().toString()
+    # false: the column is read from the files, and the filter prunes by the paths' dates
+    stored = spark.read.format("hoodie").option("hoodie.datasource.read.extract.partition.values.from.path", "false").load(path)
+    stored = stored.filter(F.col("day") == day)
     assert {s.partition_path for s in stored.hoodie_file_slices} == {"day=2024-01-02"}
     assert "PartitionFilters: []" in stored._jdf.queryExecution().executedPlan().toString()
     assert helpers.rows(stored) == helpers.rows(want)

@@ -588,10 +588,13 @@ MERGE_TYPE = _opt(
     "How merge-on-read slices are read: payload_combine (merged; skip_merge is not supported).", (), ("payload_combine",),
 )
 EXTRACT_PARTITION_VALUES = _opt(
-    "hoodie.datasource.read.extract.partition.values.from.path", False, boolean,
-    "Spark reads: take partition column values from the partition path instead of the data files (which hold the value "
-    "each record was written with; a table written with hoodie.datasource.write.drop.partition.columns=true always takes "
-    "them from the path). In-process reads read the data files only (false only).",
+    "hoodie.datasource.read.extract.partition.values.from.path", None, boolean,
+    "Spark batch reads: true (and unset) take partition column values from the partition path where it determines them "
+    "exactly, as Apache Hudi 1.x and 0.15's copy-on-write reads show them, so that Spark prunes partitions for every "
+    "filter, SQL on a view included; false takes the values the data files store (a record a global index kept in its old "
+    "partition shows the value it was written with, as hoodie.read shows it), partitions then pruned only by filters on "
+    "the DataFrame the read returns. A table written with hoodie.datasource.write.drop.partition.columns=true always "
+    "takes them from the path. Other readers read the data files only (false or unset).",
 )
 DATA_SKIPPING = _opt(
     "hoodie.enable.data.skipping",

@@ -40,8 +40,9 @@ class ReadRequest:
     # commits were archived or cleaned reads the latest snapshot's records of the range
     fallback_full_scan: bool = False
     # hoodie.datasource.read.extract.partition.values.from.path: partition columns from the
-    # partition path, not the data files (Spark's native scan only)
-    values_from_path: bool = False
+    # partition path (True), from the data files (False), or unset (None: Spark's batch
+    # reads take the path, other readers the files)
+    values_from_path: bool | None = None
 
     @classmethod
     def of(cls, options: Mapping[str, Any] | None) -> ReadRequest:
@@ -62,18 +63,23 @@ class ReadRequest:
         skipping = bool(config.get(opts.DATA_SKIPPING)) and bool(config.get(opts.METADATA_ENABLE))
         return cls(
             query_type, as_of, begin, end, bool(config.get(opts.IGNORE_MISSING_FILES)), bool(config.get(opts.IGNORE_CORRUPT_FILES)), skipping,
-            metadata_listing(config), bool(config.get(opts.INCR_FALLBACK_FULL_SCAN)), bool(config.get(opts.EXTRACT_PARTITION_VALUES)),
+            metadata_listing(config), bool(config.get(opts.INCR_FALLBACK_FULL_SCAN)), _optional_bool(config, opts.EXTRACT_PARTITION_VALUES),
         )
 
     def values_from_files(self, reader: str) -> ReadRequest:
         """This request, for a ``reader`` that reads partition columns from the data files
         only: one asking for their values from the partition path is refused."""
-        if self.values_from_path:
+        if self.values_from_path is True:
             raise ConfigError(
                 f"{opts.EXTRACT_PARTITION_VALUES.key}=true is taken by Spark's batch reads only; {reader} reads "
                 "partition columns from the data files (leave the option false)"
             )
         return self
+
+
+def _optional_bool(config: HoodieConfig, option: opts.Option[Any]) -> bool | None:
+    """A boolean option's value, or None where the read does not set it."""
+    return bool(config.get(option)) if config.get(option) is not None else None
 
 
 def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:

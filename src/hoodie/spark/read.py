@@ -7,20 +7,12 @@ slices with log files (merge-on-read) are merged on executors by the query layer
 merger, a few slices at a time; columns come in the in-process reader's order and types, and
 the incremental ``_hoodie_commit_time`` range is a filter.
 
-Partition columns hold what the data files store, as Apache Hudi reads them
-(``hoodie.datasource.read.extract.partition.values.from.path`` false, its default): a
-record updated in place with a new partition value — a global index such as
-``RECORD_INDEX`` without ``update.partition.path`` keeps it in its old partition — shows
-the value it was written with, as ``hoodie.read`` does. A filter on the DataFrame the read
-returns prunes partitions by the values their *paths* give the partition columns (as
-Hudi's file index does: :func:`hoodie.query.skipping.prune_partitions`, through
-:mod:`hoodie.spark.skipping`), and Spark applies it in full to the stored values of the
-rows read.
-
-With the option true, or on a table written without the partition columns in its files
-(``hoodie.datasource.write.drop.partition.columns``), the values come from the partition
-path where it determines them exactly (see :mod:`hoodie.table.partition_values`), and
-Spark prunes files on its own, by the values it knows per file *before* reading:
+Partition columns: by default (``hoodie.datasource.read.extract.partition.values.from.path``
+unset or true, or a table written without the partition columns in its files,
+``hoodie.datasource.write.drop.partition.columns``) they take the values the partition path
+determines exactly (see :mod:`hoodie.table.partition_values`), as Apache Hudi 1.x and 0.15's
+copy-on-write reads show them, and Spark prunes files on its own, by the values it knows
+per file *before* reading — for every filter, SQL on a view or after a join included:
 
 * hive-style tables whose every partition path maps exactly to column values are read
   with ``option("basePath", table)``: Spark's partition discovery turns ``city=sf`` into
@@ -33,6 +25,15 @@ Spark prunes files on its own, by the values it knows per file *before* reading:
 * anything else (timestamp-based or custom key generators, ambiguous paths such as the
   default partition of a string column, very many partitions) is one plain scan of the
   values the files hold, not pruned by partition.
+
+With the option false, partition columns hold what the data files store: a record updated
+in place with a new partition value — a global index such as ``RECORD_INDEX`` without
+``update.partition.path`` keeps it in its old partition — shows the value it was written
+with, as ``hoodie.read`` (and Apache Hudi 0.15's merge-on-read reads) show it. Spark cannot
+prune such columns itself: a filter on the DataFrame the read returns prunes partitions by
+the values their *paths* give the partition columns (as Hudi's file index does:
+:func:`hoodie.query.skipping.prune_partitions`, through :mod:`hoodie.spark.skipping`), and
+Spark applies it in full to the stored values of the rows read.
 
 Data skipping: filters on the DataFrame of a snapshot, time-travel or read-optimized
 read of a table with column statistics rebuild this scan over the slices those
@@ -100,7 +101,8 @@ def read_dataframe(spark: SparkSession, path: str, options: Mapping[str, Any] | 
     ignore_missing = request.ignore_missing_files or _conf_true(spark, "spark.sql.files.ignoreMissingFiles")
     ignore_corrupt = request.ignore_corrupt_files or _conf_true(spark, "spark.sql.files.ignoreCorruptFiles")
     table = listed_through_metadata(HoodieTable.open(path, storage), request.listing)
-    from_path = request.values_from_path or table.config.drop_partition_columns
+    # unset: the path's values, so that Spark prunes partitions for SQL on views too
+    from_path = request.values_from_path is not False or table.config.drop_partition_columns
     if request.query_type == "incremental":
         assert request.begin is not None
         plan = plan_incremental(table, request.begin, request.end, ignore_missing, request.fallback_full_scan)
