@@ -1,7 +1,8 @@
 """The bucket index through Spark: ``df.write.format("hoodie")`` with
 ``hoodie.index.type=BUCKET`` writes the file groups (one a bucket) and rows the in-process
-engine writes, on the partition-aligned path and the shuffled one; and a key's bucket is
-the JVM's ``List<String>.hashCode()`` of its hash values, as Apache Hudi computes it."""
+engine writes, on the partition-aligned path and the shuffled one; a key's bucket is
+the JVM's ``List<String>.hashCode()`` of its hash values, as Apache Hudi computes it; and a
+write giving the table other buckets or another index is refused."""
 from __future__ import annotations
 
 import random
@@ -81,3 +82,34 @@ def test_spark_writes_the_file_groups_of_the_in_process_engine(spark, tmp_path: 
     spec = BucketSpec(5, ("id",))
     assert [r[4] for r in rows] == bucket_ids(pa.array([r[0] for r in rows]), spec).tolist()
     assert len(rows) == len({r[0] for r in rows}) > 100
+
+
+def test_spark_write_with_other_buckets_or_another_index_is_refused(spark, tmp_path: Path) -> None:
+    """A bucket table records its buckets (index.bucket_table): a Spark write giving another
+    number of buckets or another index is refused before anything is written, and one
+    leaving them out takes the table's."""
+    path = str(tmp_path / "t")
+    opts = {
+        "hoodie.table.name": "t",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    }
+    bucket = {**opts, "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "3"}
+    spark.createDataFrame(_batch(list(range(0, 60, 2)), 1, 2).to_pandas()).write.format("hoodie").options(**bucket).mode("append").save(path)
+    spark.createDataFrame(_batch(list(range(1, 60, 2)), 2, 2).to_pandas()).write.format("hoodie").options(**bucket).mode("append").save(path)
+    instants = [i.timestamp for i in HoodieTable.open(path).timeline.instants]
+    df = spark.createDataFrame(_batch(list(range(60)), 3, 2).to_pandas())
+    refusals = [
+        ({"hoodie.bucket.index.num.buckets": "6"}, "hoodie.bucket.index.num.buckets=6, but .* was created with hoodie.bucket.index.num.buckets=3"),
+        ({"hoodie.index.type": "BLOOM"}, "hoodie.index.type=BLOOM, but .* is a bucket-indexed table"),
+    ]
+    for other, message in refusals:
+        with pytest.raises(Exception, match=message):
+            df.write.format("hoodie").options(**{**bucket, **other}).mode("append").save(path)
+        assert [i.timestamp for i in HoodieTable.open(path).timeline.instants] == instants
+    df.write.format("hoodie").options(**opts).mode("append").save(path)  # the table's own buckets
+    groups, rows = _layout(path)
+    assert all(len(b) <= 3 and min(b) >= 0 for b in groups.values())
+    assert sorted(r[0] for r in rows) == [f"key-{i:05d}" for i in range(60)] and {r[2] for r in rows} == {3}
