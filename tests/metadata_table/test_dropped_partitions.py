@@ -178,3 +178,45 @@ def test_a_partition_dropped_apache_hudis_way_is_built_again_by_the_next_write(t
     mdt = HoodieTable.open(str(path / ".hoodie" / "metadata"))
     assert [c for c in mdt.timeline.completed([Action.COMMIT]) if c.time > InstantTime(first)]
     assert validate_metadata_table(table).ok
+
+
+def test_each_write_reads_only_the_metadata_instants_completed_since_the_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a partition was dropped Apache Hudi's way is asked on every write that leaves
+    one unused (the usual case): the partitions each metadata instant wrote are read once
+    a process, and forgotten with the metadata table."""
+    from hoodie.metadata_table import writer as mdt_writer
+    from hoodie.timeline.active import ActiveTimeline
+
+    read: list[str] = []
+    original = ActiveTimeline.commit_metadata_of
+
+    def counted(self: ActiveTimeline, instants: list) -> object:  # type: ignore[type-arg]
+        if self.base_path.endswith("metadata"):
+            read.extend(i.timestamp for i in instants)
+        return original(self, instants)
+
+    monkeypatch.setattr(ActiveTimeline, "commit_metadata_of", counted)
+    path = str(tmp_path / "t")
+    for ts in range(1, 5):
+        hoodie.write(_batch(range(6), ts), path, OPTIONS)
+    mdt = HoodieTable.open(str(tmp_path / "t" / ".hoodie" / "metadata")).timeline
+    read.clear()
+    assert "files" in mdt_writer.written_partitions(mdt)
+    assert len(read) == 1, read  # the last write's: the writes before read the others
+    read.clear()
+    assert "files" in mdt_writer.written_partitions(mdt)
+    assert read == []
+    learned: list[tuple[str, str, str]] = []
+
+    class Counting(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: tuple[str, str, str], value: frozenset[str]) -> None:
+            learned.append(key)
+            super().__setitem__(key, value)
+
+    monkeypatch.setattr(mdt_writer, "_WRITTEN_PARTITIONS", Counting(mdt_writer._WRITTEN_PARTITIONS))
+    hoodie.write(_batch(range(6), 5), path, OPTIONS)
+    assert learned == []  # nothing completed since the calls above
+    hoodie.write(_batch(range(6), 6), path, OPTIONS)
+    assert 1 <= len(learned) <= 2, learned  # the instants of the write before, not the whole timeline
+    mdt_writer.delete_metadata_table(HoodieTable.open(path))
+    assert not [k for k in mdt_writer._WRITTEN_PARTITIONS if k[0].startswith(path)]

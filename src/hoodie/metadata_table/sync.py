@@ -43,7 +43,7 @@ from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.metadata_table.settings import PARTITION_ORDER, MetadataSettings
 from hoodie.metadata_table.stats import INFLIGHT_PARTITIONS
 from hoodie.metadata_table.validate import committed_file_sizes
-from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, keeps_metadata_table, metadata_path
+from hoodie.metadata_table.writer import MetadataWriter, Progress, delete_metadata_table, keeps_metadata_table, metadata_path, written_partitions
 from hoodie.storage.base import Storage
 from hoodie.storage.paths import under
 from hoodie.table.properties_file import load_table_config
@@ -212,7 +212,7 @@ def _dropped_folders(table: HoodieTable, mdt: ActiveTimeline) -> list[str]:
     gone = [p for p in PARTITION_ORDER if p not in named and not table.storage.exists(under(metadata_path(table), p))]
     if not gone:
         return []
-    written = {p for _, meta in mdt.commit_metadata_of(mdt.completed([Action.DELTA_COMMIT, Action.COMMIT])) for p in meta.partition_to_write_stats}
+    written = written_partitions(mdt)
     return [p for p in gone if p in written]
 
 

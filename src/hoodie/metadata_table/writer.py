@@ -52,6 +52,7 @@ from hoodie.metadata_table.undo import undo_delta_commit, undo_pending
 from hoodie.storage.paths import relative, under
 from hoodie.table.properties_file import load_table_config, store_table_config
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from hoodie.timeline.instant import Action, Instant, State
 
@@ -120,7 +121,31 @@ def delete_metadata_table(data_table: HoodieTable) -> HoodieTable:
     updated = data_table.config.with_updates({COMPLETE_PARTITIONS: None, INFLIGHT_PARTITIONS: None})
     store_table_config(updated, data_table.storage, data_table.meta_path)
     data_table.storage.delete_dir(folder)
+    for key in [k for k in _WRITTEN_PARTITIONS if k[0] == folder]:
+        del _WRITTEN_PARTITIONS[key]  # one built again may reuse its instant times
     return data_table.reload()
+
+
+def written_partitions(mdt: ActiveTimeline) -> set[str]:
+    """The partitions the completed delta commits and compactions of the metadata table
+    whose timeline is ``mdt`` wrote to. A completed instant never changes: each call reads
+    only the instants completed since the last in this process."""
+    completed = mdt.completed([Action.DELTA_COMMIT, Action.COMMIT])
+    todo = [i for i in completed if (mdt.base_path, i.timestamp, i.action) not in _WRITTEN_PARTITIONS]
+    for instant, meta in mdt.commit_metadata_of(todo):
+        if len(_WRITTEN_PARTITIONS) >= _WRITTEN_PARTITIONS_KEPT:
+            _WRITTEN_PARTITIONS.pop(next(iter(_WRITTEN_PARTITIONS)))  # the oldest entry
+        _WRITTEN_PARTITIONS[(mdt.base_path, instant.timestamp, instant.action)] = frozenset(meta.partition_to_write_stats)
+    written: set[str] = set()
+    for instant in completed:
+        written |= _WRITTEN_PARTITIONS.get((mdt.base_path, instant.timestamp, instant.action), frozenset())
+    return written
+
+
+# what written_partitions found, by (metadata table, instant time, action); dropped with
+# the metadata table by delete_metadata_table
+_WRITTEN_PARTITIONS: dict[tuple[str, str, str], frozenset[str]] = {}
+_WRITTEN_PARTITIONS_KEPT = 16_384
 
 
 @dataclass(frozen=True)
