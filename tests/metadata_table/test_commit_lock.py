@@ -43,6 +43,15 @@ def _lock_file(path: Path) -> Path:
     return path / ".hoodie" / ".aux" / ".claims" / write_claims.COMMIT_LOCK
 
 
+def _dead_holders_lock(path: Path) -> tuple[Path, bytes]:
+    """The commit lock as a holder that died (on no live host) left it, and its contents."""
+    lock = _lock_file(path)
+    lock.parent.mkdir(parents=True)
+    dead = b"20260101000000000 0.000 nohost 1"
+    lock.write_bytes(dead)
+    return lock, dead
+
+
 def test_the_lock_is_reentrant_within_a_thread_and_exclusive_across_threads(tmp_path: Path) -> None:
     storage, base = LocalStorage(), str(tmp_path)
     entered = threading.Event()
@@ -121,10 +130,7 @@ def test_two_takers_of_one_dead_holders_lock_never_both_hold_it(tmp_path: Path) 
     """Both takers found the lock of a dead holder. The first replaced it and holds the lock
     now; the second, acting on what it read before, must not delete the first's lock."""
     storage, base = LocalStorage(), str(tmp_path)
-    lock = _lock_file(tmp_path)
-    lock.parent.mkdir(parents=True)
-    dead = b"20260101000000000 0.000 nohost 1"
-    lock.write_bytes(dead)
+    lock, dead = _dead_holders_lock(tmp_path)
     with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):
         # the second taker's removal, from its earlier read: the first's lock stays
         assert write_claims.remove_abandoned(storage, str(lock), dead) is False
@@ -150,10 +156,7 @@ def test_a_takeover_in_progress_is_left_to_its_taker(tmp_path: Path) -> None:
     it; past a guard whose taker died, the next generation's guard decides, and its winner
     removes the lock and every guard of the chain."""
     storage = LocalStorage()
-    lock = _lock_file(tmp_path)
-    lock.parent.mkdir(parents=True)
-    dead = b"20260101000000000 0.000 nohost 1"
-    lock.write_bytes(dead)
+    lock, dead = _dead_holders_lock(tmp_path)
     first = Path(write_claims._takeover_guard(str(lock), dead, 0))
     first.write_text(f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}")
     assert write_claims.remove_abandoned(storage, str(lock), dead) is False
@@ -169,10 +172,7 @@ def test_two_takers_past_a_dead_guard_never_both_remove(tmp_path: Path) -> None:
     before, must neither delete the first's guard nor touch the lock (were it to delete
     the guard, it could take one of its own and delete the lock the first just made)."""
     storage = LocalStorage()
-    lock = _lock_file(tmp_path)
-    lock.parent.mkdir(parents=True)
-    dead = b"20260101000000000 0.000 nohost 1"
-    lock.write_bytes(dead)
+    lock, dead = _dead_holders_lock(tmp_path)
     dead_guard = Path(write_claims._takeover_guard(str(lock), dead, 0))
     dead_guard.write_text("takeover 0.000 nohost 1")
     live_guard = Path(write_claims._takeover_guard(str(lock), dead, 1))
