@@ -288,7 +288,8 @@ def _replaced_files(view: TableView, stored: FileSystemView, partition: str, fil
         # (a log names the base instant of its slice: a slice a savepoint pins keeps its logs)
         if name is None or name.file_id not in file_ids or (name.file_id, name.instant) in pinned or name.instant in pending:
             continue
-        if isinstance(name, LogFileName) and first_block_instant(stored.storage, info.path) in pending:
+        # (a log's header is read only when some instant is pending: none to find otherwise)
+        if pending and isinstance(name, LogFileName) and first_block_instant(stored.storage, info.path) in pending:
             continue  # a pending write appends it (a view's slice holds it too: its reader skips the blocks)
         out.append(info.path)
     return out
