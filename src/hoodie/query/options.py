@@ -79,7 +79,8 @@ class ReadRequest:
 
 def _optional_bool(config: HoodieConfig, option: opts.Option[Any]) -> bool | None:
     """A boolean option's value, or None where the read does not set it."""
-    return bool(config.get(option)) if config.get(option) is not None else None
+    value = config.get(option)
+    return None if value is None else bool(value)
 
 
 def instant_option(config: HoodieConfig, option: opts.Option[Any]) -> str | None:
