@@ -282,3 +282,21 @@ def test_a_compaction_process_whose_writer_was_killed_finishes_and_says_so(tmp_p
     assert f"the process that started compaction {instant} of {path}" in done.stderr and "goes on to its end alone" in done.stderr
     assert instant in completed_compactions(path)
     batches.check()
+
+
+def test_a_child_that_answers_success_but_exits_badly_is_a_failure_naming_its_status() -> None:
+    """The parent judges the child by its answer and its exit status together."""
+    import json as _json
+    import subprocess as _subprocess
+
+    from hoodie.errors import HoodieError
+    from hoodie.services.compaction_process import CompactionProcess
+
+    handle = CompactionProcess.__new__(CompactionProcess)
+    handle.path, handle.instant = "/t", "20260101000000001"
+    handle._proc = _subprocess.Popen(["true"])
+    handle._proc.wait()
+    ok = _json.dumps({"ok": True}).encode()
+    assert handle._outcome(ok, 0) is None
+    error = handle._outcome(ok, 3)
+    assert isinstance(error, HoodieError) and "exited with status 3" in str(error) and "20260101000000001" in str(error)

@@ -117,8 +117,10 @@ class CompactionProcess:
         if not lines:
             return HoodieError(f"{where} exited with status {code} without an answer; it stays pending and runs again")
         result = json.loads(lines[-1])
-        if result.get("ok") and code == 0:
-            return None
+        if result.get("ok"):
+            if code == 0:
+                return None
+            return HoodieError(f"{where} answered that it completed but exited with status {code}; the timeline says whether it did")
         try:
             error = pickle.loads(base64.b64decode(result["pickled"]))
         except Exception:
