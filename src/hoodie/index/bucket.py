@@ -157,7 +157,7 @@ def new_bucket_placeholder(bucket: int) -> str:
 
 def placeholder_bucket(file_id: str) -> int | None:
     """The bucket of a :func:`new_bucket_placeholder`, None for a real file id."""
-    return int(file_id) if len(file_id) == _BUCKET_DIGITS and file_id.isascii() and file_id.isdigit() else None
+    return bucket_of_file_id(file_id) if len(file_id) == _BUCKET_DIGITS else None
 
 
 def not_a_bucket(file_id: str, partition: str) -> ConfigError:
