@@ -90,16 +90,17 @@ def check_bucket_count(table: HoodieTable, spec: BucketSpec) -> None:
     for instant in reversed(table.timeline.completed_writes()):
         stats = [s for s in table.timeline.commit_metadata(instant).write_stats() if s.path.endswith(".parquet") and s.numWrites > 0]
         if stats:
-            _check_file(table.storage, table.base_path, stats[0].partitionPath, stats[0].fileId, stats[0].path, spec)
+            path = under(table.base_path, stats[0].path, source=f"commit {instant.timestamp}")
+            _check_file(table.storage, path, stats[0].partitionPath, stats[0].fileId, spec)
             return
 
 
-def _check_file(storage: Storage, base_path: str, partition: str, file_id: str, rel_path: str, spec: BucketSpec) -> None:
+def _check_file(storage: Storage, path: str, partition: str, file_id: str, spec: BucketSpec) -> None:
     bucket = bucket_of_file_id(file_id)
     if bucket is None:
         raise not_a_bucket(file_id, partition)
     try:
-        reader = BaseFileReader(storage, under(base_path, rel_path))
+        reader = BaseFileReader(storage, path)
     except FileNotFoundError:
         return  # cleaned since: the tagging's own checks remain
     try:
