@@ -24,7 +24,7 @@ def properties(path: str) -> dict[str, str]:
 
 def unchanged(path: str, before: list[str], rows: list[tuple]) -> None:
     """Nothing was written: the same instants on the timeline, the same rows, no key twice."""
-    assert [f"{i.timestamp}.{i.action}.{i.state.value}" for i in HoodieTable.open(path).timeline.instants] == before
+    assert instants(path) == before
     assert live_rows(path) == rows
     assert max(Counter(r[0] for r in rows).values()) == 1
 
