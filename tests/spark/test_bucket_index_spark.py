@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from bucket_tables import OPTS, bucket_opts
 
 import hoodie
 from hoodie.index.bucket import BucketSpec, bucket_ids, bucket_of_file_id, hash_values
@@ -89,14 +90,8 @@ def test_spark_write_with_other_buckets_or_another_index_is_refused(spark, tmp_p
     number of buckets or another index is refused before anything is written, and one
     leaving them out takes the table's."""
     path = str(tmp_path / "t")
-    opts = {
-        "hoodie.table.name": "t",
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "p",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    }
-    bucket = {**opts, "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "3"}
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    opts, bucket = {**OPTS, **mor}, bucket_opts(3, **mor)
     spark.createDataFrame(_batch(list(range(0, 60, 2)), 1, 2).to_pandas()).write.format("hoodie").options(**bucket).mode("append").save(path)
     spark.createDataFrame(_batch(list(range(1, 60, 2)), 2, 2).to_pandas()).write.format("hoodie").options(**bucket).mode("append").save(path)
     instants = [i.timestamp for i in HoodieTable.open(path).timeline.instants]
