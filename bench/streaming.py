@@ -100,10 +100,14 @@ def fresh_table(path: Path, rows: int, options: dict[str, str]) -> None:
     hoodie.write(base_table(rows, PARTITIONS), str(path), {**options, "hoodie.datasource.write.operation": "bulk_insert"})
 
 
-def run_in_process(path: Path, data: list[pa.Table], options: dict[str, str], compaction: str = "process", niceness: int = 0) -> list[float]:
+def run_in_process(
+    path: Path, data: list[pa.Table], options: dict[str, str], compaction: str = "process", niceness: int = 0, background: bool = False
+) -> list[float]:
     options = {**options, "hoodie.compact.inline": "false"}
     never = {**options, "hoodie.compact.inline.max.delta.commits": str(10**6)}
-    compactor = AsyncCompactor(str(path), never if compaction == "none" else options, separate_process=compaction == "process", niceness=niceness)
+    compactor = AsyncCompactor(
+        str(path), never if compaction == "none" else options, separate_process=compaction == "process", niceness=niceness, background=background
+    )
     latencies = []
     with compactor:  # leaving it waits for the last compaction
         for batch in data:
@@ -184,6 +188,7 @@ def main() -> None:
     parser.add_argument("--compaction", choices=["process", "thread", "none"], default="process",
                         help="in process: the compaction in a process of its own (the default), on a thread of the batches' process, or none")
     parser.add_argument("--niceness", type=int, default=0, help="in process: the compaction process's niceness (0-19: lower CPU priority)")
+    parser.add_argument("--background", action="store_true", help="in process: the compaction process under SCHED_IDLE (Linux)")
     parser.add_argument("--index", choices=["BLOOM", "BUCKET"], default="BUCKET", help="the writes' index")
     parser.add_argument("--buckets", type=int, default=BUCKETS, help="BUCKET: buckets per partition")
     args = parser.parse_args()
@@ -194,14 +199,17 @@ def main() -> None:
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
         fresh_table(path, rows, options)
-        latencies = run_in_process(path, data, options, args.compaction, args.niceness) if mode == "in-process" else run_spark(path, data, options)
+        if mode == "in-process":
+            latencies = run_in_process(path, data, options, args.compaction, args.niceness, args.background)
+        else:
+            latencies = run_spark(path, data, options)
         check(path, rows, data)
         results[mode] = summary(latencies, rows, path)
         print(f"{mode}: {json.dumps({k: v for k, v in results[mode].items() if k != 'latencies_s'})}", file=sys.stderr)
     report = {
         "rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index,
         "buckets": args.buckets if args.index == "BUCKET" else None, "compaction": args.compaction,
-        "niceness": args.niceness, "results": results,
+        "niceness": args.niceness, "background": args.background, "results": results,
     }
     print(json.dumps(report, indent=1))
 

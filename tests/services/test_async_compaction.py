@@ -82,6 +82,13 @@ def schedule_now(path: str) -> str:
     return instant
 
 
+def compact_in_child(path: str, instant: str, outcomes: list[BaseException | None]) -> None:
+    """Compaction ``instant`` run to its end in a compaction process, which then ends."""
+    child = CompactionProcess(path, OPTIONS)
+    child.run(instant, outcomes.append)
+    child.close(120)
+
+
 def completed_compactions(path: str) -> list[str]:
     timeline = HoodieTable.open(path).timeline
     return [i.timestamp for i in timeline.completed([Action.COMMIT]) if timeline.commit_metadata(i).compacted]
@@ -184,7 +191,7 @@ def test_a_write_that_saw_the_compaction_pending_commits_after_its_completion(tm
     outcomes: list[BaseException | None] = []
 
     def compaction_completes_first(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        CompactionProcess(path, OPTIONS, instant, outcomes.append).join(120)
+        compact_in_child(path, instant, outcomes)
         return real_commit(self, *args, **kwargs)
 
     monkeypatch.setattr(transaction.WriteTransaction, "commit", compaction_completes_first)
@@ -208,7 +215,7 @@ def test_a_write_that_did_not_see_the_compaction_is_refused_when_it_completed_fi
 
     def compaction_first(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
         instants.append(schedule_now(path))
-        CompactionProcess(path, OPTIONS, instants[0], outcomes.append).join(120)
+        compact_in_child(path, instants[0], outcomes)
         return real_begin(cls, *args, **kwargs)
 
     monkeypatch.setattr(transaction.WriteTransaction, "begin", classmethod(compaction_first))
@@ -227,7 +234,7 @@ def test_a_request_that_cannot_be_sent_starts_no_process(tmp_path: Path, monkeyp
     started: list[object] = []
     monkeypatch.setattr(compaction_process.subprocess, "Popen", lambda *a, **k: started.append(a))
     with pytest.raises(TypeError, match="not JSON serializable"):
-        CompactionProcess(str(tmp_path / "t"), {"hoodie.some.option": object()}, "20260101000000000", lambda error: None)
+        CompactionProcess(str(tmp_path / "t"), {"hoodie.some.option": object()})
     assert started == [], "a child started, waiting for a request that never comes"
 
 
@@ -241,6 +248,10 @@ def test_where_the_compaction_runs() -> None:
         AsyncCompactor("memory://t", {}, niceness=5)
     with pytest.raises(ConfigError, match="0 to 19 .*got 20"):
         AsyncCompactor("/data/t", {}, niceness=20)
+    with pytest.raises(ConfigError, match="background priority needs the compaction of memory://t in a process of its own"):
+        AsyncCompactor("memory://t", {}, background=True)
+    with pytest.raises(ConfigError, match="SCHED_IDLE.*niceness 3"):
+        AsyncCompactor("/data/t", {}, niceness=3, background=True)
 
 
 def test_an_ending_interpreter_waits_for_its_compaction_process(tmp_path: Path) -> None:
@@ -284,19 +295,37 @@ def test_a_compaction_process_whose_writer_was_killed_finishes_and_says_so(tmp_p
     batches.check()
 
 
-def test_a_child_that_answers_success_but_exits_badly_is_a_failure_naming_its_status() -> None:
-    """The parent judges the child by its answer and its exit status together."""
-    import json as _json
-    import subprocess as _subprocess
+def test_one_compaction_process_runs_the_compactions_one_after_another(tmp_path: Path) -> None:
+    """The child stays up between compactions (no interpreter start, no imports again),
+    and ends with close()."""
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=23)
+    compactor = AsyncCompactor(path, OPTIONS)
+    children, instants = [], []
+    for ts in (600, 700):
+        instants.append(compactor.after_batch())
+        children.append(compactor.process_id)
+        assert compactor.wait(120) and compactor.last_error is None
+        batches.update(30, ts)
+        batches.update(30, ts + 1)  # hoodie.compact.inline.max.delta.commits=2: due again
+    assert None not in instants and None not in children
+    assert children[0] == children[1], "a new process for the second compaction"
+    assert set(instants) <= set(completed_compactions(path))
+    assert compactor.close(120)
+    with pytest.raises(ProcessLookupError):
+        os.kill(children[0], 0)  # ended by close(), not left behind
+    batches.check()
 
-    from hoodie.errors import HoodieError
-    from hoodie.services.compaction_process import CompactionProcess
 
-    handle = CompactionProcess.__new__(CompactionProcess)
-    handle.path, handle.instant = "/t", "20260101000000001"
-    handle._proc = _subprocess.Popen(["true"])
-    handle._proc.wait()
-    ok = _json.dumps({"ok": True}).encode()
-    assert handle._outcome(ok, 0) is None
-    error = handle._outcome(ok, 3)
-    assert isinstance(error, HoodieError) and "exited with status 3" in str(error) and "20260101000000001" in str(error)
+def test_a_background_compaction_process_runs_under_sched_idle_from_its_start(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=29)
+    compactor = AsyncCompactor(path, OPTIONS, background=True)
+    with commit_lock(LocalStorage(), path, "test"):  # the child waits to complete, alive
+        instant = compactor.after_batch()
+        assert instant is not None and compactor.process_id is not None
+        assert os.sched_getscheduler(compactor.process_id) == os.SCHED_IDLE
+        wait_until(Path(path, ".hoodie", f"{instant}.compaction.inflight").exists, "the compaction to start")
+    assert compactor.close(120) and compactor.last_error is None
+    assert instant in completed_compactions(path)
+    batches.check()
