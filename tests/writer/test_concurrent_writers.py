@@ -19,6 +19,7 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import ConcurrentWriteError
+from hoodie.index.bucket import BucketSpec, bucket_ids, bucket_of_file_id
 from hoodie.metadata_table.validate import validate_metadata_table
 from hoodie.services.for_writers import WRITER_SERVICES
 from hoodie.table.table import HoodieTable
@@ -28,6 +29,7 @@ from hoodie.writer.transaction import WriteTransaction
 pytestmark = pytest.mark.slow
 
 WRITERS, COMMITS, ROWS = 3, 4, 3000
+BUCKETS = 4
 
 CHILD = """
 import json, sys, time
@@ -50,18 +52,21 @@ for n in range(commits):
 LOST = (
     r"write \d{17} \(upsert\) to .* ("
     r"was rolled back by another writer, which found it unfinished and treated it as failed"
-    r"|was not committed: write \d{17} of another writer completed while it ran and changed the same file groups \([^)]*\)"
+    r"|was not committed: write \d{17} of another writer completed while it ran and "
+    r"(changed the same file groups|wrote to the same buckets) \([^)]*\)"
     r"); a table takes one writer at a time \(hoodie.write.concurrency.mode=SINGLE_WRITER, the only mode hoodie supports\)\. "
     r"Nothing of this write was committed and its files were removed; run it again once the other writer is done"
 )
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_path: Path, table_type: str) -> None:
+@pytest.mark.parametrize("table_type, index", [("COPY_ON_WRITE", "BLOOM"), ("MERGE_ON_READ", "BLOOM"), ("COPY_ON_WRITE", "BUCKET")])
+def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_path: Path, table_type: str, index: str) -> None:
     path = str(tmp_path / "t")
     # the metadata table on (the default), compacting itself every few delta commits: its
-    # delta commits, compactions and cleans race as much as the data commits do
-    options = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.metadata.compact.max.delta.commits": "3"})
+    # delta commits, compactions and cleans race as much as the data commits do; with the
+    # bucket index, the writers also race to create the first file group of every bucket
+    buckets = {"hoodie.index.type": index, "hoodie.bucket.index.num.buckets": str(BUCKETS)} if index == "BUCKET" else {}
+    options = trip_options(**{"hoodie.datasource.write.table.type": table_type, "hoodie.metadata.compact.max.delta.commits": "3", **buckets})
     start = time.time() + 3
     children = [
         subprocess.Popen(
@@ -89,6 +94,14 @@ def test_concurrent_single_mode_writers_land_or_say_they_were_rolled_back(tmp_pa
     missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
     assert (missing[:3], extra[:3], len(got)) == ([], [], len(expected)), (outcomes, sorted({k.rsplit("-", 1)[0] for k in missing + extra}))
     assert sorted(set(table.column("_hoodie_commit_time").to_pylist())) == sorted(o["instant"] for o in landed)
+    if index == "BUCKET":  # one file group a bucket, holding only its keys
+        spec = BucketSpec(BUCKETS, ("uuid",))
+        placed = zip(table.column("_hoodie_file_name").to_pylist(), bucket_ids(table.column("_hoodie_record_key"), spec).tolist())
+        assert all(bucket_of_file_id(name) == b for name, b in placed)
+        view = HoodieTable.open(path).view()
+        for city in view.all_partition_paths():
+            ids = [g.file_id for g in view.file_groups(city)]
+            assert len({bucket_of_file_id(f) for f in ids}) == len(ids), (city, ids)
 
     # nothing of the failed writes is left
     hoodie_dir = Path(path) / ".hoodie"

@@ -20,7 +20,7 @@ bucket without a group go to a new group the write creates for that bucket (the
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,6 +158,26 @@ def new_bucket_placeholder(bucket: int) -> str:
 def placeholder_bucket(file_id: str) -> int | None:
     """The bucket of a :func:`new_bucket_placeholder`, None for a real file id."""
     return bucket_of_file_id(file_id) if len(file_id) == _BUCKET_DIGITS else None
+
+
+def shared_buckets(mine: Iterable[tuple[str, str]], theirs: Iterable[tuple[str, str]]) -> list[tuple[str, int | None, tuple[str, ...]]]:
+    """The buckets two writes both wrote to, from their file groups (partition, file id):
+    (partition, bucket, the file ids of both writes there, sorted), sorted. Apache Hudi's
+    ``BucketIndexConcurrentFileWritesConflictResolutionStrategy``: writes conflict on one
+    bucket of one partition, through one file group or two (two writers each creating
+    a bucket's first group would otherwise both commit, and the bucket would hold two). An
+    id naming no bucket is compared whole (bucket None)."""
+
+    def by_bucket(groups: Iterable[tuple[str, str]]) -> dict[tuple[str, int | str], set[str]]:
+        out: dict[tuple[str, int | str], set[str]] = {}
+        for partition, file_id in groups:
+            b = bucket_of_file_id(file_id)
+            out.setdefault((partition, file_id if b is None else b), set()).add(file_id)
+        return out
+
+    ours, others = by_bucket(mine), by_bucket(theirs)
+    both = sorted(ours.keys() & others.keys(), key=lambda k: (k[0], str(k[1]).zfill(_BUCKET_DIGITS)))
+    return [(p, b if isinstance(b, int) else None, tuple(sorted(ours[(p, b)] | others[(p, b)]))) for p, b in both]
 
 
 def not_a_bucket(file_id: str, partition: str) -> ConfigError:

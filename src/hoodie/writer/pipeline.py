@@ -175,7 +175,7 @@ def _write_through(
     # the views of the write and of the services after it come from its server, or from
     # listings they share (the clean after the write does not list its partitions again)
     prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
-    txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services)
+    txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services, by_bucket=s.index.bucket is not None)
     try:
         with flow.running(txn.instant_time):
             markers = server if (prepared.config.get(o.MARKERS_TYPE) or flow.default_markers) == TIMELINE_SERVER_BASED else None

@@ -14,12 +14,14 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 import pyarrow as pa
 
 from hoodie.config.options import CONCURRENCY_MODE, SINGLE_WRITER
 from hoodie.errors import ConcurrentWriteError
 from hoodie.formats.avro_schema import arrow_to_avro_schema, avro_schema_json
+from hoodie.index.bucket import shared_buckets
 from hoodie.markers import DirectMarkers
 from hoodie.storage.paths import relative
 from hoodie.table.committed import paths_completed_writes_name
@@ -52,6 +54,7 @@ class WriteTransaction:
     instant: Instant
     services: TableServices  # rolls the instant back if the write fails
     partitions: tuple[str, ...] = ()  # those the write planned to touch
+    by_bucket: bool = False  # the bucket index's: writes conflict on a bucket, not only a file group
 
     @property
     def instant_time(self) -> str:
@@ -62,13 +65,13 @@ class WriteTransaction:
         return DirectMarkers(self.table.storage, self.table.base_path, self.instant_time)
 
     @classmethod
-    def begin(cls, table: HoodieTable, operation: str, services: TableServices) -> WriteTransaction:
+    def begin(cls, table: HoodieTable, operation: str, services: TableServices, by_bucket: bool = False) -> WriteTransaction:
         timeline = table.timeline.reload()
         action = action_for(operation, table.table_type)
         content = b""
         if action == Action.REPLACE_COMMIT:
             content = RequestedReplaceMetadata(operation_type_name(operation)).encode()
-        return cls(table, operation, timeline.request_new(action, content), services)
+        return cls(table, operation, timeline.request_new(action, content), services, by_bucket=by_bucket)
 
     def mark_inflight(self, workload: Mapping[str, Iterable[WriteStat]] | None = None) -> None:
         """Write ``<t>.inflight`` with the planned workload (partitions and file groups)."""
@@ -141,9 +144,12 @@ class WriteTransaction:
         """:class:`ConcurrentWriteError` if a write this one did not see (completed after
         the table was loaded for it) changed a file group this one changes, or, for an
         overwrite, anything in a partition it overwrites: completing both would hide the
-        other's rows behind this write's slices. A compaction this write saw pending is
-        none: the write appended its logs to the slices after it (as Apache Hudi's
-        conflict resolution lets a compaction scheduled before the write through)."""
+        other's rows behind this write's slices. With the bucket index, a bucket this one
+        writes to is enough (:func:`~hoodie.index.bucket.shared_buckets`): two writes that
+        each created the bucket's first file group would leave it with two, a key in each.
+        A compaction this write saw pending is none: the write appended its logs to the
+        slices after it (as Apache Hudi's conflict resolution lets a compaction scheduled
+        before the write through)."""
         loaded = self.table.timeline
         seen = {i.timestamp for i in loaded.completed()} | {i.timestamp for i in loaded.pending([Action.COMPACTION])}
         timeline = self.table.timeline.reload()
@@ -153,13 +159,18 @@ class WriteTransaction:
             if other.timestamp in seen:
                 continue
             theirs = _file_groups(timeline.commit_metadata(other))
+            if self.by_bucket and (buckets := shared_buckets(touched, theirs)):
+                self._refuse(other, "wrote to the same buckets", [_bucket_named(p, b, ids) for p, b, ids in buckets])
             clash = sorted(touched & theirs) or sorted(g for g in theirs if g[0] in overwritten)
             if clash:
-                where = ", ".join(relative(p, fid) for p, fid in clash[:3]) + (f" and {len(clash) - 3} more" if len(clash) > 3 else "")
-                raise ConcurrentWriteError(
-                    f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was not committed: write {other.timestamp} "
-                    f"of another writer completed while it ran and changed the same file groups ({where}); {_ONE_WRITER}"
-                )
+                self._refuse(other, "changed the same file groups", [relative(p, fid) for p, fid in clash])
+
+    def _refuse(self, other: Instant, what: str, where: list[str]) -> NoReturn:
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        raise ConcurrentWriteError(
+            f"write {self.instant_time} ({self.operation}) to {self.table.base_path} was not committed: write {other.timestamp} "
+            f"of another writer completed while it ran and {what} ({shown}); {_ONE_WRITER}"
+        )
 
     def lost_to_another_writer(self) -> ConcurrentWriteError | None:
         """The error to raise if another writer rolled this write back as failed (it holds
@@ -194,6 +205,11 @@ _ONE_WRITER = (
     f"a table takes one writer at a time ({CONCURRENCY_MODE.key}={SINGLE_WRITER}, the only mode hoodie supports). "
     "Nothing of this write was committed and its files were removed; run it again once the other writer is done"
 )
+
+
+def _bucket_named(partition: str, bucket: int | None, file_ids: tuple[str, ...]) -> str:
+    groups = f"file groups {' and '.join(file_ids)}" if len(file_ids) > 1 else f"file group {file_ids[0]}"
+    return f"bucket {bucket} of partition {partition!r}: {groups}" if bucket is not None else f"partition {partition!r}: {groups}"
 
 
 def _file_groups(metadata: CommitMetadata) -> set[tuple[str, str]]:
