@@ -329,3 +329,21 @@ def test_a_background_compaction_process_runs_under_sched_idle_from_its_start(tm
     assert compactor.close(120) and compactor.last_error is None
     assert instant in completed_compactions(path)
     batches.check()
+
+
+def test_a_priority_the_system_refuses_is_an_error_and_leaves_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    children: list[subprocess.Popen] = []
+    real_popen = subprocess.Popen
+
+    def popen(*args, **kwargs):  # type: ignore[no-untyped-def]
+        children.append(real_popen(*args, **kwargs))
+        return children[-1]
+
+    def refused(*args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(compaction_process.subprocess, "Popen", popen)
+    monkeypatch.setattr(compaction_process.os, "sched_setscheduler", refused)
+    with pytest.raises(ConfigError, match="CPU priority asked for \\(SCHED_IDLE\\).*not permitted"):
+        CompactionProcess(str(tmp_path / "t"), OPTIONS, background=True)
+    assert len(children) == 1 and children[0].poll() is not None, "a child left running"

@@ -98,11 +98,18 @@ class CompactionProcess:
         setup = json.dumps({"path": path, "options": dict(options), "log_level": level}).encode()
         self._proc = subprocess.Popen([sys.executable, "-m", MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         # at once, while the new interpreter starts: its imports run at that priority too
-        with contextlib.suppress(ProcessLookupError):  # it died already: the first run says how
+        try:
             if background:
                 os.sched_setscheduler(self._proc.pid, os.SCHED_IDLE, os.sched_param(0))
             elif niceness:
                 os.setpriority(os.PRIO_PROCESS, self._proc.pid, min(MAX_NICENESS, os.getpriority(os.PRIO_PROCESS, 0) + niceness))
+        except ProcessLookupError:
+            pass  # it died already: the first run says how
+        except OSError as e:  # not allowed here (a sandbox): no compaction at a priority not asked for
+            self._proc.kill()
+            self._proc.wait()
+            priority = "SCHED_IDLE" if background else f"niceness +{niceness}"
+            raise ConfigError(f"cannot give the compaction process of {path} the CPU priority asked for ({priority}): {e}") from e
         self._lock = threading.Lock()
         self._follower: threading.Thread | None = None
         self._ended: BaseException | None = None  # once the child has gone, how
