@@ -13,6 +13,10 @@ from bucket_tables import OPTS, batch, bucket_opts, check_buckets, forget_bucket
 import hoodie
 from hoodie.config.properties import parse_properties
 from hoodie.errors import ConfigError
+from hoodie.index.bucket import BucketSpec
+from hoodie.index.bucket_table import CHECKED, WALK_LIMIT, check_bucket_count
+from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, schedule_compaction
+from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 
 TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
@@ -99,3 +103,73 @@ def test_another_index_on_a_bucket_table_is_refused(tmp_path: Path, table_type: 
     with pytest.raises(ConfigError, match=refused):
         hoodie.write(batch(range(40), 3), path, {**OPTS, **opts, **more, "hoodie.index.type": index})
     unchanged(path, before, rows)
+
+
+class CommitsRead(LocalStorage):
+    """Local storage that counts the data table's commit files read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits: list[str] = []
+
+    def read_bytes(self, path: str) -> bytes:
+        if "/.hoodie/metadata/" not in path and path.endswith((".commit", ".deltacommit")):
+            self.commits.append(path)
+        return super().read_bytes(path)
+
+
+def reads_of_check(path: str, spec: BucketSpec) -> tuple[int, int, int]:
+    """Commit files, footers and listings one check of the table at ``path`` read."""
+    storage = CommitsRead()
+    table = HoodieTable.open(path, storage)
+    before = storage.counters.snapshot()
+    check_bucket_count(table, spec)
+    calls = storage.counters.since(before)
+    return len(storage.commits), storage.counters.calls["footer"], calls["list"]
+
+
+MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+
+
+def test_the_check_reads_the_newest_commit_and_a_footer_once(tmp_path: Path) -> None:
+    """Merge-on-read with many delta commits that only append logs: the check reads the
+    newest one (its logs name their slice's base file) and that file's footer, and in a
+    process that checked that file already, no footer (nor anything, when no write
+    completed since)."""
+    path = str(tmp_path / "t")
+    hoodie.write(batch(range(0, 60, 3), 1), path, bucket_opts(1, **MOR))
+    for n in range(2, 25):
+        hoodie.write(batch(range(0, 60, 15), n), path, bucket_opts(1, **MOR))  # logs appended to the one group
+    forget_bucket_entries(path)
+    spec = BucketSpec(1, ("id",))
+    CHECKED.clear()
+    assert reads_of_check(path, spec) == (1, 1, 0)
+    assert reads_of_check(path, spec) == (0, 0, 0)  # nothing completed since
+    hoodie.write(batch(range(0, 60, 15), 30), path, bucket_opts(1, **MOR))
+    assert reads_of_check(path, spec) == (1, 0, 0)  # the same base file: checked already
+    CHECKED.clear()
+    assert reads_of_check(path, spec) == (1, 1, 0)
+    # other options are checked anew, and refused
+    with pytest.raises(ConfigError, match=r"num.buckets=2 \(hoodie.bucket.index.hash.field=id\) puts key 'key-00\d\d' of file group 00000000-.* in bucket 1"):
+        check_bucket_count(HoodieTable.open(path), BucketSpec(2, ("id",)))
+
+
+def test_delta_commits_naming_no_base_file_are_read_up_to_a_bound(tmp_path: Path) -> None:
+    """Delta commits whose logs name no base file (the slices a pending compaction opened;
+    Apache Hudi's log-only file groups): the check reads WALK_LIMIT of them, then lists the
+    partition the newest touched for its newest committed base file."""
+    path = str(tmp_path / "t")
+    hoodie.write(batch(range(0, 60, 3), 1), path, bucket_opts(1, **MOR))
+    hoodie.write(batch(range(0, 60, 15), 2), path, bucket_opts(1, **MOR))  # a slice with logs to compact
+    pending, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    assert pending is not None
+    for n in range(3, WALK_LIMIT + 6):
+        hoodie.write(batch(range(0, 60, 15), n), path, bucket_opts(1, **MOR))
+    table = HoodieTable.open(path)
+    newest = table.commit_metadata(table.timeline.completed_writes()[-1]).write_stats()
+    assert newest and all(not s.baseFile and ".log." in s.path for s in newest)
+    forget_bucket_entries(path)
+    CHECKED.clear()
+    assert reads_of_check(path, BucketSpec(1, ("id",))) == (WALK_LIMIT, 1, 1)
+    with pytest.raises(ConfigError, match=r"num.buckets=2 \(hoodie.bucket.index.hash.field=id\) puts key 'key-00\d\d' of file group 00000000-.* in bucket 1"):
+        check_bucket_count(HoodieTable.open(path), BucketSpec(2, ("id",)))
