@@ -113,6 +113,7 @@ class FailingServices:
         self.check_settings = WRITER_SERVICES.check_settings
         self.recover = WRITER_SERVICES.recover
         self.roll_back = WRITER_SERVICES.roll_back
+        self.beside_write = WRITER_SERVICES.beside_write
 
     def after_commit(self, table: HoodieTable, config: object, engine: object, instant: str) -> None:
         raise self.error

@@ -438,6 +438,13 @@ COMPACTION_STRATEGY = _opt(
 COMPACTION_TARGET_IO = _opt("hoodie.compaction.target.io", 512000, int_in(0), "IO budget of one compaction run in MB (log-size strategy).")
 
 CLEAN_AUTOMATIC = _opt("hoodie.clean.automatic", True, boolean, "Clean old file slices after every commit.")
+CLEAN_ASYNC = _opt(
+    "hoodie.clean.async",
+    False,
+    boolean,
+    "With hoodie.clean.automatic: each write's clean runs on a thread of its own, started as the write begins, beside the write; "
+    "the write waits for it after its commit.",
+)
 CLEANER_POLICY = _opt(
     "hoodie.cleaner.policy",
     "KEEP_LATEST_COMMITS",

@@ -98,12 +98,12 @@ def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine
             reports.append(ServiceReport("compaction", True, f"the pending compaction {pending.timestamp} completed"))
         metadata, decision = run("compaction", lambda: compact(table.reload(), compaction_settings(config), engine))
         reports.append(ServiceReport("compaction", metadata is not None, decision.reason))
-    if config.get(o.CLEAN_AUTOMATIC):
+    if config.get(o.CLEAN_AUTOMATIC) and not config.get(o.CLEAN_ASYNC):  # (async: it ran beside the write)
         result = run("clean", lambda: clean(table.reload(), clean_settings(config), engine))
-        reports.append(ServiceReport("clean", bool(getattr(result, "ran", False)), _describe(result)))
+        reports.append(ServiceReport("clean", bool(getattr(result, "ran", False)), describe(result)))
     if config.get(o.ARCHIVE_AUTOMATIC):
         archived = run("archive", lambda: archive(table.reload(), archive_settings(config)))
-        reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), _describe(archived)))
+        reports.append(ServiceReport("archive", bool(getattr(archived, "ran", False)), describe(archived)))
     # (the write began by keeping or dropping the metadata table: its config says which)
     if table.config.metadata_partitions:
         current = table.reload()
@@ -112,5 +112,6 @@ def run_inline_services(table: HoodieTable, config: HoodieConfig, engine: Engine
     return reports
 
 
-def _describe(result: object) -> str:
+def describe(result: object) -> str:
+    """What a service's result says happened."""
     return str(getattr(result, "reason", None) or result)

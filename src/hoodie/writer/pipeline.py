@@ -65,6 +65,7 @@ from hoodie.writer.planner import (
     planned_bucket_counts,
 )
 from hoodie.writer.settings import PreparedWrite
+from hoodie.writer.table_services import RunningService
 from hoodie.writer.transaction import REPLACE_OPERATIONS, WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ def _write_through(
     # listings they share (the clean after the write does not list its partitions again)
     prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
     txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services, by_bucket=s.index.bucket is not None)
+    beside = prepared.services.beside_write(prepared.table, prepared.config, flow.engine, txn.instant_time)
     try:
         with flow.running(txn.instant_time):
             markers = server if (prepared.config.get(o.MARKERS_TYPE) or flow.default_markers) == TIMELINE_SERVER_BASED else None
@@ -195,20 +197,34 @@ def _write_through(
             with suppress(Exception):  # a storage that fails here: the original error stands
                 lost = txn.lost_to_another_writer()
         txn.abort()
+        if beside is not None:  # never left running behind a failed write; its own failure a warning
+            _report_service_failure(txn.instant_time, beside.wait)
         if lost is not None:
             raise lost from e
         raise
-    _run_services_after(prepared, flow.engine, txn.instant_time)
+    _run_services_after(prepared, flow.engine, txn.instant_time, beside)
     return txn.instant_time
 
 
-def _run_services_after(prepared: PreparedWrite, engine: Engine, instant: str) -> None:
-    """The inline table services after the commit of ``instant``. The commit stands
-    whatever they do: a failure is a warning, never the write's error, since a caller
-    that took the write for failed would retry it (an insert twice is duplicate rows).
-    The next write runs the services again."""
-    try:
+def _run_services_after(prepared: PreparedWrite, engine: Engine, instant: str, beside: RunningService | None) -> None:
+    """The services beside the write of ``instant`` waited for, then the inline table
+    services after its commit (not after a failed one: archiving commits whose old files
+    a failed clean left would leave those files to no clean)."""
+
+    def services() -> None:
+        if beside is not None:
+            beside.wait()
         prepared.services.after_commit(prepared.table, prepared.config, engine, instant)
+
+    _report_service_failure(instant, services)
+
+
+def _report_service_failure(instant: str, services: Callable[[], None]) -> None:
+    """Run ``services`` of write ``instant``. The commit stands whatever they do: a failure
+    is a warning, never the write's error, since a caller that took the write for failed
+    would retry it (an insert twice is duplicate rows). The next write runs them again."""
+    try:
+        services()
     except Exception as e:
         error = e if isinstance(e, TableServiceError) else TableServiceError("table services", instant, e)
         log.warning("%s (the commit stands and the write succeeded; the next write runs the %s again)", error, error.service)
