@@ -13,7 +13,8 @@ exclude each other (the table's commit lock).
   the sink's (``hoodie.services.async_compaction.AsyncCompactor``), in a process of its
   own (the in-process engine's default; ``--compaction thread``: on a thread of the
   batches' process; ``none``: never, to see what the batches alone cost; ``--niceness``:
-  the compaction process at a lower CPU priority, ``AsyncCompactor``'s ``niceness``);
+  the compaction process at a lower CPU priority, ``AsyncCompactor``'s ``niceness``;
+  ``--background``: under Linux's ``SCHED_IDLE``, ``AsyncCompactor``'s ``background``);
 * ``spark``: the batches land as Parquet files and ``spark.readStream.parquet(...)
   .writeStream.format("hoodie")`` takes one a micro-batch (``maxFilesPerTrigger=1``,
   ``Trigger.AvailableNow``); a batch's latency is Spark's ``triggerExecution`` time of it
@@ -24,7 +25,9 @@ exclude each other (the table's commit lock).
 ``--index``: the writes' index, ``BUCKET`` (the default: a fixed number of file groups per
 partition, a key's group a hash of the key, so tagging reads no file, as an ingest of
 updates spread over every key is set up) or ``BLOOM`` (Apache Hudi 0.x's default index:
-each batch reads the keys of every file group its updates hit).
+each batch reads the keys of every file group its updates hit). ``--clean-async`` (both
+modes): ``hoodie.clean.async``, each batch's clean on a thread beside it instead of after
+its commit.
 
 Reported per mode: records per second (the rows over the sum of the batch latencies),
 batch latency p50/p99, and the growth: the median latency of the last five batches over
@@ -32,7 +35,8 @@ that of the first five (target: at most 1.3x, so that the table's growth does no
 ingest).
 
     python bench/streaming.py [--batches 20] [--rows 100000] [--updates 0.7] [--modes in-process,spark] [--quick]
-                              [--compaction process|thread|none] [--niceness 0] [--index BUCKET|BLOOM] [--buckets 2]
+                              [--compaction process|thread|none] [--niceness 0] [--background] [--clean-async]
+                              [--index BUCKET|BLOOM] [--buckets 2]
 """
 from __future__ import annotations
 
@@ -189,12 +193,13 @@ def main() -> None:
                         help="in process: the compaction in a process of its own (the default), on a thread of the batches' process, or none")
     parser.add_argument("--niceness", type=int, default=0, help="in process: the compaction process's niceness (0-19: lower CPU priority)")
     parser.add_argument("--background", action="store_true", help="in process: the compaction process under SCHED_IDLE (Linux)")
+    parser.add_argument("--clean-async", action="store_true", help="hoodie.clean.async: each batch's clean beside it, not after its commit")
     parser.add_argument("--index", choices=["BLOOM", "BUCKET"], default="BUCKET", help="the writes' index")
     parser.add_argument("--buckets", type=int, default=BUCKETS, help="BUCKET: buckets per partition")
     args = parser.parse_args()
     rows = 5_000 if args.quick else args.rows
     data = batches(args.batches, rows, args.updates)
-    options = {**OPTIONS, **index_options(args.index, args.buckets)}
+    options = {**OPTIONS, **index_options(args.index, args.buckets), "hoodie.clean.async": str(args.clean_async).lower()}
     results = {}
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
@@ -209,7 +214,7 @@ def main() -> None:
     report = {
         "rows_per_batch": rows, "batches": args.batches, "updates": args.updates, "index": args.index,
         "buckets": args.buckets if args.index == "BUCKET" else None, "compaction": args.compaction,
-        "niceness": args.niceness, "background": args.background, "results": results,
+        "niceness": args.niceness, "background": args.background, "clean_async": args.clean_async, "results": results,
     }
     print(json.dumps(report, indent=1))
 
