@@ -11,7 +11,7 @@ import pytest
 
 import hoodie
 from hoodie.formats import parquet as pq_format
-from hoodie.index import FileRef, IndexSettings, tag_partition
+from hoodie.index import BucketSpec, FileRef, IndexSettings, tag_partition
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 
@@ -105,3 +105,19 @@ def test_bloom_probe_stops_at_the_first_key_through(tmp_path: Path, monkeypatch:
     probed.clear()
     result = tag_partition(pa.array(absent), refs, table.storage, IndexSettings("BLOOM"))
     assert sum(probed) == len(absent) and result.keys_verified == 0 and (result.file_pos == -1).all()
+
+
+@pytest.mark.parametrize(
+    "settings, routed",
+    [
+        (IndexSettings("BUCKET", bucket=BucketSpec(4, ("k",))), r"BUCKET, which places keys by their hash .*writer.steps.tag_by_bucket"),
+        (IndexSettings("RECORD_INDEX"), r"RECORD_INDEX, a global index .*writer.global_tag"),
+    ],
+)
+def test_indexes_that_read_no_partition_are_a_callers_mistake(tmp_path: Path, settings: IndexSettings, routed: str) -> None:
+    """The writer never tags bucket or record-index writes per partition: a caller that
+    does is told so, as an internal error naming where they go, with or without files."""
+    table, refs = build(tmp_path)
+    for files in (refs, []):
+        with pytest.raises(ValueError, match=rf"^internal error: tag_partition was called for hoodie.index.type={routed}"):
+            tag_partition(pa.array(["key-02-0100"]), files, table.storage, settings)
