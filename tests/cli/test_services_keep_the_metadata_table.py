@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-from mdt_checks import check_files
+import pytest
+from mdt_checks import built_again_for, check_files, services_after_a_hudi_drop
 
 import hoodie
 from hoodie.metadata_table import MetadataTableReader
@@ -59,3 +60,29 @@ def test_cli_services_update_the_metadata_table(cli, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     deltas = _check(path)
     assert not set(later) & deltas  # the restored writes' delta commits are undone
+
+
+@pytest.mark.parametrize("command", [("clean", "{path}", "-o", "hoodie.cleaner.commits.retained=1"), ("compaction", "run", "{path}")])
+def test_a_cli_service_builds_again_a_metadata_table_apache_hudi_dropped_a_partition_of(cli, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A partition Apache Hudi 0.15 dropped (its folder deleted, the metadata table's
+    completed instants still naming its files) is detected by the service as by a write:
+    the metadata table is built again, with the partitions the table names, before the
+    service completes into it; its own services and its readers work on."""
+    path = str(tmp_path / "t")
+    services_after_a_hudi_drop(tmp_path / "t", pending_compaction=command[0] == "compaction")
+    before = set(HoodieTable.open(path).timeline.completed())
+
+    result = cli(*(arg.format(path=path) for arg in command))
+    assert result.exit_code == 0, result.output
+    assert "whose folder another writer deleted" in result.output and "building it again from a listing before the table service" in result.output
+    assert built_again_for(path, before).action == (Action.CLEAN if command[0] == "clean" else Action.COMMIT)
+    assert cli("metadata", "stats", path).exit_code == 0  # (which failed too)
+
+
+def test_a_dry_run_leaves_such_a_metadata_table_as_it_is(cli, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    services_after_a_hudi_drop(tmp_path / "t", pending_compaction=False)
+    mdt = sorted(p.name for p in (tmp_path / "t" / ".hoodie" / "metadata" / ".hoodie").iterdir())
+    result = cli("clean", path, "--dry-run", "-o", "hoodie.cleaner.commits.retained=1")
+    assert result.exit_code == 0 and "would delete" in result.output, result.output
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie" / "metadata" / ".hoodie").iterdir()) == mdt

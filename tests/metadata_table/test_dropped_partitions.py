@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from mdt_checks import check_files
+from mdt_checks import check_files, drop_apache_hudis_way
 
 import hoodie
 from hoodie.errors import ConfigError, TableError
 from hoodie.layout import InstantTime
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.metadata_table.validate import validate_metadata_table
-from hoodie.metadata_table.writer import set_partition_state
 from hoodie.query.skipping import RowFilter, prune_slices
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
@@ -162,10 +160,7 @@ def test_a_partition_dropped_apache_hudis_way_is_built_again_by_the_next_write(t
     on = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true"}
     for ts in range(1, 4):
         _write(path, range(ts * 5, ts * 5 + 10), ts, on)
-    table = HoodieTable.open(str(path))
-    # (what Apache Hudi's HoodieTable.deleteMetadataIndexIfNecessary leaves)
-    set_partition_state(table, ["bloom_filters", "files"], [])
-    shutil.rmtree(path / ".hoodie" / "metadata" / "column_stats")
+    drop_apache_hudis_way(path, "column_stats")
     keep_filters = {"hoodie.metadata.index.bloom.filter.enable": "true"}
     with caplog.at_level(logging.WARNING, logger="hoodie"):
         first = _write(path, range(0, 5), 4, keep_filters)

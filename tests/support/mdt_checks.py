@@ -2,8 +2,9 @@
 data says: partitions and files equal the committed files on storage, column statistics
 the Parquet footers, bloom filters the footers' filters (holding every key of their
 file), the record index the file group each live key is read from. Also the tables that
-hold one (conformance tables, copies of Apache Hudi 0.15's samples) and a way to damage
-a copy's metadata table (rewriting its base HFiles)."""
+hold one (conformance tables, copies of Apache Hudi 0.15's samples), a way to damage
+a copy's metadata table (rewriting its base HFiles) and a metadata partition dropped
+Apache Hudi 0.15's way."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,7 +27,9 @@ from hoodie.layout import parse_base_file_name, parse_log_file_name
 from hoodie.metadata_table import KeyLocation, MetadataRecord, MetadataTableReader, validate_stats
 from hoodie.metadata_table.records import ColumnStats, decode_value, encode_value
 from hoodie.metadata_table.validate import MetadataValidation, validate_metadata_table
+from hoodie.metadata_table.writer import set_partition_state
 from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action, Instant
 
 
 def mdt_tables() -> list[str]:
@@ -83,6 +86,69 @@ def out_of_sync_copy(name: str, tmp_path: Path) -> tuple[Path, str]:
     props = {**HoodieTable.open(str(base)).config.props, "hoodie.table.metadata.partitions": partitions}
     (base / ".hoodie" / "hoodie.properties").write_bytes(TableConfig(props).render())
     return base, instant
+
+
+def drop_apache_hudis_way(path: Path, partition: str) -> None:
+    """Drop the metadata ``partition`` of the table at ``path`` as Apache Hudi 0.15's
+    ``HoodieTable.deleteMetadataIndexIfNecessary`` does: its name leaves
+    ``hoodie.properties`` and its folder goes, while the metadata table's completed
+    instants still name its files."""
+    table = HoodieTable.open(str(path))
+    set_partition_state(table, [p for p in table.config.metadata_partitions if p != partition], [])
+    shutil.rmtree(path / ".hoodie" / "metadata" / partition)
+
+
+#: a merge-on-read table whose metadata table has column_stats and bloom_filters,
+#: compacted often (the column_stats HFiles of its compactions are named by its timeline)
+INDEXED_MOR = {
+    "hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", "hoodie.metadata.compact.max.delta.commits": "2",
+    "hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true",
+}
+
+
+def services_after_a_hudi_drop(path: Path, pending_compaction: bool) -> None:
+    """A table at ``path`` (:data:`INDEXED_MOR`) with work for a table service — slices a
+    clean removes (a compaction ran, two updates followed) and, with
+    ``pending_compaction``, a compaction scheduled — whose metadata partition
+    ``column_stats`` is then dropped Apache Hudi's way (:func:`drop_apache_hudis_way`)."""
+    from hoodie.services import CompactionSettings, open_for_services, run_compaction, schedule_compaction
+
+    def update(ts: int) -> None:
+        hoodie.write(pa.table({"id": [1, 2, 3, 4], "p": ["a", "a", "b", "b"], "ts": [ts] * 4}), str(path), INDEXED_MOR)
+
+    for ts in range(1, 4):
+        update(ts)
+    table = open_for_services(str(path), INDEXED_MOR)
+    instant = schedule_compaction(table, CompactionSettings(), require_threshold=False)[0]
+    run_compaction(table.reload(), instant)
+    for ts in range(4, 6):
+        update(ts)
+    if pending_compaction:
+        assert schedule_compaction(open_for_services(str(path), INDEXED_MOR), CompactionSettings(), require_threshold=False)[0]
+    drop_apache_hudis_way(path, "column_stats")
+
+
+def built_again_for(path: str, before: set[Instant]) -> Instant:
+    """Check that the metadata table of the table at ``path`` was built again for the one
+    instant a service completed since the instants ``before``: without ``column_stats``,
+    that instant's delta commit in it, listing right, its own services able to compact it
+    (kept as it was, they fail: a column_stats HFile missing from storage). The instant."""
+    from hoodie.config.options import HoodieConfig
+    from hoodie.metadata_table.services import MetadataServiceSettings, run_table_services
+    from hoodie.services.for_metadata import METADATA_SERVICES
+
+    table = HoodieTable.open(path)
+    assert table.config.metadata_partitions == ("bloom_filters", "files")
+    [done] = set(table.timeline.completed()) - before
+    mdt = HoodieTable.open(f"{path}/.hoodie/metadata")
+    assert done.timestamp in {i.timestamp for i in mdt.timeline.completed([Action.DELTA_COMMIT])}
+    check_files(MetadataTableReader(table), table)
+    assert validate_metadata_table(table).ok
+    settings = MetadataServiceSettings.of(HoodieConfig.of({"hoodie.metadata.compact.max.delta.commits": "1"}))
+    assert run_table_services(table, settings, METADATA_SERVICES).compactions
+    return done
 
 
 def rewrite_mdt_base(base: Path, partition: str, change: Callable[[MetadataRecord], MetadataRecord | None]) -> list[MetadataRecord]:

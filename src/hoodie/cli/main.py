@@ -41,7 +41,7 @@ from hoodie.cli.typer_app import HoodieTyper
 from hoodie.config import HoodieConfig
 from hoodie.metadata_table.listing import listed_through_metadata, metadata_listing
 from hoodie.metadata_table.settings import MetadataSettings
-from hoodie.metadata_table.sync import with_metadata_sync
+from hoodie.metadata_table.sync import prepare_for_services, with_metadata_sync
 from hoodie.table import HoodieTable
 
 app = HoodieTyper(
@@ -149,10 +149,15 @@ def validate(path: PathArg, as_of: AsOfOpt = None, as_json: JsonOpt = False) -> 
     validate_cmd.print_report(report, as_json)
 
 
-def _for_writing(path: str, config: CommandConfig) -> HoodieTable:
+def _for_writing(path: str, config: CommandConfig, dry_run: bool = False) -> HoodieTable:
     """The table at ``path`` opened for a service that changes it: each instant it
-    completes updates the table's metadata table first."""
-    return with_metadata_sync(_open(path, config), MetadataSettings.of(config))
+    completes updates the table's metadata table first, once that metadata table is
+    checked (and built again if another writer left it unusable) as a write checks it;
+    a dry run changes nothing."""
+    settings = MetadataSettings.of(config)
+    if dry_run:
+        return with_metadata_sync(_open(path, config), settings)
+    return prepare_for_services(_open(path, config), settings)
 
 
 def _table_as_of(path: str, as_of: str | None) -> tuple[HoodieTable, str | None]:
@@ -254,7 +259,7 @@ def _run_service(command: ModuleType, path: str, dry_run: bool, options: list[st
     """A table service's CLI module (``run`` and ``dry_run``) on the table at ``path``."""
     with reporting_errors():
         config = parse_options(options)
-        (command.dry_run if dry_run else command.run)(_for_writing(path, config), config, as_json)
+        (command.dry_run if dry_run else command.run)(_for_writing(path, config, dry_run), config, as_json)
 
 
 @savepoint_app.command("create")

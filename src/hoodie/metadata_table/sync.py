@@ -54,7 +54,7 @@ from hoodie.timeline.instant import Action, Instant, State
 from hoodie.timeline.rollback_metadata import RestoreMetadata, RollbackMetadata
 from hoodie.timeline.write_claims import commit_lock
 
-__all__ = ["MetadataSync", "initialise", "prepare_metadata_table", "setup_lock", "table_listing", "with_metadata_sync"]
+__all__ = ["MetadataSync", "initialise", "prepare_for_services", "prepare_metadata_table", "setup_lock", "table_listing", "with_metadata_sync"]
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +172,34 @@ def prepare_metadata_table(table: HoodieTable, settings: MetadataSettings) -> Ho
             log.warning("the metadata table of %s %s: building it again from a listing", table.base_path, why)
             table = delete_metadata_table(table)
     return with_metadata_sync(table, settings)
+
+
+def prepare_for_services(table: HoodieTable, settings: MetadataSettings) -> HoodieTable:
+    """Before a table service (compaction, clean, archival, savepoint, restore) changes
+    ``table``: the metadata table is checked as a write checks it, under the table's
+    commit lock, and built again from one listing when it lacks completed instants of the
+    table or another writer dropped one of its partitions Apache Hudi's way
+    (:func:`_why_build_again`), so that the service's completion updates a metadata table
+    that its own compaction and clean, and every reader of it, can use. Apache Hudi's
+    table services do the same: each one's metadata writer
+    (``HoodieSparkTable.getMetadataWriter``) checks and initialises the metadata table
+    as a write's does.
+
+    Built again with the partitions the table names: a service is not given the write's
+    index options, so it neither drops a partition nor adds one (a write does, from its
+    options). With ``hoodie.metadata.enable=false`` nothing is checked; the table's
+    completions update the metadata table it keeps, as before. The lock is taken only
+    when the check, made first without it, finds something (a service does not wait for
+    a writer's commit to open a sound table), and the check is made again under it."""
+    if not settings.enable or not keeps_metadata_table(table) or _why_build_again(table, settings.keeping(table.config.metadata_partitions)) is None:
+        return with_metadata_sync(table, settings)
+    with setup_lock(with_metadata_sync(table, settings)) as current:
+        kept = settings.keeping(current.config.metadata_partitions)
+        why = _why_build_again(current, kept)
+        if why is None:
+            return current
+        log.warning("the metadata table of %s %s: building it again from a listing before the table service", current.base_path, why)
+        return _initialise(delete_metadata_table(current), kept, None, None)
 
 
 def _why_build_again(table: HoodieTable, settings: MetadataSettings) -> str | None:

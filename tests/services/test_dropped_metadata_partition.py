@@ -1,0 +1,44 @@
+"""The services' Python API on a table whose metadata partition Apache Hudi 0.15 dropped
+(its folder deleted, the metadata table's completed instants still naming its files):
+:func:`hoodie.services.open_for_services` checks the metadata table as a write does and
+builds it again, under the commit lock, with the partitions the table names, so that the
+service's completion and the metadata table's own services work on it."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from mdt_checks import INDEXED_MOR, built_again_for, services_after_a_hudi_drop
+
+import hoodie
+from hoodie.services import CleanResult, CleanSettings, clean, open_for_services, run_compaction
+from hoodie.table.table import HoodieTable
+from hoodie.timeline.instant import Action
+
+
+@pytest.mark.parametrize("service", ["clean", "compaction"])
+def test_a_service_builds_again_a_metadata_table_apache_hudi_dropped_a_partition_of(tmp_path: Path, caplog: pytest.LogCaptureFixture, service: str) -> None:
+    path = str(tmp_path / "t")
+    services_after_a_hudi_drop(tmp_path / "t", pending_compaction=service == "compaction")
+    before = set(HoodieTable.open(path).timeline.completed())
+    with caplog.at_level(logging.WARNING, logger="hoodie"):
+        table = open_for_services(path, INDEXED_MOR)
+        if service == "clean":
+            assert isinstance(clean(table, CleanSettings(commits_retained=1)), CleanResult)
+        else:
+            run_compaction(table)
+    assert "whose folder another writer deleted" in caplog.text and "before the table service" in caplog.text
+    assert built_again_for(path, before).action == (Action.CLEAN if service == "clean" else Action.COMMIT)
+
+
+def test_a_sound_metadata_table_is_kept_with_the_partitions_the_table_names(tmp_path: Path) -> None:
+    """A service given no index options (Apache Hudi's defaults: every index off) neither
+    drops a partition, as a write with them would, nor builds anything again."""
+    path = tmp_path / "t"
+    hoodie.write(pa.table({"id": [1, 2], "p": ["a", "b"], "ts": [1, 1]}), str(path), INDEXED_MOR)
+    instants = sorted(p.name for p in (path / ".hoodie" / "metadata" / ".hoodie").iterdir())
+    table = open_for_services(str(path))
+    assert table.config.metadata_partitions == ("bloom_filters", "column_stats", "files")
+    assert sorted(p.name for p in (path / ".hoodie" / "metadata" / ".hoodie").iterdir()) == instants
