@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from mdt_checks import check_files
 
 import hoodie
+from hoodie.errors import UnsupportedTableError
 from hoodie.metadata_table import MetadataTableReader
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
@@ -77,3 +79,30 @@ def test_building_refuses_a_write_in_progress(cli, tmp_path: Path) -> None:
     result = cli("metadata", "create", path)
     assert result.exit_code != 0 and f"write {pending.timestamp} (deltacommit) is in progress" in result.output
     assert not HoodieTable.open(path).config.metadata_partitions
+
+
+def test_create_asks_whether_hoodie_writes_the_table_once_and_before_anything_is_written(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _table(tmp_path)
+    asked: list[str] = []
+    writable = HoodieTable.require_writable
+
+    def counted(self: HoodieTable, what: str = "write to") -> None:
+        asked.append(what)
+        writable(self, what)
+
+    monkeypatch.setattr(HoodieTable, "require_writable", counted)
+    assert cli("metadata", "create", path).exit_code == 0
+    assert asked == ["create the metadata table of"]
+
+    # refused (as a table of a version hoodie does not write is): nothing written, the lock included
+    def refused(self: HoodieTable, what: str = "write to") -> None:
+        raise UnsupportedTableError(f"cannot {what} {self.base_path}: refused by the test")
+
+    monkeypatch.setattr(HoodieTable, "require_writable", refused)
+    hoodie_folder = Path(path) / ".hoodie"
+    before = sorted(hoodie_folder.rglob("*"))
+    result = cli("metadata", "init", path)
+    assert result.exit_code != 0 and "cannot initialise the metadata table of" in result.output
+    assert sorted(hoodie_folder.rglob("*")) == before
+    result = cli("metadata", "create", path)  # (it has one: the refusal still comes first)
+    assert result.exit_code != 0 and "cannot create the metadata table of" in result.output

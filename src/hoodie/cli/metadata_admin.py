@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from hoodie.cli.errors import UsageError
 from hoodie.cli.metadata import metrics_json, metrics_table
@@ -58,18 +58,26 @@ def _refuse_pending(table: HoodieTable, verb: str) -> None:
         )
 
 
-def _build(table: HoodieTable, settings: MetadataSettings, words: Words, metrics: MetadataMetrics, replace_existing: bool = False) -> tuple[HoodieTable, float]:
-    """Build ``settings``' partitions from one listing (the metadata table there is deleted
-    first with ``replace_existing``), under the commit lock: no writer's update of the
-    metadata table lands in between; a table with a write in progress is refused before
-    anything is deleted. ``words`` say what is done, in the progress shown and in a
-    refusal."""
+def _build(
+    table: HoodieTable, settings: MetadataSettings, words: Words, metrics: MetadataMetrics, existing: Literal["replace", "refuse"]
+) -> tuple[HoodieTable, float]:
+    """Build ``settings``' partitions from one listing, under the commit lock: no writer's
+    update of the metadata table lands in between. A metadata table there is deleted first
+    (``existing="replace"``) or refused (``"refuse"``), decided on the table as it is under
+    the lock. A table hoodie cannot write, or with a write in progress, is refused before
+    anything is written (the lock included) or deleted. ``words`` say what is done, in the
+    progress shown and in a refusal."""
     started = time.perf_counter()
     table.require_writable(f"{words.verb} the metadata table of")
     with setup_lock(table) as table:
         _refuse_pending(table, words.verb)
-        if replace_existing:
+        if existing == "replace":
             table = delete_metadata_table(table)
+        elif table.config.metadata_partitions:
+            raise UsageError(
+                f"{table.base_path} already has a metadata table ({','.join(table.config.metadata_partitions)}); "
+                "'hoodie metadata init' builds it again"
+            )
         with progress(f"{words.doing} the metadata table of {table.name}") as display:
             bar = display.add_task("partitions built", total=len(settings.partitions))
 
@@ -93,15 +101,8 @@ def _report(verb: str, table: HoodieTable, seconds: float, as_json: bool, metric
 
 def create(path: str, config: HoodieConfig, as_json: bool) -> None:
     """Build the metadata table of a table that has none."""
-    table = HoodieTable.open(path)
-    table.require_writable(f"{CREATE.verb} the metadata table of")
-    if table.config.metadata_partitions:
-        raise UsageError(
-            f"{path} already has a metadata table ({','.join(table.config.metadata_partitions)}); "
-            "'hoodie metadata init' builds it again"
-        )
     metrics = MetadataMetrics()
-    table, seconds = _build(table, _settings(config), CREATE, metrics)
+    table, seconds = _build(HoodieTable.open(path), _settings(config), CREATE, metrics, existing="refuse")
     _report(CREATE.done, table, seconds, as_json, metrics)
 
 
@@ -118,7 +119,7 @@ def rebuild(table: HoodieTable, settings: MetadataSettings, words: Words = REBUI
     """Delete the metadata table (if any) and build ``settings``' partitions again from one
     listing; a table with a write in progress, or one hoodie cannot write, is refused
     before anything is deleted."""
-    table, _ = _build(table, settings, words, metrics if metrics is not None else MetadataMetrics(), replace_existing=True)
+    table, _ = _build(table, settings, words, metrics if metrics is not None else MetadataMetrics(), existing="replace")
     return table
 
 
