@@ -260,3 +260,59 @@ def test_a_second_completion_of_a_rollback_leaves_the_metadata_table_as_the_firs
     report = validate_metadata_table(HoodieTable.open(path))
     assert report.ok, report.differences
     assert sorted(hoodie.read(path).column("id").to_pylist()) == ["a", "b"]
+
+
+def _guards(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if ".takeover." in p.name}
+
+
+def test_guards_of_removals_that_are_over_are_swept_and_guards_still_needed_stay(tmp_path: Path) -> None:
+    """A taker that died after it removed the dead holder's file, before it deleted its
+    guard, leaves a guard nobody contends for again. It goes when a lock is next taken
+    over from a dead holder (and with a clean's sweep of the claims); a guard of a file
+    that still holds what its takers found stays, whether its taker lives or died."""
+    storage, base = LocalStorage(), str(tmp_path)
+    lock, dead = _dead_holders_lock(tmp_path)
+    claims = lock.parent
+    gone_lock = b"20250101000000000 0.000 nohost 7"  # a lock removed long ago, by a taker that then died
+    left = {
+        Path(write_claims._takeover_guard(str(lock), gone_lock, 0)).name: "takeover 0.000 nohost 8",
+        Path(write_claims._takeover_guard(str(claims / "20250101000000001"), b"rollback 0.000 nohost 9", 0)).name: "takeover 0.000 nohost 9",
+    }
+    claim = claims / "20250101000000002"
+    claim.write_bytes(b"rollback 0.000 nohost 10")  # a dead rollback's claim, not taken over yet
+    needed = {  # its takers' guards: the first died, the next is at work
+        Path(write_claims._takeover_guard(str(claim), claim.read_bytes(), 0)).name: "takeover 0.000 nohost 11",
+        Path(write_claims._takeover_guard(str(claim), claim.read_bytes(), 1)).name: f"takeover {time.time():.3f} {socket.gethostname()} {os.getpid()}",
+    }
+    strangers = {"commit.lock.takeover.nothex.0": "keep", "notes.takeover.0123456789abcdef.0": "keep"}
+    for name, text in {**left, **needed, **strangers}.items():
+        (claims / name).write_text(text)
+
+    with write_claims.commit_lock(storage, base, "20260101000000001", wait_seconds=0.2):  # (taken over from the dead holder)
+        assert lock.read_text().startswith("20260101000000001 ")
+        assert _guards(claims) == {*needed, *strangers}
+    assert claim.exists() and not lock.exists()
+
+    # a clean's sweep of the claims drops them too, and the claim's chain once it is over
+    for name, text in left.items():
+        (claims / name).write_text(text)
+    assert write_claims.sweep(storage, base) == 0  # (the claim's taker at work holds it)
+    assert _guards(claims) == {*needed, *strangers}
+    claim.unlink()  # its taker removed it, and died before deleting the chain
+    write_claims.sweep(storage, base)
+    assert _guards(claims) == set(strangers)
+
+
+def test_a_lock_taken_without_a_takeover_lists_nothing(tmp_path: Path) -> None:
+    """Sweeping guards costs a listing only when a dead holder's file was removed."""
+    storage = LocalStorage()
+    before = storage.counters.snapshot()
+    with write_claims.commit_lock(storage, str(tmp_path), "20260101000000001"):
+        pass
+    assert storage.counters.since(before)["list"] == 0
+    _dead_holders_lock(tmp_path / "t")
+    before = storage.counters.snapshot()
+    with write_claims.commit_lock(storage, str(tmp_path / "t"), "20260101000000001"):
+        pass
+    assert storage.counters.since(before)["list"] == 1

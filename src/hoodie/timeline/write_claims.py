@@ -126,11 +126,15 @@ def _take(
     replace_abandoned: bool = True,
     trust_live_holder: bool = False,
     last_alive: Callable[[bytes], float] | None = None,
+    base_path: str | None = None,
 ) -> tuple[bool, bytes]:
     """Create the write-once file ``path`` naming ``what``: (True, what we wrote) once ours,
     or (False, what its holder wrote). A file whose holder died is replaced, if
     ``replace_abandoned`` (see :func:`_abandoned` for ``trust_live_holder``);
-    ``last_alive`` tells when a holder last showed it lives, if later than it took it."""
+    ``last_alive`` tells when a holder last showed it lives, if later than it took it.
+    Once it removed a dead holder's file, the stale takeover guards of the table at
+    ``base_path`` go (:func:`sweep_guards`): takers that died leave them only where
+    holders died before."""
     for _ in range(10):
         mine = f"{what} {time.time():.3f} {_holder_id()}".encode()
         try:
@@ -148,7 +152,8 @@ def _take(
         # asked only of a holder that looks dead by its file alone (a waiter polls often)
         if last_alive is not None and not _abandoned(max(at, last_alive(seen)), host, pid, stale_after, trust_live_holder, started):
             return False, seen
-        remove_abandoned(storage, path, seen)
+        if remove_abandoned(storage, path, seen) and base_path is not None:
+            sweep_guards(storage, base_path)
     raise ConcurrentWriteError(f"could not take {path}: it keeps being taken and released")
 
 
@@ -160,11 +165,61 @@ TAKEOVER_STALE_AFTER_SECONDS = 60.0
 _MAX_TAKEOVER_GENERATIONS = 64
 
 
+_TAKEOVER = ".takeover."
+
+
+def _guard_digest(seen: bytes) -> str:
+    return hashlib.sha1(seen).hexdigest()[:16]
+
+
 def _takeover_guard(path: str, seen: bytes, generation: int) -> str:
     """The guard of one removal of ``path`` found holding ``seen``: named by what was seen,
     so that takers of one dead holder meet at the same guard and those of a later one
     never meet its leftovers."""
-    return f"{path}.takeover.{hashlib.sha1(seen).hexdigest()[:16]}.{generation}"
+    return f"{path}{_TAKEOVER}{_guard_digest(seen)}.{generation}"
+
+
+def _guarded(name: str) -> tuple[str, str] | None:
+    """(the name of the file guarded, the digest of what its takers found there) of a
+    takeover guard named ``name`` (None: not a guard's name)."""
+    target, found, rest = name.partition(_TAKEOVER)
+    digest, dot, generation = rest.partition(".")
+    is_target = target == COMMIT_LOCK or is_instant_time(target)
+    if not (found and dot and is_target and len(digest) == 16 and all(c in "0123456789abcdef" for c in digest) and is_ascii_digits(generation)):
+        return None
+    return target, digest
+
+
+def sweep_guards(storage: Storage, base_path: str, names: list[str] | None = None) -> int:
+    """Delete the takeover guards of removals that are over (their taker died after it
+    removed the file, before it deleted its guards); how many. ``names``: the claims
+    folder's file names when the caller listed it already.
+
+    A guard is needed only while the file it guards still holds what its takers found
+    there (the bytes a dead holder wrote, with its time and process: once deleted, no
+    file ever holds them again). Every taker reads the file again under its guard and
+    deletes it only if it still holds them, so once it does not, no taker, live or late,
+    acts on the file whatever becomes of the guard: such a guard is stale and goes. A
+    guard of a file that still holds them stays, whether its taker lives (it is
+    removing the file) or not (the next generation's winner removes the chain)."""
+    folder = _folder(base_path)
+    if names is None:
+        names = [info.name for info in storage.list_dir(folder) if not info.is_dir]
+    swept = 0
+    for name in names:
+        guarded = _guarded(name)
+        if guarded is None:
+            continue
+        target, digest = guarded
+        try:
+            holds = _guard_digest(storage.read_bytes(under(folder, target))) == digest
+        except FileNotFoundError:
+            holds = False
+        if not holds and storage.delete(under(folder, name)):
+            swept += 1
+    if swept:
+        log.info("%s: deleted %d takeover guard(s) of removals whose takers died", folder, swept)
+    return swept
 
 
 def remove_abandoned(storage: Storage, path: str, seen: bytes) -> bool:
@@ -212,7 +267,7 @@ def claim(storage: Storage, base_path: str, instant_time: str, outcome: str) -> 
     another writer took first. A rollback takes over a claim whose holder died (a writer
     killed while committing, or a rollback killed midway); a commit never does: a
     rollback, even a dead one's, may have deleted files of the instant already."""
-    ours, seen = _take(storage, _path(base_path, instant_time), outcome, STALE_AFTER_SECONDS, replace_abandoned=outcome == ROLLBACK)
+    ours, seen = _take(storage, _path(base_path, instant_time), outcome, STALE_AFTER_SECONDS, replace_abandoned=outcome == ROLLBACK, base_path=base_path)
     return Claim(_parse(seen)[0], ours)
 
 
@@ -232,10 +287,12 @@ def sweep(storage: Storage, base_path: str) -> int:
     """Drop the claims whose holders died (a process killed between completing its step
     and dropping its claim leaves one behind); how many. Live holders' claims, the commit
     lock (taken over by :func:`commit_lock`) and every file that is not a claim this
-    module writes (named by an instant time, naming ``commit`` or ``rollback``) stay."""
+    module writes (named by an instant time, naming ``commit`` or ``rollback``) stay.
+    Stale takeover guards go too (:func:`sweep_guards`, from the same listing)."""
     dropped = 0
-    for info in storage.list_dir(_folder(base_path)):
-        if info.is_dir or not is_instant_time(info.name):
+    listed = [info for info in storage.list_dir(_folder(base_path)) if not info.is_dir]
+    for info in listed:
+        if not is_instant_time(info.name):
             continue
         try:
             seen = storage.read_bytes(info.path)
@@ -244,6 +301,7 @@ def sweep(storage: Storage, base_path: str) -> int:
         outcome, at, host, pid, started = _parse(seen)
         if outcome in (COMMIT, ROLLBACK) and _abandoned(at, host, pid, STALE_AFTER_SECONDS, started=started):
             dropped += remove_abandoned(storage, info.path, seen)
+    sweep_guards(storage, base_path, [info.name for info in listed])
     return dropped
 
 
@@ -291,7 +349,13 @@ def commit_lock(storage: Storage, base_path: str, holder: str, wait_seconds: flo
     deadline = time.monotonic() + wait_seconds
     while True:
         ours, seen = _take(
-            storage, path, holder, LOCK_STALE_AFTER_SECONDS, trust_live_holder=True, last_alive=lambda seen: _heartbeat_at(storage, heartbeat, seen)
+            storage,
+            path,
+            holder,
+            LOCK_STALE_AFTER_SECONDS,
+            trust_live_holder=True,
+            last_alive=lambda seen: _heartbeat_at(storage, heartbeat, seen),
+            base_path=base_path,
         )
         if ours:
             break
