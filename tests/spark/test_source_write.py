@@ -13,8 +13,11 @@ import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 import hoodie
+from hoodie.spark import source_write
 from hoodie.spark.source_write import STAGING_STALE_AFTER_SECONDS, HoodieBatchWriter, remove_abandoned_staging
+from hoodie.storage.base import FileInfo, Storage
 from hoodie.storage.factory import storage_for
+from hoodie.storage.local import LocalStorage
 
 OPTIONS = {
     "hoodie.table.name": "t",
@@ -47,12 +50,19 @@ def _write(path: str, *keys: str) -> None:
     writer.commit([writer.write(iter([_rows(*keys)]))])
 
 
-def test_the_next_write_removes_a_killed_writers_staging_folder_and_keeps_a_live_ones(tmp_path: Path) -> None:
+@pytest.fixture(autouse=True)
+def new_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's writes are those of a process that has not swept its table yet."""
+    monkeypatch.setattr(source_write, "_SWEPT", {})
+
+
+def test_the_next_write_removes_a_killed_writers_staging_folder_and_keeps_a_live_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "t")
     _write(path, "a")
     killed = leftover(tmp_path / "t", "spark-write-killed", STAGING_STALE_AFTER_SECONDS + 60)
     live = leftover(tmp_path / "t", "spark-write-live", 60)  # a write whose tasks still run
     other = leftover(tmp_path / "t", "not-a-staging-folder", STAGING_STALE_AFTER_SECONDS + 60)
+    monkeypatch.setattr(source_write, "_SWEPT", {})  # (the next write is another application's)
     _write(path, "b")
     assert not killed.exists()
     assert live.exists() and (live / "0123.arrow").exists()
@@ -61,14 +71,66 @@ def test_the_next_write_removes_a_killed_writers_staging_folder_and_keeps_a_live
     assert sorted(p.name for p in (tmp_path / "t" / ".hoodie" / ".temp").iterdir() if p.name.startswith("spark-write-")) == ["spark-write-live"]
 
 
-def test_an_aborted_write_sweeps_too(tmp_path: Path) -> None:
+def test_an_aborted_write_sweeps_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "t")
     _write(path, "a")
     killed = leftover(tmp_path / "t", "spark-write-killed", STAGING_STALE_AFTER_SECONDS + 60)
+    monkeypatch.setattr(source_write, "_SWEPT", {})
     writer = HoodieBatchWriter(path, OPTIONS, SCHEMA, overwrite=False)
     writer.abort([writer.write(iter([_rows("b")]))])
     assert not killed.exists()
     assert hoodie.read(path).column("uuid").to_pylist() == ["a"]
+
+
+class _TempListings(LocalStorage):
+    """Local storage that counts the listings of the table's ``.hoodie/.temp`` (one shared
+    instance serves every storage a write asks for)."""
+
+    def __init__(self, temp: Path) -> None:
+        super().__init__()
+        self.temp, self.listed = str(temp), 0
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        self.listed += path.rstrip("/") == self.temp
+        return super().list_dir(path)
+
+
+def test_a_process_lists_the_staging_folders_once_a_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Consecutive writes of one process list ``.hoodie/.temp`` once; a folder abandoned
+    meanwhile goes at the first write a day later (or a later application's first)."""
+    path = str(tmp_path / "t")
+    storage = _TempListings(tmp_path / "t" / ".hoodie" / ".temp")
+    monkeypatch.setattr(source_write, "storage_for", lambda _: storage)
+    _write(path, "a")
+    _write(path, "b")
+    assert storage.listed == 1
+    killed = leftover(tmp_path / "t", "spark-write-killed", STAGING_STALE_AFTER_SECONDS + 60)
+    _write(path, "c")
+    assert storage.listed == 1 and killed.exists()
+    clock = time.monotonic() + STAGING_STALE_AFTER_SECONDS + 1
+    monkeypatch.setattr(source_write.time, "monotonic", lambda: clock)
+    writer = HoodieBatchWriter(path, OPTIONS, SCHEMA, overwrite=False)
+    writer.abort([writer.write(iter([_rows("d")]))])
+    assert storage.listed == 2 and not killed.exists()
+    assert sorted(hoodie.read(path).column("uuid").to_pylist()) == ["a", "b", "c"]
+
+
+def test_a_failed_sweep_is_tried_again_by_the_next_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "t")
+    failing = [True]
+    sweep = source_write.remove_abandoned_staging
+
+    def flaky(storage: Storage, base_path: str) -> list[str]:
+        if failing.pop():
+            raise OSError("storage unavailable")
+        return sweep(storage, base_path)
+
+    monkeypatch.setattr(source_write, "remove_abandoned_staging", flaky)
+    _write(path, "a")
+    killed = leftover(tmp_path / "t", "spark-write-killed", STAGING_STALE_AFTER_SECONDS + 60)
+    failing.append(False)
+    _write(path, "b")
+    assert not killed.exists()
 
 
 def test_the_age_is_that_of_the_newest_staged_file(tmp_path: Path) -> None:
@@ -92,11 +154,13 @@ def test_no_temp_folder_or_no_staging_is_fine(tmp_path: Path, missing: bool) -> 
 
 
 def test_a_spark_write_through_the_data_source_removes_a_killed_writers_folder(spark, tmp_path: Path, helpers, source_only) -> None:
+    """(The Python worker that commits sweeps a table on its first write to it: the
+    folders are left before the table's first write, in ``.hoodie`` only, as an
+    application killed in that write leaves them.)"""
     path = str(tmp_path / "t")
-    df = spark.createDataFrame([("a", "sf", 1)], SCHEMA)
-    df.write.format("hoodie").options(**OPTIONS).mode("append").save(path)
     killed = leftover(tmp_path / "t", "spark-write-killed", STAGING_STALE_AFTER_SECONDS + 60)
     live = leftover(tmp_path / "t", "spark-write-live", 60)
-    spark.createDataFrame([("b", "sf", 1)], SCHEMA).write.format("hoodie").options(**OPTIONS).mode("append").save(path)
+    spark.createDataFrame([("a", "sf", 1)], SCHEMA).write.format("hoodie").options(**OPTIONS).mode("append").save(path)
     assert not killed.exists() and live.exists()
+    spark.createDataFrame([("b", "sf", 1)], SCHEMA).write.format("hoodie").options(**OPTIONS).mode("append").save(path)
     assert sorted(hoodie.read(path).column("uuid").to_pylist()) == ["a", "b"]

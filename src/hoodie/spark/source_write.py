@@ -11,10 +11,13 @@ pipeline, options and checks), then removes the staging folder; ``abort`` remove
 without writing. Files of failed or speculative task attempts are never read (only the
 reported ones are) and go with the folder. The table sees nothing until the commit.
 
-A killed application (or a lost driver) removes neither: its folder is left behind. The
-next write through the data source to the table — its commit or abort — removes every
+A killed application (or a lost driver) removes neither: its folder is left behind. A
+write through the data source to the table — its commit or abort — removes every
 ``spark-write-*`` folder in which nothing changed for a day
-(:data:`STAGING_STALE_AFTER_SECONDS`). A live write's folder changes whenever one of its
+(:data:`STAGING_STALE_AFTER_SECONDS`): the first such write of a process (the Python
+worker that commits) to the table, then at most one a day, so an abandoned folder goes
+within two days of its last change and the writes in between list nothing for it. A live
+write's folder changes whenever one of its
 tasks ends (each stages its file then), and its commit reads the staged files first: only
 a write whose tasks have all been running for a day since the last one of them ended could
 lose its folder, and then its commit fails (a staged file is missing) without writing.
@@ -59,6 +62,8 @@ STAGING_PREFIX = "spark-write-"
 # left by an application that is gone (module docstring): far longer than the time between
 # two of a live write's tasks ending, or its commit reading what they staged.
 STAGING_STALE_AFTER_SECONDS = 24 * 3600.0
+# when this process last swept each table's staging folders (time.monotonic(), by base path)
+_SWEPT: dict[str, float] = {}
 
 
 @dataclass(frozen=True)
@@ -131,9 +136,16 @@ def _last_change_ms(storage: Storage, folder: FileInfo) -> int | None:
 
 
 def _sweep(storage: Storage, base_path: str) -> None:
+    """Remove abandoned staging folders, unless this process did so for ``base_path``
+    within :data:`STAGING_STALE_AFTER_SECONDS` (module docstring)."""
+    now = time.monotonic()
+    last = _SWEPT.get(base_path)
+    if last is not None and now - last < STAGING_STALE_AFTER_SECONDS:
+        return
     try:
         for folder in remove_abandoned_staging(storage, base_path):
             log.info("removed %s, the staging folder of a batch write whose application is gone", folder)
+        _SWEPT[base_path] = now
     except Exception as e:  # the write's own outcome stands; the next write sweeps again
         log.warning("could not remove abandoned staging folders under %s: %s: %s", base_path, type(e).__name__, e)
 
