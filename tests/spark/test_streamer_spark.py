@@ -85,3 +85,24 @@ def test_spark_streamer_records_the_checkpoint_of_empty_files(spark, tmp_path):
     assert streamer.sync_once().rows == 0 and streamer.sync_once() is None
     assert _checkpoints(target) == ["1000:a.json", "2000:b.json"]
     assert table_rows(hoodie.read(str(target))) == model([trips(range(3), 1)])
+
+
+def test_a_continuous_spark_job_compacts_a_merge_on_read_target_on_a_driver_thread(spark, tmp_path):
+    import os
+    import threading
+
+    src, target = tmp_path / "in", tmp_path / "trips"
+    landed = [trips(range(6), i + 1) for i in range(5)]
+    for i, rows in enumerate(landed):
+        land(src, f"f{i}.json", rows, mtime_ms=1000 + i)
+    opts = {**STREAM_OPTIONS, "hoodie.streamer.source.dfs.root": str(src), "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.compact.inline.max.delta.commits": "2"}
+    streamer = Streamer(StreamerSettings(str(target), "json", opts, source_limit=1), SparkStreamerEngine(spark))
+    stop = threading.Event()
+    results = streamer.run(continuous=True, stop=stop, on_batch=lambda r: stop.set() if r is None or r.number == len(landed) else None)
+    started = [r.compaction for r in results if r.compaction is not None]
+    assert started and streamer.compactor is not None and not streamer.compactor.separate_process
+    assert streamer.compactor.process_id is None and not streamer.compactor.running(), f"waited for, in this process ({os.getpid()})"
+    timeline = HoodieTable.open(str(target)).timeline
+    assert set(started) <= {i.timestamp for i in timeline.completed(["commit"])} and not timeline.pending()
+    assert table_rows(hoodie.read(str(target))) == model(landed) == table_rows(hudi_rs_table(target))

@@ -463,11 +463,14 @@ def streamer(
         "--checkpoint", metavar="C", help="Start from this checkpoint instead of the committed one (once per value)."
     )] = None,
     engine: Annotated[str, typer.Option("--engine", metavar="ENGINE", help="in-process, or spark (a local session, or spark-submit's).")] = "in-process",
+    disable_compaction: Annotated[bool, typer.Option(
+        "--disable-compaction", help="Never compact a merge-on-read target (otherwise inline when run once, asynchronously when continuous)."
+    )] = False,
 ) -> None:
     """Ingest mini-batches from a source into the table at PATH, each batch one commit carrying its checkpoint."""
     with reporting_errors():
         flags = {"--target-table": target_table, "--table-type": table_type, "--op": op, "--source-ordering-field": ordering}
-        settings = streamer_cmd.settings_from(path, source, props, options or [], flags, source_limit, checkpoint)
+        settings = streamer_cmd.settings_from(path, source, props, options or [], flags, source_limit, checkpoint, not disable_compaction)
         streamer_cmd.run(settings, engine, continuous, min_sync_interval)
 
 

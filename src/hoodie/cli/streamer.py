@@ -5,7 +5,8 @@ options, ``--target-table``, ``--table-type``, ``--op``, ``--source-ordering-fie
 into the options of :class:`hoodie.streamer.StreamerSettings`, runs the loop of
 :mod:`hoodie.streamer` on the chosen engine, and shows each batch as it commits: its
 instant, the rows it took from the source and which files or commits, how far the source is ahead
-(lag) and how long it took. SIGINT or SIGTERM stop the job after the batch in flight.
+(lag) and how long it took, and the asynchronous compactions a continuous job starts.
+SIGINT or SIGTERM stop the job after the batch in flight (and a running compaction).
 """
 from __future__ import annotations
 
@@ -41,7 +42,14 @@ def read_props(path: str) -> list[str]:
 
 
 def settings_from(
-    path: str, source: str, props: str | None, options: Sequence[str], flags: dict[str, str | None], source_limit: int | None, checkpoint: str | None
+    path: str,
+    source: str,
+    props: str | None,
+    options: Sequence[str],
+    flags: dict[str, str | None],
+    source_limit: int | None,
+    checkpoint: str | None,
+    compaction: bool = True,
 ) -> StreamerSettings:
     """The streamer's settings from the command line (options checked by
     :func:`hoodie.cli.options.parse_options`)."""
@@ -52,7 +60,7 @@ def settings_from(
         merged.update(layer.raw)
     if source_limit is not None and source_limit < 1:
         raise UsageError(f"invalid value {source_limit} for --source-limit: expected a number of bytes from 1")
-    return StreamerSettings(path, source, merged, source_limit, checkpoint)
+    return StreamerSettings(path, source, merged, source_limit, checkpoint, compaction)
 
 
 def run(settings: StreamerSettings, engine_name: str, continuous: bool, min_sync_interval_seconds: float) -> list[BatchResult]:
@@ -78,6 +86,8 @@ def run(settings: StreamerSettings, engine_name: str, continuous: bool, min_sync
         line.append(f"{result.rows:,} rows", style="green")
         line.append(f"  {result.batch.describe()}  lag: {result.batch.lag()}  {result.seconds:.1f} s")
         out.print(line, soft_wrap=True)
+        if result.compaction is not None:
+            err.print(Text(f"compaction {result.compaction} started beside the next batches", style="dim"), soft_wrap=True)
 
     stop = threading.Event()
     with stopping_on_signals(stop):

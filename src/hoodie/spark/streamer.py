@@ -28,6 +28,7 @@ from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
+from hoodie.spark.engine import SparkEngine
 from hoodie.spark.read import read_dataframe
 from hoodie.spark.write import write_dataframe
 from hoodie.streamer import (
@@ -111,6 +112,11 @@ class SparkStreamerEngine:
             return write_dataframe(data, path, options, extra_metadata=extra_metadata)
         finally:
             self._release()
+
+    def compaction_engine(self) -> SparkEngine:
+        """A continuous job compacts on a thread of the driver, through Spark (as the
+        streaming sink does)."""
+        return SparkEngine(self.spark)
 
     def _release(self) -> None:
         """Drop what the last batch kept (its views and its DataFrame as read)."""

@@ -53,6 +53,10 @@ class ArrowEngine:
             data = schema.empty_table()
         return api.write(data, path, options, extra_metadata=extra_metadata, storage=self.storage)
 
+    def compaction_engine(self) -> None:
+        """None: a continuous job compacts in an OS process of its own."""
+        return None
+
 
 def columns_of_empty_batch(path: str, storage: Storage | None = None) -> pa.Schema | None:
     """The columns a batch of empty files only (no columns at all) is written with: the

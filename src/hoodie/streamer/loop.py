@@ -22,8 +22,16 @@ does, rather than take the source again from its start.
 An engine (:class:`BatchEngine`) reads, transforms and writes: in process
 (:class:`~hoodie.streamer.arrow_engine.ArrowEngine`) or on Spark
 (``hoodie.spark.streamer``); the loop and the sources are the same for both. Inline
-table services run after each commit as the write options say (cleaning, archival,
-``hoodie.compact.inline`` for merge-on-read).
+table services run after each commit as the write options say (cleaning, archival).
+
+A merge-on-read target is compacted as Apache Hudi's streamer compacts it, unless
+``compaction`` is off (Hudi's ``--disable-compaction``): a job run once compacts inline
+(``hoodie.compact.inline``, when due by ``hoodie.compact.inline.max.delta.commits``); a
+continuous job compacts asynchronously
+(:class:`~hoodie.services.async_compaction.AsyncCompactor`: after each batch, a due
+compaction starts and runs while the next batches are written, in an OS process of its
+own with the in-process engine, on a thread through Spark with Spark's), and the job
+waits for it when it stops. ``hoodie.compact.inline`` given explicitly is kept as given.
 """
 from __future__ import annotations
 
@@ -32,12 +40,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from hoodie.config import options as o
 from hoodie.config.options import HoodieConfig
+from hoodie.engine.base import Engine
 from hoodie.errors import ConfigError, TimelineError
+from hoodie.services.async_compaction import AsyncCompactor
 from hoodie.storage.base import Storage
 from hoodie.storage.factory import normalize_path, storage_for
 from hoodie.streamer import transform
@@ -84,19 +94,26 @@ class BatchEngine(Protocol):
         nothing to write, before the table exists)."""
         ...
 
+    def compaction_engine(self) -> Engine | None:
+        """The engine a continuous job's asynchronous compaction runs its tasks on, on a
+        thread of this process; None: in an OS process of its own."""
+        ...
+
 
 @dataclass(frozen=True)
 class StreamerSettings:
     """What ``hoodie streamer`` is told: the target, the source kind (json, csv, parquet,
     avro, or hoodie for another table's commits, or Hudi's class name of one), the Hudi
-    options (write options and ``hoodie.streamer.*``), the source limit in bytes, and
-    ``--checkpoint``."""
+    options (write options and ``hoodie.streamer.*``), the source limit in bytes,
+    ``--checkpoint``, and whether a merge-on-read target is compacted (``compaction``;
+    Hudi's ``--disable-compaction`` turns it off)."""
 
     target_path: str
     source: str
     options: Mapping[str, Any] = field(default_factory=dict)
     source_limit: int | None = None
     checkpoint: str | None = None
+    compaction: bool = True
 
     def __post_init__(self) -> None:
         if self.source_kind not in SOURCE_KINDS:
@@ -112,17 +129,35 @@ class StreamerSettings:
     def config(self) -> HoodieConfig:
         return HoodieConfig.of(self.options)
 
+    def compacts_inline(self, continuous: bool) -> bool:
+        """Whether the writes compact a merge-on-read target inline: as given by
+        ``hoodie.compact.inline``, else in a job run once (see the module docstring)."""
+        given = self.options.get(o.COMPACT_INLINE.key)
+        if given is not None:
+            return bool(HoodieConfig.of({o.COMPACT_INLINE.key: given}).get(o.COMPACT_INLINE))
+        return self.compaction and not continuous
+
+    def compacts_async(self, continuous: bool) -> bool:
+        """Whether a job compacts a merge-on-read target asynchronously beside its batches."""
+        return self.compaction and continuous and not self.compacts_inline(continuous)
+
+    def write_options(self, continuous: bool) -> dict[str, Any]:
+        """The batches' write options: ``hoodie.compact.inline`` as the job compacts."""
+        return {**self.options, o.COMPACT_INLINE.key: str(self.compacts_inline(continuous)).lower()}
+
 
 @dataclass(frozen=True)
 class BatchResult:
     """One committed batch: its instant, the rows it took from the source (before the
-    transformation, deduplication or deletes), what it took and what is left."""
+    transformation, deduplication or deletes), what it took and what is left, and the
+    asynchronous compaction started after it, if one was."""
 
     number: int
     instant: str
     rows: int
     batch: SourceBatch
     seconds: float
+    compaction: str | None = None
 
 
 def make_source(settings: StreamerSettings) -> Source:
@@ -150,6 +185,8 @@ class Streamer:
         self.source = make_source(settings)
         self.sql = transform.transformer_sql(settings.config())
         self.batches = 0
+        self.compactor: AsyncCompactor | None = None  # a continuous job's, while it runs
+        self._write_options = settings.write_options(continuous=False)
 
     def committed_checkpoint(self) -> str | None:
         """Where the next batch starts: the checkpoint of the last committed batch, or
@@ -184,7 +221,7 @@ class Streamer:
         extra = {STREAMER_CHECKPOINT_KEY: batch.checkpoint}
         if self.settings.checkpoint is not None:
             extra[CHECKPOINT_RESET_KEY] = self.settings.checkpoint
-        instant = self.engine.write(data, self.target, self.settings.options, extra)
+        instant = self.engine.write(data, self.target, self._write_options, extra)
         if instant is None:
             return None  # empty files before the table exists: nothing committed
         self.batches += 1
@@ -200,20 +237,31 @@ class Streamer:
     ) -> list[BatchResult]:
         """One sync, or (``continuous``) syncs until ``stop`` is set, each starting at least
         ``min_sync_interval_seconds`` after the previous one started (Hudi's
-        ``--min-sync-interval-seconds``); ``stop`` is looked at between batches only."""
+        ``--min-sync-interval-seconds``); ``stop`` is looked at between batches only. A
+        merge-on-read target is compacted as the module docstring says; a continuous job
+        waits for its running compaction before it returns."""
         stop = stop or threading.Event()
-        results = []
-        while not stop.is_set():
-            started = time.monotonic()
-            result = self.sync_once()
-            if result is not None:
-                results.append(result)
-            if on_batch is not None:
-                on_batch(result)
-            if not continuous:
-                break
-            wait = max(min_sync_interval_seconds - (time.monotonic() - started), 0.0 if result is not None else IDLE_POLL_SECONDS)
-            stop.wait(wait)
+        results: list[BatchResult] = []
+        self._write_options = self.settings.write_options(continuous)
+        if self.settings.compacts_async(continuous):
+            self.compactor = AsyncCompactor(self.target, self._write_options, self.engine.compaction_engine())
+        try:
+            while not stop.is_set():
+                started = time.monotonic()
+                result = self.sync_once()
+                if result is not None:
+                    if self.compactor is not None:  # a due compaction starts, unless one runs
+                        result = replace(result, compaction=self.compactor.after_batch())
+                    results.append(result)
+                if on_batch is not None:
+                    on_batch(result)
+                if not continuous:
+                    break
+                wait = max(min_sync_interval_seconds - (time.monotonic() - started), 0.0 if result is not None else IDLE_POLL_SECONDS)
+                stop.wait(wait)
+        finally:
+            if self.compactor is not None:
+                self.compactor.close()  # never abandoned midway
         return results
 
 
