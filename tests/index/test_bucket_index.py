@@ -19,7 +19,7 @@ from readers import hudi_rs_table
 import hoodie
 from hoodie.config.options import HoodieConfig
 from hoodie.errors import ConfigError
-from hoodie.index.bucket import BucketSpec, bucket_file_id, bucket_ids, bucket_of_file_id, java_string_hashes
+from hoodie.index.bucket import BucketSpec, bucket_file_id, bucket_ids, bucket_of_file_id, hash_values, java_string_hashes
 from hoodie.table.table import HoodieTable
 from hoodie.writer import steps
 from hoodie.writer.keygen import KeyGenerator
@@ -78,6 +78,34 @@ def test_string_hashes_over_utf16_code_units_with_int_overflow() -> None:
     ascii_only = [t.encode("ascii", "ignore").decode() for t in texts]
     assert java_string_hashes(pa.array(ascii_only)[3:]).tolist() == [java_hash(t) for t in ascii_only[3:]]
     assert java_hash("hello") == 99162322  # Java: "hello".hashCode()
+
+
+def key_bucket(key: str, spec: BucketSpec) -> int:
+    """Apache Hudi 0.15's ``getBucketId`` of one key, as the JLS and ``List.hashCode`` spell
+    it, over :func:`hash_values` (the one-key reading of a key's parts)."""
+    h = 1
+    for v in hash_values(key, spec.hash_fields) if ":" in key else [key]:
+        h = (31 * h + (java_hash(v) if v is not None else 0)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % spec.num_buckets
+
+
+@pytest.mark.parametrize("fields", [("id", "name"), ("name",), ("id", "x", "name"), ()])
+def test_composite_keys_over_whole_arrays_equal_one_key_at_a_time(fields: tuple[str, ...]) -> None:
+    """Composite keys in any shape (empty and trailing parts, parts without a field, a
+    ':' in a value, placeholders, non-ASCII), hashed over the whole array as one at a time."""
+    rng = np.random.default_rng(11)
+    words = ["id", "name", "x", "", "__null__", "__empty__", "a:b", "ü😀", "中", "7", ":"]
+    keys = [
+        ",".join(
+            f"{rng.choice(words)}:{rng.choice(words)}" if rng.random() < 0.8 else str(rng.choice(words))
+            for _ in range(int(rng.integers(1, 6)))
+        )
+        + ("," * int(rng.integers(0, 3)) if rng.random() < 0.3 else "")
+        for _ in range(2000)
+    ] + [",,:", ":,", "id:1,,", "id:", ":", "a,b:c", "id:1,name:2,,,"]
+    spec = BucketSpec(2147483647, fields)
+    assert bucket_ids(pa.array(keys), spec).tolist() == [key_bucket(k, spec) for k in keys]
+    assert bucket_ids(pa.array(keys, pa.large_string())[5:], spec).tolist() == [key_bucket(k, spec) for k in keys[5:]]
 
 
 def test_file_ids_carry_their_bucket() -> None:

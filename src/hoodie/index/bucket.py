@@ -96,7 +96,8 @@ def _java_split_commas(key: str) -> list[str]:
 
 def hash_values(record_key: str, hash_fields: Sequence[str]) -> list[str | None]:
     """The values of ``record_key`` a bucket is hashed from (Apache Hudi 0.15's
-    ``BucketIdentifier.getHashKeys``)."""
+    ``BucketIdentifier.getHashKeys``), for one key: :func:`bucket_ids` reads the parts of
+    a whole array of keys at once, as this reads them."""
     if ":" not in record_key:
         return [record_key]
     fields = set(hash_fields)
@@ -124,17 +125,57 @@ def bucket_ids(keys: pa.Array | pa.ChunkedArray, spec: BucketSpec) -> np.ndarray
             list_hash[simple] = np.uint32(31) + java_string_hashes(keys.take(pa.array(simple)))
     rest = np.flatnonzero(complex_key)
     if len(rest):
-        lists = [hash_values(k, spec.hash_fields) for k in keys.take(pa.array(rest)).to_pylist()]
-        flat = [v for values in lists for v in values]
-        hashes = java_string_hashes([v or "" for v in flat]).tolist()
-        at = 0
-        for i, values in zip(rest.tolist(), lists):
-            h = 1
-            for v in values:
-                h = (31 * h + (hashes[at] if v is not None else 0)) & _MASK
-                at += 1
-            list_hash[i] = h
+        list_hash[rest] = _complex_key_list_hashes(keys if len(rest) == n else keys.take(pa.array(rest)), spec.hash_fields)
     return ((list_hash & np.uint32(0x7FFFFFFF)) % np.uint32(spec.num_buckets)).astype(np.int32)
+
+
+def _complex_key_list_hashes(keys: pa.Array, hash_fields: Sequence[str]) -> np.ndarray:
+    """``List<String>.hashCode()`` of :func:`hash_values` of each key, over the whole array:
+    the parts of every key at once (a key's trailing empty parts dropped, as Java's
+    ``split`` drops them), then ``31^m + sum(hash_j * 31^(m-1-j))`` mod 2**32 per key of
+    ``m`` values (a null value hashes to 0)."""
+    n = len(keys)
+    parts = pc.split_pattern(keys, ",")
+    flat = pc.list_flatten(parts)
+    owner = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
+    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False).astype(np.int64)
+    first = np.cumsum(counts) - counts  # every key has a part at least
+    position = np.arange(len(flat), dtype=np.int64) - first[owner]
+    # Java's split: trailing empty parts dropped, unless the key holds no ","
+    nonempty = pc.binary_length(flat).to_numpy(zero_copy_only=False) > 0
+    last = np.maximum.reduceat(np.where(nonempty, position, -1), first)
+    kept = np.where(counts == 1, 1, last + 1)
+    keep = position < kept[owner]
+    # each part's field and value: "field:value" at its first ":", else the part itself as a value
+    kv = pc.split_pattern(flat, ":", max_splits=1)
+    kv_flat = pc.list_flatten(kv)
+    kv_counts = pc.list_value_length(kv).to_numpy(zero_copy_only=False).astype(np.int64)
+    kv_starts = np.cumsum(kv_counts) - kv_counts
+    has_field = kv_counts == 2
+    values = kv_flat.take(pa.array(kv_starts + kv_counts - 1))
+    if hash_fields:
+        named = pc.is_in(kv_flat.take(pa.array(kv_starts)), value_set=pa.array(list(hash_fields), kv_flat.type)).to_numpy(zero_copy_only=False)
+        keep &= ~has_field | named
+    taken = np.flatnonzero(keep)
+    values = values.take(pa.array(taken))
+    hashes = java_string_hashes(values).astype(np.uint64)
+    # __null__ is null (hash 0), __empty__ the empty string (hash 0 too)
+    placeholder = pc.is_in(values, value_set=pa.array(["__null__", "__empty__"], values.type)).to_numpy(zero_copy_only=False)
+    hashes[placeholder & has_field[taken]] = 0
+    # Horner's rule unrolled: value j of m contributes hash_j * 31^(m-1-j); the sums wrap at
+    # 2**64, a multiple of 2**32, so the low 32 bits stay exact
+    of_key = owner[taken]
+    m = np.bincount(of_key, minlength=n).astype(np.int64)
+    starts = np.cumsum(m) - m
+    exponent = m[of_key] - 1 - (np.arange(len(taken), dtype=np.int64) - starts[of_key])
+    powers = np.ones(int(m.max(initial=0)) + 1, dtype=np.uint64)
+    for e in range(1, len(powers)):
+        powers[e] = (powers[e - 1] * np.uint64(31)) & np.uint64(_MASK)
+    with np.errstate(over="ignore"):
+        terms = (hashes * powers[exponent]) & np.uint64(_MASK)
+        sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
+        total = powers[m] + sums[starts + m] - sums[starts]
+    return (total & np.uint64(_MASK)).astype(np.uint32)
 
 
 def bucket_file_id(bucket: int) -> str:
