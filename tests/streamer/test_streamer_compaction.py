@@ -120,12 +120,17 @@ def test_the_cli_flag_and_a_continuous_job_that_shows_its_compactions(tmp_path: 
         [sys.executable, "-m", "hoodie.cli", "streamer", str(target), "--source-class", "json", *opts, "--source-limit", "1", "--continuous"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    deadline = time.monotonic() + 120
-    while not _compactions(target):
-        assert proc.poll() is None and time.monotonic() < deadline, "no compaction completed beside the job"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while not _compactions(target):
+            assert proc.poll() is None and time.monotonic() < deadline, "no compaction completed beside the job"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # a failed check leaves no job running
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 0, err
     assert "started beside the next batches" in err and "stopped after" in err
     _check(target, landed)
