@@ -42,3 +42,35 @@ def test_a_sound_metadata_table_is_kept_with_the_partitions_the_table_names(tmp_
     table = open_for_services(str(path))
     assert table.config.metadata_partitions == ("bloom_filters", "column_stats", "files")
     assert sorted(p.name for p in (path / ".hoodie" / "metadata" / ".hoodie").iterdir()) == instants
+
+
+def test_metadata_stats_describes_a_partition_apache_hudi_dropped_without_reading_it(tmp_path: Path) -> None:
+    """`hoodie metadata stats` before any write or service built the metadata table again:
+    the dropped partition, gone from storage and from hoodie.properties but still named by
+    the metadata timeline, is not described and its files not looked for."""
+    from typer.testing import CliRunner
+
+    from hoodie.cli.main import app
+    from hoodie.metadata_table import metadata_table_stats
+
+    path = tmp_path / "t"
+    services_after_a_hudi_drop(path, pending_compaction=False)
+    report = metadata_table_stats(HoodieTable.open(str(path)))
+    assert "column_stats" not in report.on_storage + report.complete
+    assert {s.partition for s in report.slices} == {"bloom_filters", "files"} == set(report.on_storage)
+    shown = CliRunner().invoke(app, ["metadata", "stats", str(path), "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert '"bloom_filters": "complete"' in shown.stdout and "column_stats" not in shown.stdout
+
+
+def test_metadata_stats_of_a_named_partition_gone_from_storage_is_damage(tmp_path: Path) -> None:
+    import shutil
+
+    from hoodie.errors import DamagedTableError
+    from hoodie.metadata_table import metadata_table_stats
+
+    path = tmp_path / "t"
+    hoodie.write(pa.table({"id": [1, 2], "p": ["a", "b"], "ts": [1, 1]}), str(path), INDEXED_MOR)
+    shutil.rmtree(path / ".hoodie" / "metadata" / "bloom_filters")  # still named by hoodie.properties
+    with pytest.raises(DamagedTableError, match="bloom_filters"):
+        metadata_table_stats(HoodieTable.open(str(path)))

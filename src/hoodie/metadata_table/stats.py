@@ -29,6 +29,7 @@ from hoodie.metadata_table.metrics import SCAN, MetadataMetrics
 from hoodie.metadata_table.reader import unsynced_instants
 from hoodie.storage.paths import relative, under
 from hoodie.table.file_group import FileSlice
+from hoodie.table.fs_view import walk_partitions
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.active import ActiveTimeline
 from hoodie.timeline.instant import Action, Instant
@@ -105,14 +106,21 @@ def metadata_table_stats(data_table: HoodieTable, metrics: MetadataMetrics | Non
     reads recorded in ``metrics``."""
     mdt = open_metadata_table(data_table)
     view = mdt.local_view()
-    partitions = tuple(view.all_partition_paths())
+    # the folders storage holds: a partition the data table no longer names may be gone
+    # while the metadata timeline still names its files (Apache Hudi drops one so), which
+    # the view would take for damage
+    partitions = tuple(sorted(p for p, _ in walk_partitions(mdt.storage, mdt.base_path)))
     metrics = metrics if metrics is not None else MetadataMetrics()
+    inflight = tuple(p for p in data_table.config.props.get(INFLIGHT_PARTITIONS, "").split(",") if p.strip())
+    # the slices of the partitions the data table names, which readers read (one it names
+    # and storage lacks is damage: its view says so)
+    named = set(data_table.config.metadata_partitions) | set(inflight)
     slices = tuple(
         _slice_stats(mdt, partition, slc, metrics)
-        for partition in partitions
+        for partition in sorted(named | set(partitions))
+        if partition in named
         for slc in sorted(view.latest_slices(partition), key=lambda s: s.file_id)
     )
-    inflight = tuple(p for p in data_table.config.props.get(INFLIGHT_PARTITIONS, "").split(",") if p.strip())
     completed = mdt.timeline.completed()
     return MetadataTableStats(
         mdt.base_path,
