@@ -15,6 +15,7 @@ from hoodie.config.properties import parse_properties
 from hoodie.errors import ConfigError
 from hoodie.index.bucket import BucketSpec
 from hoodie.index.bucket_table import CHECKED, WALK_LIMIT, check_bucket_count
+from hoodie.services.archival import ArchiveResult, ArchiveSettings, archive
 from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, schedule_compaction
 from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
@@ -173,3 +174,25 @@ def test_delta_commits_naming_no_base_file_are_read_up_to_a_bound(tmp_path: Path
     assert reads_of_check(path, BucketSpec(1, ("id",))) == (WALK_LIMIT, 1, 1)
     with pytest.raises(ConfigError, match=r"num.buckets=2 \(hoodie.bucket.index.hash.field=id\) puts key 'key-00\d\d' of file group 00000000-.* in bucket 1"):
         check_bucket_count(HoodieTable.open(path), BucketSpec(2, ("id",)))
+
+
+def test_a_base_file_of_an_archived_write_is_checked(tmp_path: Path) -> None:
+    """The base file the check falls back to may be of a write archived since (its commit
+    no longer on the active timeline): it is committed all the same, and checked."""
+    path = str(tmp_path / "t")
+    opts = bucket_opts(1, **MOR, **{"hoodie.metadata.enable": "false", "hoodie.archive.automatic": "false", "hoodie.clean.automatic": "false"})
+    hoodie.write(batch(range(0, 60, 3), 1), path, opts)
+    hoodie.write(batch(range(0, 60, 15), 2), path, opts)
+    pending, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    assert pending is not None
+    for n in range(3, WALK_LIMIT + 6):
+        hoodie.write(batch(range(0, 60, 15), n), path, opts)
+    first = HoodieTable.open(path).timeline.completed_writes()[0].timestamp
+    assert isinstance(archive(HoodieTable.open(path), ArchiveSettings(min_commits=2, max_commits=3)), ArchiveResult)
+    table = HoodieTable.open(path)
+    assert first not in {i.timestamp for i in table.timeline.instants}
+    assert [p.name for p in Path(path, "p0").glob("*.parquet") if first in p.name]  # its base file, still the slice's
+    forget_bucket_entries(path)
+    CHECKED.clear()
+    with pytest.raises(ConfigError, match=r"num.buckets=2 \(hoodie.bucket.index.hash.field=id\) puts key 'key-00\d\d' of file group 00000000-.* in bucket 1"):
+        check_bucket_count(table, BucketSpec(2, ("id",)))

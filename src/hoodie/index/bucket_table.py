@@ -162,19 +162,15 @@ def _newest_base_file(table: HoodieTable, writes: Sequence[Instant]) -> tuple[st
 
 
 def _listed_base_file(table: HoodieTable, partition: str) -> tuple[str, str, str] | None:
-    """The newest base file of ``partition`` a completed instant wrote, by one listing
-    (through the table's lister: its metadata table, when it lists with one)."""
-    lister = table.lister()
-    if lister is not None:
-        names = list(lister.files_in_many([partition]).get(partition, {}))
-    else:
-        names = [f.name for f in table.storage.list_dir(under(table.base_path, partition)) if not f.is_dir]
-    completed = {i.timestamp for i in table.timeline.completed()}
-    bases = [b for name in names if (b := parse_base_file_name(name)) is not None and b.instant in completed]
+    """The newest committed base file of ``partition``, by one listing of its folder
+    through the file-system view (which counts a file of an archived write as committed),
+    reading no commit: building its slices would read every commit on the timeline."""
+    view = table.storage_view()
+    bases = [(b, f.path) for f in view.partition_files(partition) if (b := parse_base_file_name(f.name)) is not None and view.is_committed(b.instant)]
     if not bases:
         return None
-    newest = max(bases, key=lambda b: InstantTime(b.instant))
-    return partition, newest.file_id, under(table.base_path, partition, newest.name, source=f"the listing of partition {partition!r}")
+    newest, path = max(bases, key=lambda found: InstantTime(found[0].instant))
+    return partition, newest.file_id, path
 
 
 def _check_file(storage: Storage, path: str, partition: str, file_id: str, spec: BucketSpec) -> bool:
