@@ -14,6 +14,7 @@ from mdt_checks import INDEXED_MOR, built_again_for, services_after_a_hudi_drop
 
 import hoodie
 from hoodie.services import CleanResult, CleanSettings, clean, open_for_services, run_compaction
+from hoodie.storage.local import LocalStorage
 from hoodie.table.table import HoodieTable
 from hoodie.timeline.instant import Action
 
@@ -74,3 +75,29 @@ def test_metadata_stats_of_a_named_partition_gone_from_storage_is_damage(tmp_pat
     shutil.rmtree(path / ".hoodie" / "metadata" / "bloom_filters")  # still named by hoodie.properties
     with pytest.raises(DamagedTableError, match="bloom_filters"):
         metadata_table_stats(HoodieTable.open(str(path)))
+
+
+class LocksTaken(LocalStorage):
+    """Local storage that records each commit lock created."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.locks: list[str] = []
+
+    def create_new(self, path: str, data: bytes, durable: bool = True) -> None:
+        if path.endswith("/commit.lock"):
+            self.locks.append(path)
+        super().create_new(path, data, durable)
+
+
+def test_the_commit_lock_is_taken_only_for_a_metadata_table_to_build_again(tmp_path: Path) -> None:
+    """A service opening a sound table does not wait for a writer's commit: it takes no
+    lock; one whose metadata table must be built again takes it."""
+    sound, dropped = tmp_path / "sound", tmp_path / "dropped"
+    hoodie.write(pa.table({"id": [1, 2], "p": ["a", "b"], "ts": [1, 1]}), str(sound), INDEXED_MOR)
+    services_after_a_hudi_drop(dropped, pending_compaction=False)
+    storage = LocksTaken()
+    open_for_services(str(sound), INDEXED_MOR, storage)
+    assert storage.locks == []
+    open_for_services(str(dropped), INDEXED_MOR, storage)
+    assert storage.locks == [f"{dropped}/.hoodie/.aux/.claims/commit.lock"]
