@@ -347,3 +347,23 @@ def test_a_priority_the_system_refuses_is_an_error_and_leaves_no_process(tmp_pat
     with pytest.raises(ConfigError, match="CPU priority asked for \\(SCHED_IDLE\\).*not permitted"):
         CompactionProcess(str(tmp_path / "t"), OPTIONS, background=True)
     assert len(children) == 1 and children[0].poll() is not None, "a child left running"
+
+
+def test_the_batches_process_does_not_check_the_metadata_table_after_each_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scheduling completes nothing: the check of the metadata table (and its rebuild when
+    another writer left it unusable) is the compaction run's, in the child, not the
+    parent's after every batch."""
+    from hoodie.services import opening
+
+    path = str(tmp_path / "t")
+    batches = Batches.with_logs(path, seed=31)
+    checked: list[str] = []
+    real = opening.prepare_for_services
+    monkeypatch.setattr(opening, "prepare_for_services", lambda table, settings: checked.append(table.base_path) or real(table, settings))
+    with AsyncCompactor(path, OPTIONS) as compactor:
+        instant = compactor.after_batch()
+        assert instant is not None and compactor.wait(120) and compactor.last_error is None
+        assert compactor.after_batch() is None, "nothing due right after a compaction"
+    assert checked == [], "the batches' process checked the metadata table"
+    assert instant in completed_compactions(path)
+    batches.check()

@@ -32,7 +32,7 @@ from hoodie.errors import ConfigError
 from hoodie.services.compaction import pending_compactions, schedule_compaction
 from hoodie.services.compaction_process import CompactionProcess, check_priority, compact_pending
 from hoodie.services.inline import compaction_settings
-from hoodie.services.opening import open_for_services
+from hoodie.table.table import HoodieTable
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,9 @@ class AsyncCompactor:
         and start running it; the instant, or None when none was started."""
         if self.running():
             return None
-        table = open_for_services(self.path, self.options)
+        # scheduling completes nothing: the metadata table is checked (and its hook given)
+        # by the compaction run itself (compact_pending), not again here after every batch
+        table = HoodieTable.open(self.path)
         if table.table_type != MERGE_ON_READ:
             return None
         pending = pending_compactions(table)
