@@ -131,3 +131,26 @@ def test_a_failed_write_waits_for_its_clean(tmp_path: Path, monkeypatch: pytest.
 def test_the_option_is_checked() -> None:
     with pytest.raises(ConfigError, match="hoodie.clean.async"):
         hoodie.write(batch(1), "memory://t-clean-async", {**OPTS, "hoodie.clean.async": "sometimes"})
+
+
+def test_a_clean_that_fails_beside_a_failed_write_is_not_reported_as_after_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = str(tmp_path / "t")
+    for ts in range(1, 4):
+        hoodie.write(batch(ts), path, OPTS)
+
+    def broken_clean(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("clean disk gone")
+
+    def write_fails(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("write disk gone")
+
+    monkeypatch.setattr(beside_write, "clean", broken_clean)
+    monkeypatch.setattr(pipeline, "_execute", write_fails)
+    with caplog.at_level(logging.WARNING, logger="hoodie"), pytest.raises(OSError, match="write disk gone"):
+        hoodie.write(batch(5), path, OPTS)
+    (warning,) = [r.getMessage() for r in caplog.records if "clean disk gone" in r.getMessage()]
+    assert "committed" not in warning and "succeeded" not in warning, warning
+    assert "failed, and the clean beside it failed too: OSError: clean disk gone" in warning
+    assert snapshot(path) == {"a": 3, "b": 3, "c": 3}

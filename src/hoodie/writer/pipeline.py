@@ -196,9 +196,11 @@ def _write_through(
         if isinstance(e, Exception) and not isinstance(e, ConcurrentWriteError):
             with suppress(Exception):  # a storage that fails here: the original error stands
                 lost = txn.lost_to_another_writer()
-        txn.abort()
-        if beside is not None:  # never left running behind a failed write; its own failure a warning
-            _report_service_failure(txn.instant_time, beside.wait)
+        try:
+            txn.abort()
+        finally:
+            if beside is not None:  # never left running behind a failed write
+                _wait_beside_failed_write(beside, txn.instant_time)
         if lost is not None:
             raise lost from e
         raise
@@ -217,6 +219,17 @@ def _run_services_after(prepared: PreparedWrite, engine: Engine, instant: str, b
         prepared.services.after_commit(prepared.table, prepared.config, engine, instant)
 
     _report_service_failure(instant, services)
+
+
+def _wait_beside_failed_write(beside: RunningService, instant: str) -> None:
+    """Wait for the services beside write ``instant``, which failed: their own failure is
+    a warning (the write's error is the one raised), which says no commit stands."""
+    try:
+        beside.wait()
+    except Exception as e:
+        service = e.service if isinstance(e, TableServiceError) else "table services"
+        cause = e.__cause__ if isinstance(e, TableServiceError) and e.__cause__ is not None else e
+        log.warning("write %s failed, and the %s beside it failed too: %s: %s (the next write runs it again)", instant, service, type(cause).__name__, cause)
 
 
 def _report_service_failure(instant: str, services: Callable[[], None]) -> None:
