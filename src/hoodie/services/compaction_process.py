@@ -13,7 +13,8 @@ pending appended its logs to the slices after it and is no conflict of it
 :class:`CompactionProcess` is the parent's handle of one child, which stays up for the
 compactions of one table one after another (so each compaction after the first pays
 neither an interpreter's start nor hoodie's imports). The child's scheduling priority is
-set as it starts, before it imports anything: a ``niceness`` added to the parent's, or
+set by the parent the moment the child is spawned, while its interpreter starts (so its
+imports run at that priority too): a ``niceness`` added to the parent's, or
 Linux's ``SCHED_IDLE`` policy (``background``: the child runs only on CPU time no process
 of normal priority wants, and yields the core at once when one wakes up).
 
