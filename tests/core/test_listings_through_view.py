@@ -27,6 +27,7 @@ OTHER_FOLDERS = {
     ("timeline/active.py", "ActiveTimeline.load"): "the timeline folder",
     ("timeline/active.py", "ActiveTimeline.request_new"): "the timeline folder (instant times taken meanwhile)",
     ("timeline/write_claims.py", "sweep"): "the write claims folder under .hoodie",
+    ("timeline/write_claims.py", "sweep_guards"): "the write claims folder under .hoodie (takeover guards)",
     ("services/timeline_files.py", "timeline_files"): "the timeline folder",
     ("table/archived.py", "archive_files"): "the archive folder",
     ("query/planner.py", "has_archived_instants"): "the archive folder",
