@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -367,3 +368,27 @@ def test_the_batches_process_does_not_check_the_metadata_table_after_each_batch(
     assert checked == [], "the batches' process checked the metadata table"
     assert instant in completed_compactions(path)
     batches.check()
+
+
+def test_a_background_thread_holds_the_commit_lock_at_the_lowest_normal_priority() -> None:
+    """Priority inversion: a SCHED_IDLE holder of the commit lock would make the batches'
+    commits wait while other processes keep the cores busy."""
+    seen: dict[str, int] = {}
+
+    def background_thread() -> None:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        with compaction_process.out_of_idle_policy():
+            seen["inside"] = os.sched_getscheduler(0)
+            seen["niceness"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        seen["after"] = os.sched_getscheduler(0)
+
+    def normal_thread() -> None:
+        with compaction_process.out_of_idle_policy():
+            seen["normal"] = os.sched_getscheduler(0)
+
+    for target in (background_thread, normal_thread):
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join()
+    assert seen == {"inside": os.SCHED_OTHER, "niceness": 19, "after": os.SCHED_IDLE, "normal": os.SCHED_OTHER}
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER, "this thread untouched"

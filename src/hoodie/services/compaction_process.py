@@ -16,7 +16,11 @@ neither an interpreter's start nor hoodie's imports). The child's scheduling pri
 set by the parent the moment the child is spawned, while its interpreter starts (so its
 imports run at that priority too): a ``niceness`` added to the parent's, or
 Linux's ``SCHED_IDLE`` policy (``background``: the child runs only on CPU time no process
-of normal priority wants, and yields the core at once when one wakes up).
+of normal priority wants, and yields the core at once when one wakes up). A background
+child leaves ``SCHED_IDLE`` for the lowest normal priority (niceness 19) while it holds the
+table's commit lock to complete a compaction, where the system allows it: a holder that
+runs only on idle CPU time would make the batches' commits wait for as long as other
+processes keep every core busy.
 
 The protocol, on the child's standard input and output: one line of JSON sets the child up
 (table path, options, log level), then one line per compaction (its instant), each answered
@@ -68,7 +72,36 @@ def compact_pending(path: str, options: Mapping[str, Any], instant: str, engine:
     which is made under the table's commit lock (a failed attempt is rolled back first)."""
     settings = compaction_settings(HoodieConfig.of(options))
     table = open_for_services(path, options)
-    run_compaction(table, instant, settings, engine, completing=lambda: commit_lock(table.storage, table.base_path, f"compaction-{instant}"))
+
+    @contextlib.contextmanager
+    def completing() -> Iterator[None]:
+        with out_of_idle_policy(), commit_lock(table.storage, table.base_path, f"compaction-{instant}"):
+            yield
+
+    run_compaction(table, instant, settings, engine, completing=completing)
+
+
+@contextlib.contextmanager
+def out_of_idle_policy() -> Iterator[None]:
+    """While inside, a thread under ``SCHED_IDLE`` runs at the lowest normal priority
+    (``SCHED_OTHER``, niceness 19) instead, where the system allows it (an unprivileged
+    process needs an ``RLIMIT_NICE`` that permits it); then under ``SCHED_IDLE`` again.
+    Another thread, or one not under ``SCHED_IDLE``, is left as it is."""
+    idle = getattr(os, "SCHED_IDLE", None)
+    left = False
+    if idle is not None and os.sched_getscheduler(0) == idle:
+        # the niceness first: the system judges the change of policy by it (RLIMIT_NICE)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), MAX_NICENESS)
+        try:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            left = True
+        except PermissionError:
+            log.debug("the compaction process may not leave SCHED_IDLE while it holds the commit lock")
+    try:
+        yield
+    finally:
+        if left:
+            os.sched_setscheduler(0, idle, os.sched_param(0))  # always allowed: a lower priority
 
 
 def check_priority(niceness: int, background: bool) -> None:
