@@ -87,7 +87,7 @@ def out_of_idle_policy() -> Iterator[None]:
     (``SCHED_OTHER``, niceness 19) instead, where the system allows it (an unprivileged
     process needs an ``RLIMIT_NICE`` that permits it); then under ``SCHED_IDLE`` again.
     Another thread, or one not under ``SCHED_IDLE``, is left as it is."""
-    idle = getattr(os, "SCHED_IDLE", None)
+    idle: int | None = getattr(os, "SCHED_IDLE", None)
     left = False
     if idle is not None and os.sched_getscheduler(0) == idle:
         # the niceness first: the system judges the change of policy by it (RLIMIT_NICE)
@@ -100,7 +100,7 @@ def out_of_idle_policy() -> Iterator[None]:
     try:
         yield
     finally:
-        if left:
+        if left and idle is not None:
             os.sched_setscheduler(0, idle, os.sched_param(0))  # always allowed: a lower priority
 
 
