@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -88,10 +89,18 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Waiting for the clock is a failure: a writer that meets an instant it cannot follow
     errs at once instead of spinning in ``new_instant_time``."""
 
-    def refuse(seconds: float) -> None:
-        raise AssertionError(f"hoodie waited ({seconds} s) for the clock to pass an instant")
+    class NoSleep:
+        """The time module as the timeline sees it, without its sleep (only the
+        timeline's: a thread of another library, Spark's gateway, sleeps on)."""
 
-    monkeypatch.setattr(active.time, "sleep", refuse)
+        def __getattr__(self, name: str) -> object:
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            raise AssertionError(f"hoodie waited ({seconds} s) for the clock to pass an instant")
+
+    monkeypatch.setattr(active, "time", NoSleep())
 
 
 def refused(call: Callable[[], object], error: type[Exception], *expected: str) -> None:
