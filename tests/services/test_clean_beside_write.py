@@ -154,3 +154,18 @@ def test_a_clean_that_fails_beside_a_failed_write_is_not_reported_as_after_a_com
     assert "committed" not in warning and "succeeded" not in warning, warning
     assert "failed, and the clean beside it failed too: OSError: clean disk gone" in warning
     assert snapshot(path) == {"a": 3, "b": 3, "c": 3}
+
+
+def test_a_clean_that_cannot_start_fails_the_write_and_leaves_no_instant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "t")
+    for ts in range(1, 3):
+        hoodie.write(batch(ts), path, OPTS)
+
+    def cannot_start(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(beside_write.CleanBesideWrite, "__init__", cannot_start)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        hoodie.write(batch(3), path, OPTS)
+    assert not HoodieTable.open(path).timeline.pending(), "the write's instant was left requested"
+    assert snapshot(path) == {"a": 2, "b": 2, "c": 2}

@@ -177,8 +177,10 @@ def _write_through(
     # listings they share (the clean after the write does not list its partitions again)
     prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
     txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services, by_bucket=s.index.bucket is not None)
-    beside = prepared.services.beside_write(prepared.table, prepared.config, flow.engine, txn.instant_time)
+    beside: RunningService | None = None
     try:
+        # (inside: a clean that cannot start fails the write, whose instant is aborted)
+        beside = prepared.services.beside_write(prepared.table, prepared.config, flow.engine, txn.instant_time)
         with flow.running(txn.instant_time):
             markers = server if (prepared.config.get(o.MARKERS_TYPE) or flow.default_markers) == TIMELINE_SERVER_BASED else None
             stats, replaced = _execute(prepared, data_schema, flow, partitions, txn, markers)
