@@ -48,6 +48,7 @@ from hoodie.markers import TIMELINE_SERVER_BASED, ServerAddress, ServerClient
 from hoodie.storage.base import Storage
 from hoodie.table.file_group import FileSlice
 from hoodie.table.fs_view import TableView
+from hoodie.table.kept_listings import keep_listings, take_listings
 from hoodie.table.remote_view import REMOTE_FIRST, REMOTE_ONLY, ViewSource
 from hoodie.table.synced_listings import SharedListings
 from hoodie.table.table import HoodieTable
@@ -175,7 +176,8 @@ def _write_through(
     s = prepared.settings
     # the views of the write and of the services after it come from its server, or from
     # listings they share (the clean after the write does not list its partitions again)
-    prepared = replace(prepared, table=prepared.table.served_by(view_source(prepared, server)))
+    source = view_source(prepared, server)
+    prepared = replace(prepared, table=prepared.table.served_by(source))
     txn = WriteTransaction.begin(prepared.table, s.operation, prepared.services, by_bucket=s.index.bucket is not None)
     beside: RunningService | None = None
     try:
@@ -207,6 +209,8 @@ def _write_through(
             raise lost from e
         raise
     _run_services_after(prepared, flow.engine, txn.instant_time, beside)
+    if isinstance(source, SharedListings):  # (a failed write's are not kept)
+        keep_listings(prepared.table.storage, prepared.table.base_path, source)
     return txn.instant_time
 
 
@@ -370,9 +374,10 @@ def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAdd
 def view_source(prepared: PreparedWrite, server: ServerClient | None) -> ViewSource | SharedListings:
     """Where the write's views (and those of the services after it) come from: its
     timeline server (REMOTE_ONLY if asked for, else REMOTE_FIRST with a local view on
-    failure), or without one listings the write and its services share in process."""
+    failure), or without one listings the write and its services share in process: those
+    the process kept from its last write of the table, if any (:mod:`~hoodie.table.kept_listings`)."""
     if server is None:
-        return SharedListings(prepared.table.storage, prepared.table.base_path)
+        return take_listings(prepared.table.storage, prepared.table.base_path)
     return ViewSource(server, REMOTE_ONLY if prepared.config.get(o.VIEW_TYPE) == REMOTE_ONLY else REMOTE_FIRST)
 
 
