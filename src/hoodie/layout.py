@@ -3,6 +3,7 @@ write tokens and partition paths. Nothing here touches storage.
 """
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from dataclasses import dataclass
@@ -129,8 +130,15 @@ def base_file_name(file_id: str, token: str, instant: str, extension: str = ".pa
     return f"{file_id}_{token}_{instant}{extension}"
 
 
+#: names whose parse is kept: a table's views parse the same file names again each time
+#: they are built (its listings, its commits' write stats), several times a write
+NAME_CACHE_SIZE = 1 << 15
+
+
+@functools.lru_cache(maxsize=NAME_CACHE_SIZE)
 def parse_base_file_name(name: str) -> BaseFileName | None:
-    """Parse ``<fileId>_<token>_<instant>.<ext>``; None when ``name`` is not a base file."""
+    """Parse ``<fileId>_<token>_<instant>.<ext>``; None when ``name`` is not a base file
+    (a kept, immutable result: see :data:`NAME_CACHE_SIZE`)."""
     if name.startswith("."):
         return None
     stem, dot, ext = name.rpartition(".")
@@ -165,7 +173,10 @@ class LogFileName:
         return (InstantTime(self.instant).key, self.version, self.write_token)
 
 
+@functools.lru_cache(maxsize=NAME_CACHE_SIZE)
 def parse_log_file_name(name: str) -> LogFileName | None:
+    """Parse ``.<fileId>_<instant>.log.<version>[_<token>][.cdc]``; None when ``name`` is
+    not a log file (a kept, immutable result: see :data:`NAME_CACHE_SIZE`)."""
     m = _LOG_RE.match(name)
     if not m:
         return None

@@ -1,11 +1,12 @@
 """Instants: (time, action, state), plus the file names each state has on disk."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
 from hoodie.errors import FormatError, TimelineError
-from hoodie.layout import InstantTime, is_ascii_digits
+from hoodie.layout import NAME_CACHE_SIZE, InstantTime, is_ascii_digits
 
 
 class State(str, Enum):
@@ -110,9 +111,11 @@ def completed_action(action: str) -> str:
     return Action.COMPLETES_AS.get(action, action)
 
 
+@functools.lru_cache(maxsize=NAME_CACHE_SIZE)
 def parse_timeline_file_name(name: str) -> Instant | None:
     """Instant of a timeline file name (layouts 1 and 2); None for a name that is no
-    timeline file (``hoodie.properties``, hidden files).
+    timeline file (``hoodie.properties``, hidden files). Every load of the timeline
+    parses its names again: the (immutable) result is kept.
 
     A name with a timeline suffix (``.commit``, ``.clean.requested``, ``.inflight``, ...)
     whose time is not ASCII digits (fullwidth digits, letters) raises
