@@ -37,6 +37,7 @@ from hoodie.services.compaction import (
 )
 from hoodie.services.decision import ServiceDecision
 from hoodie.services.savepoint import create_savepoint
+from hoodie.table.fs_view import FileSystemView
 from hoodie.table.table import HoodieTable
 
 
@@ -85,6 +86,26 @@ def test_keep_latest_commits_keeps_every_slice_a_retained_commit_reads(cow) -> N
     for i in t[4:]:  # the retained commits and the one just before them
         assert cow.rows(i) == before[i]
     assert cow.rs_rows() == before[t[-1]]
+
+
+@pytest.mark.parametrize("policy", [CleanPolicy.KEEP_LATEST_COMMITS, CleanPolicy.KEEP_LATEST_FILE_VERSIONS])
+def test_only_partitions_with_an_older_slice_have_their_file_groups_built(cow, monkeypatch: pytest.MonkeyPatch, policy: CleanPolicy) -> None:
+    """A partition whose every file group has one slice holds nothing a clean may delete:
+    the plan reads the names its listing holds and builds none of its file groups (a
+    table scans every partition each write until its first clean deletes something)."""
+    cow.write(["k1", "k2"], "a", 1)
+    cow.write(["k5", "k6"], "b", 1)
+    cow.write(["k1"], "a", 2)  # a second slice of a's file group
+    cow.write(["k7"], "b", 3, **{"hoodie.parquet.small.file.limit": "0"})  # a second file group in b
+    cow.write(["k2"], "a", 4)
+    built: list[str] = []
+    build = FileSystemView.file_groups
+    monkeypatch.setattr(FileSystemView, "file_groups", lambda view, partition: built.append(partition) or build(view, partition))
+    plan = plan_clean(cow.open(), CleanSettings(policy=policy, commits_retained=1, file_versions_retained=1))
+    assert set(plan.partitions_scanned) == {"a", "b"}
+    assert set(built) == {"a"}
+    # a's oldest slice (and, keeping one version, the one after it too)
+    assert set(plan.files_to_delete) == {"a"} and plan.file_count == {CleanPolicy.KEEP_LATEST_COMMITS: 1, CleanPolicy.KEEP_LATEST_FILE_VERSIONS: 2}[policy]
 
 
 def test_keep_latest_file_versions(cow) -> None:

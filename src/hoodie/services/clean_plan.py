@@ -366,6 +366,11 @@ def _doomed_files(
     view.prefetch_latest(partitions)
     files: dict[str, tuple[str, ...]] = {}
     for p in partitions:
+        if not replaced.get(p) and isinstance(view, FileSystemView) and not view.may_hold_older_slices(p):
+            # every file group one slice, its latest (the partitions of a table whose first
+            # clean is still to come are all scanned, each write, until one has something
+            # to delete): its file groups are not built and checked against the commits
+            continue
         if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)
         else:

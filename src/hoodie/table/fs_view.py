@@ -274,6 +274,21 @@ class FileSystemView:
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
         return [s for g in self.file_groups(partition_path) if (s := g.latest_slice) is not None]
 
+    def may_hold_older_slices(self, partition_path: str) -> bool:
+        """Whether a file group of the partition may have a slice besides its latest: False
+        when the names the partition's listing holds (committed or not) give each file id
+        one slice instant, read without building the file groups (a clean asks first)."""
+        with self._lock:
+            built = self._groups.get(partition_path)
+        if built is not None:
+            return any(len(g.slices) > 1 for g in built)
+        instants: dict[str, str] = {}
+        for info in self._listing(partition_path):
+            name = None if info.is_dir else parse_base_file_name(info.name) or parse_log_file_name(info.name)
+            if name is not None and instants.setdefault(name.file_id, name.instant) != name.instant:
+                return True
+        return False
+
     def latest_slices_all(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         parts = self.all_partition_paths() if partitions is None else list(partitions)
         self.prefetch_latest(parts)
