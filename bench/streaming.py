@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -204,6 +205,10 @@ def main() -> None:
     for mode in args.modes.split(","):
         path = OUT / mode / "table"
         fresh_table(path, rows, options)
+        # the page cache's dirty data written out first: a kernel throttles writers once a
+        # share of memory is dirty, and a run must not pay for what ran before it (the
+        # previous run's 0.5-1 GB of files, written within the last 30 s)
+        os.sync()
         if mode == "in-process":
             latencies = run_in_process(path, data, options, args.compaction, args.niceness, args.background)
         else:

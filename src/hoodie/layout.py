@@ -130,9 +130,11 @@ def base_file_name(file_id: str, token: str, instant: str, extension: str = ".pa
     return f"{file_id}_{token}_{instant}{extension}"
 
 
-#: names whose parse is kept: a table's views parse the same file names again each time
-#: they are built (its listings, its commits' write stats), several times a write
-NAME_CACHE_SIZE = 1 << 15
+#: names whose parse is kept, per kind (base, log, timeline file): a table's views parse
+#: the same names again each time they are built (its listings, its commits' write
+#: stats), several times a write; a thousand hold a streaming table's latest slices
+#: and timeline, in well under a megabyte, and a wider table's names just pass through
+NAME_CACHE_SIZE = 1024
 
 
 @functools.lru_cache(maxsize=NAME_CACHE_SIZE)

@@ -1,10 +1,11 @@
 """The listings a process keeps of a table between its writes (``table/kept_listings.py``).
 
-In process, without a timeline server, a write takes up the listings the process's last
-write of the same table kept, synced to its own timeline from the metadata of what
-completed since: it lists no partition again (and reads no metadata table for them).
-What other writers commit meanwhile, a table made again at the same path and a failed
-write must each leave the next write with listings true to storage.
+In process, without a timeline server, a write of a table listed through its metadata
+table takes up the listings the process's last write of the same table kept, synced to
+its own timeline from the metadata of what completed since: it looks no partition up in
+the metadata table again. What other writers commit meanwhile, a table made again at the
+same path and a failed write must each leave the next write with listings true to the
+table. A table listed from storage is listed again by each write.
 """
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ from table_options import trip_options
 
 import hoodie
 from hoodie.errors import HoodieError
+from hoodie.metadata_table.reader import MetadataTableReader
 from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
 from hoodie.table import kept_listings
 
 CITIES = ["sf", "nyc", "la"]
+OPTIONS = trip_options()  # (the metadata table on, as by default)
 NO_MDT = trip_options(**{"hoodie.metadata.enable": "false"})
 
 
@@ -58,26 +61,52 @@ def rows(path: str) -> dict[str, int]:
     return dict(zip(read["uuid"].to_pylist(), read["ts"].to_pylist()))
 
 
+@pytest.fixture
+def lookups(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The partitions looked up in a metadata table's ``files`` partition, counted."""
+    looked_up: Counter[str] = Counter()
+    files_in_many = MetadataTableReader.files_in_many
+
+    def counted(reader: MetadataTableReader, partitions: list[str]) -> dict[str, dict[str, int]]:
+        looked_up.update(partitions)
+        return files_in_many(reader, partitions)
+
+    monkeypatch.setattr(MetadataTableReader, "files_in_many", counted)
+    return looked_up
+
+
 @pytest.fixture(autouse=True)
 def nothing_kept() -> None:
     kept_listings.forget_kept_listings()
 
 
-def test_the_next_write_in_the_process_lists_no_partition_again(tmp_path: Path) -> None:
+def test_the_next_write_in_the_process_looks_no_partition_up_again(tmp_path: Path, lookups: Counter[str]) -> None:
     path = str(tmp_path / "t")
-    hoodie.write(trips(range(30), 1), path, NO_MDT, storage=CountingStorage(path))
-    for ts in range(2, 6):
-        storage = CountingStorage(path)  # a storage object of each write's own, as hoodie.write makes one
-        hoodie.write(trips(range(0, 40, 2), ts), path, NO_MDT, storage=storage)
-        assert storage.listed == Counter(), f"write {ts} listed {dict(storage.listed)}"
-    assert rows(path) == {f"k{k:03d}": 1 for k in range(1, 30, 2)} | {f"k{k:03d}": 5 for k in range(0, 40, 2)}
+    hoodie.write(trips(range(30), 1), path, OPTIONS)
+    hoodie.write(trips(range(0, 30, 3), 2), path, OPTIONS)  # (the first write made the metadata table)
+    lookups.clear()
+    for ts in range(3, 7):
+        hoodie.write(trips(range(0, 40, 2), ts), path, OPTIONS)
+        assert lookups == Counter(), f"write {ts} looked up {dict(lookups)}"
+    assert rows(path) == {f"k{k:03d}": 2 if k % 3 == 0 else 1 for k in range(1, 30, 2)} | {f"k{k:03d}": 6 for k in range(0, 40, 2)}
 
 
-def test_without_kept_listings_each_write_lists_its_partitions(tmp_path: Path) -> None:
-    """The contrast: a process that keeps none lists every partition a write touches."""
+def test_without_kept_listings_a_write_looks_its_partitions_up(tmp_path: Path, lookups: Counter[str]) -> None:
+    """The contrast: a process that keeps none looks up every partition a write touches."""
     path = str(tmp_path / "t")
-    hoodie.write(trips(range(30), 1), path, NO_MDT, storage=CountingStorage(path))
+    hoodie.write(trips(range(30), 1), path, OPTIONS)
+    hoodie.write(trips(range(0, 30, 3), 2), path, OPTIONS)
     kept_listings.forget_kept_listings()
+    lookups.clear()
+    hoodie.write(trips(range(0, 30, 2), 3), path, OPTIONS)
+    assert set(lookups) == set(CITIES)
+
+
+def test_a_table_listed_from_storage_is_listed_again_by_each_write(tmp_path: Path) -> None:
+    """Without the metadata table each write lists its partitions: a committed file gone
+    from storage outside any commit is then found by its view."""
+    path = str(tmp_path / "t")
+    hoodie.write(trips(range(30), 1), path, NO_MDT)
     storage = CountingStorage(path)
     hoodie.write(trips(range(0, 30, 2), 2), path, NO_MDT, storage=storage)
     assert set(storage.listed) == set(CITIES)
@@ -94,36 +123,38 @@ hoodie.write(batch, path, options)
 """
 
 
-@pytest.mark.parametrize("options", [NO_MDT, trip_options()], ids=["listing", "metadata-table"])
+@pytest.mark.parametrize("options", [OPTIONS, {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}], ids=["cow", "mor"])
 def test_what_another_process_commits_meanwhile_is_seen_by_the_next_write(tmp_path: Path, options: dict[str, str]) -> None:
     """Another process inserts new keys (new file groups) between two writes of this one;
     this process's next write updates them where they are, rather than inserting them
     again beside them (which listings blind to the other commit would make it do)."""
     path = str(tmp_path / "t")
     hoodie.write(trips(range(10), 1), path, options)
+    hoodie.write(trips(range(5), 2), path, options)
     subprocess.run(
-        [sys.executable, "-c", WRITER, path, json.dumps(list(range(100, 130))), "2", json.dumps(options)],
+        [sys.executable, "-c", WRITER, path, json.dumps(list(range(100, 130))), "3", json.dumps(options)],
         check=True, capture_output=True, text=True,
     )
-    hoodie.write(trips(range(100, 130), 3), path, options)
-    read = hoodie.read(path)
-    assert read.num_rows == 40
-    assert rows(path) == {f"k{k:03d}": 1 for k in range(10)} | {f"k{k:03d}": 3 for k in range(100, 130)}
+    hoodie.write(trips(range(100, 130), 4), path, options)
+    assert hoodie.read(path).num_rows == 40
+    assert rows(path) == {f"k{k:03d}": 2 if k < 5 else 1 for k in range(10)} | {f"k{k:03d}": 4 for k in range(100, 130)}
 
 
 def test_a_table_made_again_at_the_same_path_is_listed_again(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    hoodie.write(trips(range(30), 1), path, NO_MDT)
-    hoodie.write(trips(range(10), 2), path, NO_MDT)
+    hoodie.write(trips(range(30), 1), path, OPTIONS)
+    hoodie.write(trips(range(10), 2), path, OPTIONS)
     shutil.rmtree(path)
-    hoodie.write(trips(range(50, 56), 3), path, NO_MDT)
-    hoodie.write(trips(range(50, 53), 4), path, NO_MDT)
-    assert rows(path) == {"k050": 4, "k051": 4, "k052": 4, "k053": 3, "k054": 3, "k055": 3}
+    hoodie.write(trips(range(50, 56), 3), path, OPTIONS)
+    hoodie.write(trips(range(50, 53), 4), path, OPTIONS)
+    hoodie.write(trips(range(50, 52), 5), path, OPTIONS)
+    assert rows(path) == {"k050": 5, "k051": 5, "k052": 4, "k053": 3, "k054": 3, "k055": 3}
 
 
-def test_a_failed_write_keeps_no_listings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_keeps_no_listings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Counter[str]) -> None:
     path = str(tmp_path / "t")
-    hoodie.write(trips(range(30), 1), path, NO_MDT, storage=CountingStorage(path))
+    hoodie.write(trips(range(30), 1), path, OPTIONS)
+    hoodie.write(trips(range(3), 2), path, OPTIONS)
     from hoodie.writer import transaction
 
     def refuse(*args: object, **kwargs: object) -> None:
@@ -132,31 +163,44 @@ def test_a_failed_write_keeps_no_listings(tmp_path: Path, monkeypatch: pytest.Mo
     with monkeypatch.context() as patched:
         patched.setattr(transaction.WriteTransaction, "commit", refuse)
         with pytest.raises(HoodieError, match="refused"):
-            hoodie.write(trips(range(30), 2), path, NO_MDT, storage=CountingStorage(path))
-    storage = CountingStorage(path)
-    hoodie.write(trips(range(3), 3), path, NO_MDT, storage=storage)
-    assert set(storage.listed) == set(CITIES)  # listed afresh, not from the failed write's
-    assert rows(path) == {f"k{k:03d}": 3 if k < 3 else 1 for k in range(30)}
+            hoodie.write(trips(range(30), 3), path, OPTIONS)
+    lookups.clear()
+    hoodie.write(trips(range(3), 4), path, OPTIONS)
+    assert set(lookups) == set(CITIES)  # looked up afresh, not taken from the failed write
+    assert rows(path) == {f"k{k:03d}": 4 if k < 3 else 1 for k in range(30)}
 
 
-def test_at_most_max_tables_are_kept_the_least_recently_written_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_at_most_max_tables_are_kept_the_least_recently_written_given_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Counter[str]
+) -> None:
     monkeypatch.setattr(kept_listings, "MAX_TABLES", 1)
     first, second = str(tmp_path / "a"), str(tmp_path / "b")
-    # (listings are kept per path and kind of storage: these writes' storage is of one kind)
-    hoodie.write(trips(range(9), 1), first, NO_MDT, storage=CountingStorage(first))
-    hoodie.write(trips(range(9), 1), second, NO_MDT, storage=CountingStorage(second))
-    again = CountingStorage(second)
-    hoodie.write(trips(range(3), 2), second, NO_MDT, storage=again)
-    assert again.listed == Counter()
-    given_up = CountingStorage(first)
-    hoodie.write(trips(range(3), 2), first, NO_MDT, storage=given_up)
-    assert set(given_up.listed) == set(CITIES)
+    for path in (first, first, second, second):
+        hoodie.write(trips(range(9), 1), path, OPTIONS)
+    lookups.clear()
+    hoodie.write(trips(range(3), 2), second, OPTIONS)
+    assert lookups == Counter()
+    hoodie.write(trips(range(3), 2), first, OPTIONS)
+    assert set(lookups) == set(CITIES)
 
 
-def test_listings_over_the_bound_are_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_listings_over_the_bound_are_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookups: Counter[str]) -> None:
     monkeypatch.setattr(kept_listings, "MAX_BYTES", 10)
     path = str(tmp_path / "t")
-    hoodie.write(trips(range(9), 1), path, NO_MDT, storage=CountingStorage(path))
-    storage = CountingStorage(path)
-    hoodie.write(trips(range(3), 2), path, NO_MDT, storage=storage)
-    assert set(storage.listed) == set(CITIES)
+    hoodie.write(trips(range(9), 1), path, OPTIONS)
+    hoodie.write(trips(range(9), 2), path, OPTIONS)
+    lookups.clear()
+    hoodie.write(trips(range(3), 3), path, OPTIONS)
+    assert set(lookups) == set(CITIES)
+
+
+def test_listings_are_not_kept_when_the_metadata_table_is_validated(tmp_path: Path, lookups: Counter[str]) -> None:
+    """``hoodie.metadata.validate`` compares every answer of the metadata table with
+    storage: each write looks its partitions up (and lists them) again."""
+    path = str(tmp_path / "t")
+    validated = {**OPTIONS, "hoodie.metadata.validate": "true"}
+    hoodie.write(trips(range(9), 1), path, validated)
+    hoodie.write(trips(range(9), 2), path, validated)
+    lookups.clear()
+    hoodie.write(trips(range(3), 3), path, validated)
+    assert set(lookups) == set(CITIES)

@@ -5,9 +5,11 @@ of a table, across the application's writes (RFC-03): each write then costs the 
 only what completed since the last one. In process, without a server, a write and its
 inline services share :class:`~hoodie.table.synced_listings.SharedListings`; this module
 keeps those listings when the write is done, so that the next write of the same table in
-the same process takes them up instead of finding every partition's files again (in
-the metadata table, whose ``files`` partition gathers a log block each write until its
-compaction, or by listing storage). The listings are synced to each write's timeline
+the same process takes them up instead of looking every partition's files up again in
+the metadata table (whose ``files`` partition gathers a log block each write until its
+compaction). The writer keeps them only for tables listed through their metadata table
+(a table listed from storage is listed again by each write, which then finds a file gone
+from storage outside any commit). The listings are synced to each write's timeline
 before a view answers from them (:meth:`SyncedListings.sync`): the commits, cleans and
 compactions of every writer are applied from their metadata, and a rollback, a restore
 or a timeline that does not follow the one synced (a table deleted and made again, an

@@ -209,7 +209,7 @@ def _write_through(
             raise lost from e
         raise
     _run_services_after(prepared, flow.engine, txn.instant_time, beside)
-    if isinstance(source, SharedListings):  # (a failed write's are not kept)
+    if isinstance(source, SharedListings) and _keeps_listings(prepared):  # (a failed write's are not)
         keep_listings(prepared.table.storage, prepared.table.base_path, source)
     return txn.instant_time
 
@@ -374,11 +374,23 @@ def write_server(prepared: PreparedWrite, flow: RecordFlow[Tagged]) -> ServerAdd
 def view_source(prepared: PreparedWrite, server: ServerClient | None) -> ViewSource | SharedListings:
     """Where the write's views (and those of the services after it) come from: its
     timeline server (REMOTE_ONLY if asked for, else REMOTE_FIRST with a local view on
-    failure), or without one listings the write and its services share in process: those
-    the process kept from its last write of the table, if any (:mod:`~hoodie.table.kept_listings`)."""
+    failure), or without one listings the write and its services share in process: for a
+    table listed through its metadata table, those the process kept from its last write
+    of the table, if any (:mod:`~hoodie.table.kept_listings`)."""
     if server is None:
-        return take_listings(prepared.table.storage, prepared.table.base_path)
+        if _keeps_listings(prepared):
+            return take_listings(prepared.table.storage, prepared.table.base_path)
+        return SharedListings(prepared.table.storage, prepared.table.base_path)
     return ViewSource(server, REMOTE_ONLY if prepared.config.get(o.VIEW_TYPE) == REMOTE_ONLY else REMOTE_FIRST)
+
+
+def _keeps_listings(prepared: PreparedWrite) -> bool:
+    """Whether the write's listings are kept for the process's next write of the table:
+    only where its views find files in the metadata table, unchecked (listed through it,
+    without ``hoodie.metadata.validate``), which kept listings synced from the commits
+    replace. A table listed from storage is listed again each write, so that a write's
+    view still finds a committed file gone from storage outside any commit."""
+    return prepared.table.listing is not None and not prepared.config.get(o.METADATA_VALIDATE)
 
 
 def runs_partition_aligned(prepared: PreparedWrite, partitions: int, tasks: int) -> bool:
