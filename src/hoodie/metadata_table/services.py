@@ -186,7 +186,9 @@ def _run(data_table: HoodieTable, settings: MetadataServiceSettings, services: B
     for inst, _ in pending_plans(mdt.timeline):
         _compact(data_table, inst.timestamp, settings, services, metrics)
         report.compactions.append(inst.timestamp)
-    mdt = mdt.reload()
+    # (the metadata table is loaded again only after a service changed it: each load lists
+    # its timeline, and most writes find nothing due)
+    mdt = mdt.reload() if report.compactions else mdt
     deltas = mdt.timeline.completed([Action.DELTA_COMMIT])
     if not deltas:
         report.notes.append("the metadata table has no completed delta commit")
@@ -194,13 +196,14 @@ def _run(data_table: HoodieTable, settings: MetadataServiceSettings, services: B
     latest = deltas[-1].timestamp
     _clean(mdt, latest, settings.clean, services, report, metrics)
 
-    instant, why = compaction_due(data_table, mdt.reload(), settings.compaction)
+    mdt = mdt.reload() if report.clean is not None else mdt
+    instant, why = compaction_due(data_table, mdt, settings.compaction)
     report.notes.append(f"compaction: {why}")
     # (the services keep the metadata table as it is, in sync or not: readers judge that)
     if instant is not None and schedule_metadata_compaction(MetadataTableReader(data_table, metrics, check_sync=False), instant) is not None:
         _compact(data_table, instant, settings, services, metrics)
         report.compactions.append(instant)
-    mdt = mdt.reload()
+        mdt = mdt.reload()
     report.archive = services.archive(mdt, settings.archive, archive_limits(data_table, mdt))
     return report
 

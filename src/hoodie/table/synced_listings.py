@@ -193,14 +193,17 @@ class SyncedListings:
     def prefetch(self, partitions: list[str]) -> bool:
         """With a lister, the partitions not kept yet in one lookup (their listings are
         kept as :meth:`list_partition` keeps one); without, nothing (False)."""
-        lister = self._current_lister()
-        if lister is None:
-            return False
         with self._lock:
             todo = [p for p in dict.fromkeys(partitions) if self.store.get(p) is None and p not in self._underway]
             generation = self._generation
+            has_lister = self._lister is not None or self._make_lister is not None
+        if not has_lister:
+            return False
         if not todo:
-            return True
+            return True  # (the lister, a metadata table's reader, is not even made)
+        lister = self._current_lister()
+        if lister is None:
+            return False
         found = lister.files_in_many(todo)  # outside the lock, as a listing
         with self._lock:
             if self._generation != generation:
