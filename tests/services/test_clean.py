@@ -314,6 +314,31 @@ def test_pending_compaction_keeps_the_slice_it_reads(mor) -> None:
     assert mor.rows() == expected == mor.rs_rows()
 
 
+def test_a_slice_a_pending_compaction_reads_makes_no_partition_built(mor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a compaction is pending, each of its file groups has two slices: the one it
+    reads and the one the writes after it open. Neither is a clean's to delete, so a
+    plan builds no file group of their partitions (but for those holding another)."""
+    compaction = CompactionSettings(strategy=UNBOUNDED_STRATEGY)
+    mor.write(["k1", "k2"], "a", 1)
+    mor.write(["k3"], "b", 1)
+    mor.write(["k1"], "a", 2)
+    mor.write(["k3"], "b", 2)
+    pending, _ = schedule_compaction(mor.open(), compaction, require_threshold=False)
+    assert pending is not None
+    mor.write(["k1"], "a", 3)
+    mor.write(["k3"], "b", 3)
+    built: list[str] = []
+    build = FileSystemView.file_groups
+    monkeypatch.setattr(FileSystemView, "file_groups", lambda view, partition: built.append(partition) or build(view, partition))
+    plan = plan_clean(mor.open(), CleanSettings(commits_retained=1))
+    assert set(plan.partitions_scanned) == {"a", "b"} and built == [] and not plan.should_run
+    run_compaction(mor.open(), pending)
+    mor.write(["k1"], "a", 4)
+    built.clear()
+    plan = plan_clean(mor.open(), CleanSettings(commits_retained=1))
+    assert set(built) == {"a", "b"} and set(plan.files_to_delete) == {"a", "b"}  # the compacted slices are older now
+
+
 def test_incremental_planning_lists_only_partitions_written_since_the_last_clean(cow, recording_storage) -> None:
     cow.write(["k0", "k1", "k2", "k3"], ["p0", "p1", "p2", "p3"], 1)
     for ts in (2, 3, 4):

@@ -27,6 +27,7 @@ The plan is what ``<t>.clean.requested`` stores (Avro ``HoodieCleanerPlan``, ver
 from __future__ import annotations
 
 import enum
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -365,11 +366,15 @@ def _doomed_files(
     # (a first clean scans every partition of the table)
     view.prefetch_latest(partitions)
     files: dict[str, tuple[str, ...]] = {}
+    compacted: dict[str, dict[str, str]] = defaultdict(dict)  # partition → file id → the slice a pending compaction reads
+    for (partition, file_id), base in guards.compaction_bases.items():
+        compacted[partition][file_id] = base
     for p in partitions:
-        if not replaced.get(p) and isinstance(view, FileSystemView) and not view.may_hold_older_slices(p):
-            # every file group one slice, its latest (the partitions of a table whose first
-            # clean is still to come are all scanned, each write, until one has something
-            # to delete): its file groups are not built and checked against the commits
+        if not replaced.get(p) and isinstance(view, FileSystemView) and not view.may_hold_older_slices(p, compacted.get(p)):
+            # no file group has a slice but its latest and the one a pending compaction
+            # reads (every write scans each partition until the table's first clean
+            # deletes something, and any it touched while a compaction is pending): its
+            # file groups are not built and checked against the commits
             continue
         if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -274,18 +274,26 @@ class FileSystemView:
     def latest_slices(self, partition_path: str) -> list[FileSlice]:
         return [s for g in self.file_groups(partition_path) if (s := g.latest_slice) is not None]
 
-    def may_hold_older_slices(self, partition_path: str) -> bool:
-        """Whether a file group of the partition may have a slice besides its latest: False
-        when the names the partition's listing holds (committed or not) give each file id
-        one slice instant, read without building the file groups (a clean asks first)."""
+    def may_hold_older_slices(self, partition_path: str, read_by_compaction: Mapping[str, str] | None = None) -> bool:
+        """Whether a file group of the partition may have a slice besides its latest and
+        the one a pending compaction reads (``read_by_compaction``: file id → that slice's
+        base instant), which no clean deletes: False when the names the partition's
+        listing holds (committed or not) show no other, read without building the file
+        groups (a clean asks first)."""
+        reading = read_by_compaction or {}
         with self._lock:
             built = self._groups.get(partition_path)
         if built is not None:
-            return any(len(g.slices) > 1 for g in built)
-        instants: dict[str, str] = {}
+            return any(s.base_instant != reading.get(g.file_id) for g in built for s in g.slices[:-1])
+        instants: dict[str, set[str]] = defaultdict(set)
         for info in self._listing(partition_path):
             name = None if info.is_dir else parse_base_file_name(info.name) or parse_log_file_name(info.name)
-            if name is not None and instants.setdefault(name.file_id, name.instant) != name.instant:
+            if name is not None:
+                instants[name.file_id].add(name.instant)
+        for file_id, found in instants.items():
+            found.discard(max(found, key=InstantTime))
+            found.discard(reading.get(file_id, ""))
+            if found:
                 return True
         return False
 
