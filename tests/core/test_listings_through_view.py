@@ -4,8 +4,8 @@ package lists a folder that is no partition, and each one is named here with the
 it lists, so that a new listing of a partition folder outside the view fails this test
 (and the metadata table can replace every partition listing in one place).
 
-The check walks the source for every use of ``list_dir`` (a call, or the method handed
-on, as to a thread pool) and names the function it is in; ``storage/`` implements it and
+The check walks the source for every use of ``list_dir`` or ``list_names`` (a call, or
+the method handed on, as to a thread pool) and names the function it is in; ``storage/`` implements it and
 is exempt.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ def list_dir_uses(source: str) -> set[str]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 visit(child, (*scope, child.name))
                 continue
-            if isinstance(child, ast.Attribute) and child.attr == "list_dir":
+            if isinstance(child, ast.Attribute) and child.attr in ("list_dir", "list_names"):
                 found.add(".".join(scope) or "<module>")
             visit(child, scope)
 
@@ -74,7 +74,9 @@ def test_the_check_finds_a_partition_listing_and_a_method_handed_on() -> None:
         "class Cleaner:\n"
         "    def scan(self, table, p):\n"
         "        return table.storage.list_dir(p)\n"
+        "    def names(self, table, p):\n"
+        "        return table.storage.list_names(p)\n"
         "def walk(pool, storage, level):\n"
         "    return list(pool.map(storage.list_dir, level))\n"
     )
-    assert list_dir_uses(source) == {"Cleaner.scan", "walk"}
+    assert list_dir_uses(source) == {"Cleaner.scan", "Cleaner.names", "walk"}

@@ -76,7 +76,8 @@ def test_list_delete_rename(storage_and_root) -> None:
     assert set(entries) == {"a.parquet", "sub"}
     assert entries["a.parquet"].size == 10 and not entries["a.parquet"].is_dir
     assert entries["sub"].is_dir
-    assert storage.list_dir(join(root, "missing")) == []
+    assert sorted(storage.list_names(join(root, "p"))) == [("a.parquet", False), ("sub", True)]
+    assert storage.list_dir(join(root, "missing")) == [] and storage.list_names(join(root, "missing")) == []
     storage.rename(join(root, "p", "a.parquet"), join(root, "p", "c.parquet"))
     assert not storage.exists(join(root, "p", "a.parquet"))
     storage.write_bytes(join(root, "p", "d"), b"d")

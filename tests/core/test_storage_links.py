@@ -60,6 +60,8 @@ def test_every_call_through_a_linked_folder_is_refused(table: Path) -> None:
         lambda: storage.check_file(inside),
         lambda: read_base_file(storage, inside),
         lambda: storage.list_dir(str(link.parent)),  # a listing holding a link
+        lambda: storage.list_names(str(link)),
+        lambda: storage.list_names(str(link.parent)),
     ):
         refused(link, call)
     assert tree_state(outside) == before

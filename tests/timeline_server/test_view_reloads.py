@@ -36,6 +36,11 @@ class TimelineListings(LocalStorage):
             self.listed["timeline"] += 1
         return super().list_dir(path)
 
+    def list_names(self, path: str) -> list[tuple[str, bool]]:
+        if path.rstrip("/") == self.timeline_dir:
+            self.listed["timeline"] += 1
+        return super().list_names(path)
+
 
 def _batch(keys: range, ts: int) -> pa.Table:
     return pa.table({"uuid": [f"u{i}" for i in keys], "city": ["sf", "la"] * (len(keys) // 2), "ts": [ts] * len(keys)})

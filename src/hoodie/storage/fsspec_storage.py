@@ -113,6 +113,10 @@ class FsspecStorage:
             out.append(FileInfo(path=f"{base}/{name}", name=name, size=0 if is_dir else int(e.get("size") or 0), is_dir=is_dir))
         return out
 
+    def list_names(self, path: str) -> list[tuple[str, bool]]:
+        # (an object store lists with sizes anyway)
+        return [(info.name, info.is_dir) for info in self.list_dir(path)]
+
     def delete(self, path: str) -> bool:
         self.counters.bump("delete")
         p = self._strip(path)

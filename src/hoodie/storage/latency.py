@@ -56,6 +56,10 @@ class LatencyStorage:
         self._wait()
         return self.inner.list_dir(path)
 
+    def list_names(self, path: str) -> list[tuple[str, bool]]:
+        self._wait()
+        return self.inner.list_names(path)
+
     def delete(self, path: str) -> bool:
         self._wait()
         return self.inner.delete(path)

@@ -163,7 +163,9 @@ class LocalStorage:
             self.links.file(path)  # refuses it
         return st.st_size
 
-    def list_dir(self, path: str) -> list[FileInfo]:
+    def _entries(self, path: str) -> list[os.DirEntry[str]]:
+        """The directory entries of ``path`` (none if it does not exist), links inside a
+        table refused."""
         self.counters.bump("list")
         path = self._norm(path)
         table = self.links.folder(path)
@@ -173,6 +175,11 @@ class LocalStorage:
             return []
         if table is not None:
             self.links.entries(table, entries)
+        return entries
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        entries = self._entries(path)
+        path = self._norm(path)
         out = []
         for e in entries:
             try:
@@ -189,6 +196,10 @@ class LocalStorage:
                 )
             )
         return out
+
+    def list_names(self, path: str) -> list[tuple[str, bool]]:
+        # (the kind comes with the directory entry: no stat of each)
+        return [(e.name, e.is_dir()) for e in self._entries(path)]
 
     def delete(self, path: str) -> bool:
         self.counters.bump("delete")

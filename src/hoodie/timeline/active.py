@@ -81,15 +81,15 @@ class ActiveTimeline:
         by_key: dict[tuple[str, bool], Instant] = {}
         now = datetime.now(timezone.utc)
         latest_possible = InstantTime(format_instant(now + FUTURE_TOLERANCE))
-        for info in storage.list_dir(timeline_dir):
-            if info.is_dir:
+        for name, is_dir in storage.list_names(timeline_dir):
+            if is_dir:
                 continue
-            inst = parse_timeline_file_name(info.name)
+            inst = parse_timeline_file_name(name)
             if inst is None:
                 continue
             if max(inst.time, InstantTime(inst.completion_time or "")) > latest_possible:
                 raise TimelineError(
-                    f"timeline file {info.name!r} in {timeline_dir} is dated more than {FUTURE_TOLERANCE.days} day after this machine's clock"
+                    f"timeline file {name!r} in {timeline_dir} is dated more than {FUTURE_TOLERANCE.days} day after this machine's clock"
                     f" ({format_instant(now)}): no new instant could follow it; remove it if no writer of this table made it"
                 )
             key = (inst.timestamp, inst.action == Action.SAVEPOINT)
