@@ -23,9 +23,13 @@ from table_options import trip_options
 import hoodie
 from hoodie.errors import HoodieError
 from hoodie.metadata_table.reader import MetadataTableReader
+from hoodie.services.archival import ArchiveSettings, archive
+from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, run_compaction, schedule_compaction
 from hoodie.storage.base import FileInfo
 from hoodie.storage.local import LocalStorage
 from hoodie.table import kept_listings
+from hoodie.table.synced_listings import SharedListings
+from hoodie.table.table import HoodieTable
 
 CITIES = ["sf", "nyc", "la"]
 OPTIONS = trip_options()  # (the metadata table on, as by default)
@@ -47,7 +51,7 @@ class CountingStorage(LocalStorage):
         return super().list_dir(path)
 
 
-def trips(keys: range, ts: int) -> pa.Table:
+def trips(keys: range | list[int], ts: int) -> pa.Table:
     return pa.table({
         "uuid": [f"k{k:03d}" for k in keys],
         "city": [CITIES[k % 3] for k in keys],
@@ -204,3 +208,29 @@ def test_listings_are_not_kept_when_the_metadata_table_is_validated(tmp_path: Pa
     lookups.clear()
     hoodie.write(trips(range(3), 3), path, validated)
     assert set(lookups) == set(CITIES)
+
+
+def test_an_instant_pending_at_the_last_sync_then_completed_and_archived_makes_them_list_again(tmp_path: Path) -> None:
+    """Listings synced while a compaction was pending; it completes (in the compaction's
+    own process, say) and archival moves it out of the active timeline before the next
+    sync: what it wrote was never applied, so they list again rather than serve a latest
+    slice without its new base file (whose keys a write would then insert twice)."""
+    path = str(tmp_path / "t")
+    options = {**NO_MDT, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+    hoodie.write(trips(range(0, 30, 3), 1), path, options)
+    hoodie.write(trips(range(0, 15, 3), 2), path, options)
+    compaction, _ = schedule_compaction(HoodieTable.open(path), CompactionSettings(strategy=UNBOUNDED_STRATEGY), require_threshold=False)
+    assert compaction is not None
+    for ts in range(3, 9):
+        hoodie.write(trips([0], ts), path, options)
+    table = HoodieTable.open(path)
+    listings = SharedListings(table.storage, table.base_path)
+    table.served_by(listings).view().latest_slices("sf")  # listed while the compaction is pending
+    run_compaction(HoodieTable.open(path), compaction)
+    hoodie.write(trips([3], 20), path, options)
+    archive(HoodieTable.open(path), ArchiveSettings(min_commits=4, max_commits=5))
+    table = HoodieTable.open(path)
+    assert not table.timeline.contains(compaction)  # archived
+    latest = {s.file_id: s.base_file is not None for s in table.served_by(listings).view().latest_slices("sf")}
+    assert latest == {s.file_id: s.base_file is not None for s in table.view().latest_slices("sf")}
+    assert all(latest.values())  # the compaction's base files are in

@@ -374,7 +374,8 @@ def _doomed_files(
             # no file group has a slice but its latest and the one a pending compaction
             # reads (every write scans each partition until the table's first clean
             # deletes something, and any it touched while a compaction is pending): its
-            # file groups are not built and checked against the commits
+            # file groups are not built (nor checked against the commits: a committed file
+            # gone from there is found by the next write or read, not by this clean)
             continue
         if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
             doomed = _by_versions(view, p, settings.file_versions_retained, guards)

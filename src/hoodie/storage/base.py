@@ -104,9 +104,9 @@ class Storage(Protocol):
         """Direct children of a directory; empty list if it does not exist."""
 
     def list_names(self, path: str) -> list[tuple[str, bool]]:
-        """(name, is a folder) of each direct child of a directory, as :meth:`list_dir`
-        finds them, for a listing that needs neither sizes nor times (a timeline's): a
-        local file system then reads no entry's attributes one by one."""
+        """(name, is a folder) of each direct child of a directory (none if it does not
+        exist), for a listing that needs neither sizes nor times (a timeline's): a local
+        file system then reads no entry's attributes one by one."""
 
     def delete(self, path: str) -> bool:
         """Delete a file; returns False if it did not exist."""

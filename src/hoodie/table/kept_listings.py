@@ -11,16 +11,17 @@ compaction). The writer keeps them only for tables listed through their metadata
 (a table listed from storage is listed again by each write, which then finds a file gone
 from storage outside any commit). The listings are synced to each write's timeline
 before a view answers from them (:meth:`SyncedListings.sync`): the commits, cleans and
-compactions of every writer are applied from their metadata, and a rollback, a restore
-or a timeline that does not follow the one synced (a table deleted and made again, an
+compactions of every writer are applied from their metadata, and a rollback, a restore,
+an instant pending at the last sync and gone since (completed and archived unseen) or a
+timeline that does not follow the one synced (a table deleted and made again, an
 archived gap) makes them list again.
 
 A write takes the kept listings of its table for itself (:func:`take_listings`): two
 writes of one table at once in one process never share them, the second starts afresh.
 Only a write that committed gives them back (:func:`keep_listings`); at most
 :data:`MAX_TABLES` tables' listings are kept, the least recently written one given up
-first, and listings of more than :data:`MAX_BYTES` bytes are not kept at all (a table
-of many partitions lists them again at its next write, as without this module).
+first, and a table's listings of more than :data:`MAX_BYTES` bytes are not kept at all
+(a table of many partitions lists them again at its next write, as without this module).
 
 This module never lists or reads storage; it only holds listings between writes.
 """
@@ -34,7 +35,7 @@ from hoodie.table.synced_listings import SharedListings
 
 #: how many tables' listings a process keeps between writes
 MAX_TABLES = 8
-#: listings larger than this (their encoded bytes in memory) are not kept
+#: a table's listings larger than this (their encoded bytes in memory) are not kept
 MAX_BYTES = 64 << 20
 
 _Key = tuple[str, str]
@@ -45,9 +46,14 @@ _lock = threading.Lock()
 def _key(storage: Storage, base_path: str) -> _Key:
     # the same path through another kind of storage (another object store, other
     # options) may be another table: listings are kept per path and storage
+    return base_path, _storage_kind(storage)
+
+
+def _storage_kind(storage: object) -> str:
     options = getattr(storage, "storage_options", None)
-    protocol = getattr(storage, "protocol", "")
-    return base_path, f"{type(storage).__qualname__}:{protocol}:{sorted(options.items()) if isinstance(options, dict) else ''}"
+    inner = getattr(storage, "inner", None)  # a wrapper (added latency): what it wraps too
+    kind = f"{type(storage).__qualname__}:{getattr(storage, 'protocol', '')}:{sorted(options.items()) if isinstance(options, dict) else ''}"
+    return kind if inner is None else f"{kind} over {_storage_kind(inner)}"
 
 
 def take_listings(storage: Storage, base_path: str) -> SharedListings:

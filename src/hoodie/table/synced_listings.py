@@ -11,9 +11,10 @@ since the last one (Hudi's incremental timeline sync):
 * a clean: the files it deleted leave the listings;
 * a rollback: the partitions it touched are listed again on next use (it deletes files
   and may append a rollback block);
-* a restore, a completed write that disappeared from the timeline, an archived gap (the
-  active timeline now starts after everything the listings saw) or metadata that cannot
-  be decoded: everything is listed again (a rebuild).
+* a restore, a completed write that disappeared from the timeline, an instant pending at
+  the last sync that is gone (completed and archived unseen, or rolled back), an archived
+  gap (the active timeline now starts after everything the listings saw) or metadata
+  that cannot be decoded: everything is listed again (a rebuild).
 
 Files of pending instants may or may not be in a listing; views ignore them until their
 instant completes, when its write stats bring them in. Given a lister for the synced
@@ -272,6 +273,10 @@ class SyncedListings:
         seen = [i.timestamp for i in old.instants]
         if seen and start is not None and InstantTime(start) > InstantTime(max(seen, key=InstantTime)):
             return True  # instants may have completed and been archived unseen
+        if any(not i.is_completed and i.timestamp not in now_on for i in old.instants):
+            # pending then, gone now: completed and archived since (what it wrote or
+            # deleted was never applied), or rolled back
+            return True
         return any(i.action == Action.RESTORE for i in fresh)
 
     def _apply(self, timeline: ActiveTimeline, instant: Instant) -> None:
