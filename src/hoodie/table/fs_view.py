@@ -276,20 +276,15 @@ class FileSystemView:
 
     def may_hold_older_slices(self, partition_path: str, read_by_compaction: Mapping[str, str] | None = None) -> bool:
         """Whether a file group of the partition may have a slice besides its latest and
-        the one a pending compaction reads (``read_by_compaction``: file id → that slice's
-        base instant), which no clean deletes: False when the names the partition's
-        listing holds (committed or not) show no other, read without building the file
-        groups (a clean asks first)."""
-        reading = read_by_compaction or {}
-        with self._lock:
-            built = self._groups.get(partition_path)
-        if built is not None:
-            return any(s.base_instant != reading.get(g.file_id) for g in built for s in g.slices[:-1])
+        the one a pending compaction reads (``read_by_compaction``: file id → its base
+        instant), none of which a clean deletes: read from the names of the partition's
+        listing (committed or not), without building its file groups."""
         instants: dict[str, set[str]] = defaultdict(set)
         for info in self._listing(partition_path):
             name = None if info.is_dir else parse_base_file_name(info.name) or parse_log_file_name(info.name)
             if name is not None:
                 instants[name.file_id].add(name.instant)
+        reading = read_by_compaction or {}
         for file_id, found in instants.items():
             found.discard(max(found, key=InstantTime))
             found.discard(reading.get(file_id, ""))
