@@ -18,15 +18,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from folder_listings import FolderListings
 from table_options import trip_options
 
 import hoodie
-from hoodie.errors import HoodieError
+from hoodie.errors import DamagedTableError, HoodieError
 from hoodie.metadata_table.reader import MetadataTableReader
 from hoodie.services.archival import ArchiveSettings, archive
 from hoodie.services.compaction import UNBOUNDED_STRATEGY, CompactionSettings, run_compaction, schedule_compaction
-from hoodie.storage.base import FileInfo
-from hoodie.storage.local import LocalStorage
 from hoodie.table import kept_listings
 from hoodie.table.synced_listings import SharedListings
 from hoodie.table.table import HoodieTable
@@ -34,21 +33,6 @@ from hoodie.table.table import HoodieTable
 CITIES = ["sf", "nyc", "la"]
 OPTIONS = trip_options()  # (the metadata table on, as by default)
 NO_MDT = trip_options(**{"hoodie.metadata.enable": "false"})
-
-
-class CountingStorage(LocalStorage):
-    """Local storage counting the listings of the table's partition folders."""
-
-    def __init__(self, base_path: str) -> None:
-        super().__init__()
-        self.base_path = base_path
-        self.listed: Counter[str] = Counter()
-
-    def list_dir(self, path: str) -> list[FileInfo]:
-        parent, _, name = path.rstrip("/").rpartition("/")
-        if parent == self.base_path and name in CITIES:
-            self.listed[name] += 1
-        return super().list_dir(path)
 
 
 def trips(keys: range | list[int], ts: int) -> pa.Table:
@@ -111,9 +95,14 @@ def test_a_table_listed_from_storage_is_listed_again_by_each_write(tmp_path: Pat
     from storage outside any commit is then found by its view."""
     path = str(tmp_path / "t")
     hoodie.write(trips(range(30), 1), path, NO_MDT)
-    storage = CountingStorage(path)
+    storage = FolderListings(path)
     hoodie.write(trips(range(0, 30, 2), 2), path, NO_MDT, storage=storage)
-    assert set(storage.listed) == set(CITIES)
+    assert {folder for folder in storage.listed if folder} == set(CITIES)
+    gone = HoodieTable.open(path).view().latest_slices("sf")[0].base_file
+    assert gone is not None
+    Path(gone.path).unlink()
+    with pytest.raises(DamagedTableError, match=gone.path.rsplit("/", 1)[1]):
+        hoodie.write(trips(range(0, 30, 2), 3), path, NO_MDT)
 
 
 WRITER = """
